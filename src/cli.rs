@@ -1,0 +1,104 @@
+//! The root parser: global flags and the command list.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+use crate::error::Result;
+use crate::layout::StateDir;
+use crate::layout::lock::{self, LockOptions};
+use crate::out::Printer;
+
+/// Entity memory on git: every agent session is a git repository with one
+/// commit per turn.
+///
+/// Subcommands compose through files on disk under advisory locks; the
+/// on-disk layout is the only contract between them. Installed on PATH, the
+/// binary also runs as `git session <command>`.
+#[derive(Debug, Parser)]
+#[command(name = "git-session", version, propagate_version = true)]
+#[command(
+    after_help = "Exit status: 0 success, 1 the answer is no (or a refused request), \
+2 usage error, 75 a lock is busy, 128 fatal error."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Print JSON Lines on stdout: one {"type": …, "data": …} record per line
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// No notes on stderr (warnings and errors still show)
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Seconds to wait for a busy lock
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30.0)]
+    pub lock_timeout: f64,
+    /// Fail at once (exit 75) when a lock is busy
+    #[arg(long, global = true)]
+    pub no_wait: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Init(commands::init::InitArgs),
+    Append(commands::append::AppendArgs),
+    CommitTurn(commands::commit_turn::CommitTurnArgs),
+    Log(commands::log::LogArgs),
+    Show(commands::show::ShowArgs),
+}
+
+/// What every command gets.
+pub struct Ctx {
+    pub state: StateDir,
+    pub out: Printer,
+    pub locks: LockOptions,
+}
+
+impl Ctx {
+    pub fn new(g: &GlobalArgs) -> Result<Ctx> {
+        if !(g.lock_timeout.is_finite() && g.lock_timeout >= 0.0) {
+            return Err(crate::error::Error::usage(
+                format!("invalid `--lock-timeout` {}", g.lock_timeout),
+                Some("give a number of seconds, 0 or more".into()),
+            ));
+        }
+        Ok(Ctx {
+            state: StateDir::resolve(g.state_dir.as_deref())?,
+            out: Printer {
+                json: g.json,
+                quiet: g.quiet,
+            },
+            locks: LockOptions {
+                timeout: Duration::from_secs_f64(g.lock_timeout),
+                no_wait: g.no_wait,
+                announce: !g.quiet,
+            },
+        })
+    }
+
+    pub fn lock(&self, path: &std::path::Path, kind: lock::Kind) -> Result<lock::Lock> {
+        lock::acquire(path, kind, self.locks)
+    }
+}
+
+pub fn run(cli: Cli) -> Result<u8> {
+    let ctx = Ctx::new(&cli.global)?;
+    match cli.command {
+        Command::Init(a) => commands::init::run(&ctx, a),
+        Command::Append(a) => commands::append::run(&ctx, a),
+        Command::CommitTurn(a) => commands::commit_turn::run(&ctx, a),
+        Command::Log(a) => commands::log::run(&ctx, a),
+        Command::Show(a) => commands::show::run(&ctx, a),
+    }
+}

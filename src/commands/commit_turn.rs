@@ -1,0 +1,144 @@
+//! `commit-turn`: mirror the turn into git (SPEC §5.3, §2.3).
+//!
+//! Reads: meta.json, `history/` names, the index, other files by stat.
+//! Writes: meta.json (status, first-turn title) when it changes, git objects,
+//! refs (compare-and-swap), the index, one index journal row. Locks: the
+//! session, exclusive. Prints: one commit id per commit made.
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::layout::history::Catalog;
+use crate::layout::schema::{self, Meta};
+use crate::layout::{atomic, lock, registry};
+use crate::mirror::{self, CommitOptions};
+use crate::session;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TurnStatus {
+    Idle,
+    Done,
+    Failed,
+    NeedsInput,
+}
+
+impl TurnStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Idle => "idle",
+            TurnStatus::Done => "done",
+            TurnStatus::Failed => "failed",
+            TurnStatus::NeedsInput => "needs_input",
+        }
+    }
+}
+
+/// Commit the turn: one git commit per turn not yet in git.
+///
+/// The tree is the whole session directory; afterwards `git status` in the
+/// session repo is clean. With nothing new, no commit is made (exit 0).
+#[derive(Debug, clap::Args)]
+pub struct CommitTurnArgs {
+    /// Session id
+    pub session: String,
+    /// Subject text instead of the user message's first line (more lines become the body)
+    #[arg(long, short, value_name = "M")]
+    pub message: Option<String>,
+    /// How long the turn took, in seconds [default: from the nodes' times]
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Tokens the turn used [default: from the nodes' metadata]
+    #[arg(long, value_name = "N")]
+    pub tokens: Option<u64>,
+    /// Session status after the turn (`done` also marks it unread; `failed` adds a trailer)
+    #[arg(long, value_enum, default_value_t = TurnStatus::Idle)]
+    pub status: TurnStatus,
+}
+
+pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
+    if let Some(d) = args.duration
+        && !(d.is_finite() && d >= 0.0)
+    {
+        return Err(crate::error::Error::usage(
+            format!("invalid `--duration` {d}"),
+            Some("give seconds, 0 or more".into()),
+        ));
+    }
+    let sd = ctx.state.find_session(&args.session)?;
+    let _lock = ctx.lock(&sd.lock_file(), lock::Kind::Exclusive)?;
+    let before = Meta::read(&sd.meta())?;
+    let mut meta = before.clone();
+    meta.set("status", args.status.as_str());
+    if args.status == TurnStatus::Done {
+        meta.set("unread", true);
+    }
+    if meta.title().is_empty() && !meta.flag("_user_titled") {
+        let catalog = Catalog::read(&sd.history())?;
+        if let Some(text) = crate::store::first_user_text(&sd, &catalog) {
+            let title = session::title_from_text(&text);
+            if !title.is_empty() {
+                meta.set("title", title);
+                meta.set("_auto_titled", true);
+                if meta.0.get("_title_gen_count").is_none() {
+                    meta.set("_title_gen_count", 1);
+                }
+            }
+        }
+    }
+    if meta != before {
+        atomic::write(&sd.meta(), &meta.to_json())?;
+    }
+    let opts = CommitOptions {
+        message: args.message.clone(),
+        duration: args.duration,
+        tokens: args.tokens,
+        failed: args.status == TurnStatus::Failed,
+        now: crate::out::now(),
+    };
+    let out = ctx.out;
+    let made = mirror::commit_pending(&sd, &args.session, &opts, &mut |w| out.warn(w))?;
+    if meta != before {
+        registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
+    }
+    if made.is_empty() {
+        ctx.out.note(format!(
+            "nothing new to commit in session `{}`",
+            args.session
+        ));
+        return Ok(exit::OK);
+    }
+    for m in &made {
+        ctx.out.record(
+            "turn_committed",
+            &serde_json::json!({"session": args.session, "commit": m}),
+        );
+        ctx.out.line(&m.commit);
+        if m.new_branch {
+            ctx.out
+                .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
+        }
+    }
+    maintain(ctx, &sd, made.len());
+    Ok(exit::OK)
+}
+
+/// Count turns; every 50, start `git gc --auto` in the background.
+fn maintain(ctx: &Ctx, sd: &crate::layout::SessionDir, turns: usize) {
+    const EVERY: u64 = 50;
+    let path = sd.maintenance_counter();
+    let count = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        + turns as u64;
+    let count = if count >= EVERY {
+        if !crate::git::spawn_maintenance(&sd.dir) {
+            ctx.out
+                .warn("`git` was not found: skipping background packing of the session repo");
+        }
+        0
+    } else {
+        count
+    };
+    let _ = std::fs::create_dir_all(sd.private_dir());
+    let _ = std::fs::write(&path, format!("{count}\n"));
+}

@@ -1,0 +1,81 @@
+//! `init`: create a session repo (SPEC §5.1).
+//!
+//! Reads: the state dir. Writes: `sessions/<id>/` (built under a temp name and
+//! renamed into place: meta.json, `.git` with the `session init` root commit),
+//! one index journal row. Locks: none (the publishing rename is atomic).
+//! Prints: the session id.
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::layout::{ids, schema::Meta};
+use crate::store::{self, Created, NewSession};
+
+/// Create a session: its repository, meta.json and index row.
+///
+/// Prints the id (a generated one when none is given). Running it again for
+/// an existing id is a no-op that prints the id.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Session id: 1-128 of [A-Za-z0-9._-] [default: generated]
+    pub session: Option<String>,
+    /// Agent id stored in meta.json
+    #[arg(long, value_name = "A")]
+    pub agent: Option<String>,
+    /// Title (a title given here counts as typed by the user)
+    #[arg(long, value_name = "T")]
+    pub title: Option<String>,
+    /// Where the session comes from: cli, web, tui, a channel name…
+    #[arg(long, value_name = "S")]
+    pub source: Option<String>,
+    /// Working directory of the agent, stored as `work_dir`
+    #[arg(long, value_name = "PATH")]
+    pub workdir: Option<std::path::PathBuf>,
+}
+
+impl InitArgs {
+    pub fn spec(&self, id: String) -> NewSession {
+        NewSession {
+            id,
+            agent_id: self.agent.clone(),
+            title: self.title.clone(),
+            source: self.source.clone(),
+            work_dir: self
+                .workdir
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
+    let id = match &args.session {
+        Some(id) => {
+            ids::session_id(id)?;
+            id.clone()
+        }
+        None => ids::generate(""),
+    };
+    let created = store::create(&ctx.state, &args.spec(id.clone()), None, crate::out::now())?;
+    let (sd, new) = match created {
+        Created::New(sd) => (sd, true),
+        Created::Existing(sd) => {
+            // Idempotent for the same project; sessions bound elsewhere are refused.
+            let meta = Meta::read(&sd.meta())?;
+            let project = meta.str("project_id").unwrap_or("default");
+            if project != "default" {
+                return Err(crate::error::Error::refused(
+                    format!("session `{id}` exists and is bound to project `{project}`"),
+                    Some("use another session id".into()),
+                ));
+            }
+            ctx.out.note(format!("session `{id}` already exists"));
+            (sd, false)
+        }
+    };
+    ctx.out.record(
+        "session",
+        &serde_json::json!({"id": id, "path": sd.dir, "created": new}),
+    );
+    ctx.out.line(&id);
+    Ok(exit::OK)
+}

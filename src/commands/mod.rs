@@ -1,0 +1,7 @@
+//! One file per subcommand: glue only. Each reads like its contract.
+
+pub mod append;
+pub mod commit_turn;
+pub mod init;
+pub mod log;
+pub mod show;

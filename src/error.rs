@@ -1,0 +1,176 @@
+//! The crate's error type: every failure a command can report, with a stable
+//! diagnostic code, a `help:` line phrased as the next action, and the exit
+//! code of SPEC §5 (2 usage, 1 refused/not found, 75 lock busy, 128 fatal).
+
+use std::path::PathBuf;
+
+use miette::Diagnostic;
+use thiserror::Error;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Exit codes of SPEC §5.
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const NO: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const BUSY: u8 = 75;
+    pub const FATAL: u8 = 128;
+}
+
+#[derive(Debug, Error, Diagnostic)]
+pub enum Error {
+    #[error("invalid {what} `{value}`: {reason}")]
+    #[diagnostic(
+        code(git_session::usage::invalid_id),
+        help("ids are 1-128 characters of [A-Za-z0-9._-], not starting with `.` or `-`")
+    )]
+    InvalidId {
+        what: &'static str,
+        value: String,
+        reason: &'static str,
+    },
+
+    #[error("{message}")]
+    #[diagnostic(code(git_session::usage))]
+    Usage {
+        message: String,
+        #[help]
+        help: Option<String>,
+    },
+
+    #[error("no session `{id}` in `{state}`")]
+    #[diagnostic(
+        code(git_session::session::not_found),
+        help("create it with `git-session init {id}`, or pass `--create` to `append`")
+    )]
+    SessionNotFound { id: String, state: PathBuf },
+
+    #[error("{message}")]
+    #[diagnostic(code(git_session::refused))]
+    Refused {
+        message: String,
+        #[help]
+        help: Option<String>,
+    },
+
+    #[error("`{path}` is locked by another process")]
+    #[diagnostic(
+        code(git_session::lock::busy),
+        help(
+            "wait for the other git-session command to finish, or raise `--lock-timeout` (seconds); \
+             lock files are never stale: the lock is released when its holder exits"
+        )
+    )]
+    LockBusy { path: PathBuf },
+
+    #[error("cannot {action} `{path}`")]
+    #[diagnostic(code(git_session::io), help("{help}"))]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        help: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("`{path}` is not valid: {reason}")]
+    #[diagnostic(code(git_session::corrupt))]
+    Corrupt {
+        path: PathBuf,
+        reason: String,
+        #[help]
+        help: Option<String>,
+    },
+
+    #[error("git operation failed in `{path}`: {action}")]
+    #[diagnostic(
+        code(git_session::git),
+        help(
+            "run `git-session verify` on this session; `git fsck` in the repo shows what git thinks"
+        )
+    )]
+    Git {
+        action: String,
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl Error {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::InvalidId { .. } | Error::Usage { .. } => exit::USAGE,
+            Error::SessionNotFound { .. } | Error::Refused { .. } => exit::NO,
+            Error::LockBusy { .. } => exit::BUSY,
+            Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
+        }
+    }
+
+    pub fn usage(message: impl Into<String>, help: impl Into<Option<String>>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
+    pub fn refused(message: impl Into<String>, help: impl Into<Option<String>>) -> Self {
+        Error::Refused {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
+    pub fn corrupt(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            path: path.into(),
+            reason: reason.into(),
+            help: Some(
+                "the file is left as it is; repair or move it aside, then run `git-session verify`"
+                    .into(),
+            ),
+        }
+    }
+
+    pub fn git(
+        action: impl Into<String>,
+        path: impl Into<PathBuf>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Git {
+            action: action.into(),
+            path: path.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Attach a path and an action to an I/O error.
+pub trait IoContext<T> {
+    fn io(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn io(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T> {
+        self.map_err(|source| {
+            let help = match source.kind() {
+                std::io::ErrorKind::PermissionDenied => {
+                    "check the permissions of the file and its directory".to_string()
+                }
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+                    "free some disk space and run the command again; nothing was half-written"
+                        .to_string()
+                }
+                std::io::ErrorKind::NotFound => "check that the path exists".to_string(),
+                _ => "check the path and run the command again".to_string(),
+            };
+            Error::Io {
+                action,
+                path: path.into(),
+                help,
+                source,
+            }
+        })
+    }
+}

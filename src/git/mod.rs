@@ -1,0 +1,560 @@
+//! The only module that names gix types: create a session repo, write blobs,
+//! trees and commits in-process, move refs with compare-and-swap, keep the
+//! index, walk history. git itself is only run for background maintenance.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+use crate::error::{Error, IoContext, Result};
+use crate::layout::{SessionDir, atomic};
+
+pub use gix::ObjectId as Oid;
+pub use gix::index::State as IndexState;
+
+pub const DEFAULT_NAME: &str = "OpenProgram";
+pub const DEFAULT_EMAIL: &str = "openprogram@local";
+pub const MAIN: &str = "main";
+
+/// Repo-local config pinned at init so a user's global settings cannot break
+/// or slow session commits (SPEC §2.3).
+const PINNED_CONFIG: &str = "\
+[core]
+\thooksPath = /dev/null
+\tfsmonitor = false
+\tuntrackedCache = false
+\tautocrlf = false
+\tsymlinks = true
+[commit]
+\tgpgSign = false
+[tag]
+\tgpgSign = false
+[index]
+\tskipHash = true
+[user]
+\tname = OpenProgram
+\temail = openprogram@local
+";
+
+/// Kind of a tree entry, from an index entry's mode.
+fn tree_kind(mode: gix::index::entry::Mode) -> gix::objs::tree::EntryKind {
+    use gix::index::entry::Mode;
+    use gix::objs::tree::EntryKind;
+    if mode.contains(Mode::SYMLINK) && !mode.contains(Mode::FILE) {
+        EntryKind::Link
+    } else if mode == Mode::COMMIT {
+        EntryKind::Commit
+    } else if mode == Mode::FILE_EXECUTABLE {
+        EntryKind::BlobExecutable
+    } else {
+        EntryKind::Blob
+    }
+}
+
+/// Where HEAD stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// Short branch name when HEAD is attached (`main`, `retry-…`).
+    pub branch: Option<String>,
+    /// The commit HEAD resolves to (None while unborn).
+    pub commit: Option<ObjectId>,
+}
+
+/// What a commit says, decoded.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    pub message: String,
+    pub time: i64,
+}
+
+/// A reference move in one transaction.
+#[derive(Debug, Clone)]
+pub enum RefUpdate {
+    /// Move branch `name` from `old` to `new` (compare-and-swap).
+    Advance {
+        branch: String,
+        old: ObjectId,
+        new: ObjectId,
+        message: String,
+    },
+    /// Create branch `name` at `new`; it must not exist.
+    Create {
+        branch: String,
+        new: ObjectId,
+        message: String,
+    },
+    /// Point HEAD at branch `name` (symbolic).
+    AttachHead { branch: String },
+    /// Point HEAD at a commit (detached).
+    DetachHead { commit: ObjectId },
+}
+
+pub struct SessionRepo {
+    pub repo: gix::Repository,
+    pub dir: PathBuf,
+    /// Objects written by this process, fsynced before any ref moves.
+    written: Vec<ObjectId>,
+}
+
+fn full_branch(name: &str) -> Result<FullName> {
+    FullName::try_from(format!("refs/heads/{name}"))
+        .map_err(|e| Error::usage(format!("invalid branch name `{name}`: {e}"), None))
+}
+
+impl SessionRepo {
+    /// Create `.git` in `dir` with branch `main`, the pinned config and an empty
+    /// root commit `session init` dated `time`. Returns the root commit.
+    pub fn init(dir: &Path, time: f64) -> Result<ObjectId> {
+        let repo = gix::init(dir).map_err(|e| Error::git("init the repository", dir, e))?;
+        let config = repo.git_dir().join("config");
+        let mut text = std::fs::read_to_string(&config).io("read", &config)?;
+        text.push_str(PINNED_CONFIG);
+        atomic::write(&config, text.as_bytes())?;
+        let exclude = repo.git_dir().join("info").join("exclude");
+        std::fs::create_dir_all(exclude.parent().expect("info/ has a parent"))
+            .io("create", &exclude)?;
+        atomic::write(
+            &exclude,
+            format!(
+                "# temporary files of git-session\n{}*\n",
+                crate::layout::TEMP_PREFIX
+            )
+            .as_bytes(),
+        )?;
+        let mut me = SessionRepo::open(dir)?;
+        let tree = me.write(gix::objs::Tree::empty())?;
+        let root = me.write_commit(tree, &[], "session init\n", time)?;
+        me.sync_objects()?;
+        me.update_refs(&[RefUpdate::Create {
+            branch: MAIN.into(),
+            new: root,
+            message: "commit (initial): session init".into(),
+        }])?;
+        let mut index = gix::index::File::from_state(
+            gix::index::State::new(gix::hash::Kind::Sha1),
+            me.repo.index_path(),
+        );
+        me.write_index(&mut index)?;
+        let sd = SessionDir::new(dir.to_path_buf());
+        std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
+        atomic::write(&sd.snapshot_file(), format!("{root}\n").as_bytes())?;
+        Ok(root)
+    }
+
+    /// Open a session repo reading only its own config (no global or system
+    /// config, no environment).
+    pub fn open(dir: &Path) -> Result<SessionRepo> {
+        let git_dir = dir.join(".git");
+        if !git_dir.is_dir() {
+            return Err(Error::corrupt(
+                dir,
+                "the session has no `.git` repository".to_string(),
+            ));
+        }
+        let repo = gix::open_opts(dir, gix::open::Options::isolated())
+            .map_err(|e| Error::git("open the repository", dir, e))?;
+        if repo.workdir() != Some(dir)
+            && repo.workdir().map(|w| w.canonicalize().ok()) != Some(dir.canonicalize().ok())
+        {
+            return Err(Error::corrupt(
+                dir,
+                "the `.git` here belongs to another work tree",
+            ));
+        }
+        Ok(SessionRepo {
+            repo,
+            dir: dir.to_path_buf(),
+            written: Vec::new(),
+        })
+    }
+
+    fn err(&self, action: &str, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+        Error::git(action, &self.dir, e)
+    }
+
+    /// The configured identity, `OpenProgram <openprogram@local>` by default.
+    pub fn signature(&self, time: f64) -> gix::actor::Signature {
+        let cfg = self.repo.config_snapshot();
+        let name = cfg
+            .string("user.name")
+            .map(|s| s.to_vec().into())
+            .unwrap_or_else(|| DEFAULT_NAME.into());
+        let email = cfg
+            .string("user.email")
+            .map(|s| s.to_vec().into())
+            .unwrap_or_else(|| DEFAULT_EMAIL.into());
+        gix::actor::Signature {
+            name,
+            email,
+            time: gix::date::Time {
+                seconds: time.floor() as i64,
+                offset: 0,
+            },
+        }
+    }
+
+    fn write(&mut self, object: impl gix::objs::WriteTo) -> Result<ObjectId> {
+        let id = self
+            .repo
+            .write_object(object)
+            .map_err(|e| Error::git("write an object", &self.dir, e))?
+            .detach();
+        self.written.push(id);
+        Ok(id)
+    }
+
+    pub fn write_blob(&mut self, data: &[u8]) -> Result<ObjectId> {
+        let id = self
+            .repo
+            .write_blob(data)
+            .map_err(|e| Error::git("write a blob", &self.dir, e))?
+            .detach();
+        self.written.push(id);
+        Ok(id)
+    }
+
+    /// Write the trees of every entry of `state` and return the root tree.
+    /// Index order is tree order up to the dir/file tie-break, which each
+    /// tree's sort settles.
+    pub fn write_tree(&mut self, state: &IndexState) -> Result<ObjectId> {
+        let items: Vec<(&[u8], gix::objs::tree::EntryKind, ObjectId)> = state
+            .entries()
+            .iter()
+            .filter(|e| e.stage() == gix::index::entry::Stage::Unconflicted)
+            .map(|e| (e.path(state).as_bytes(), tree_kind(e.mode), e.id))
+            .collect();
+        self.write_dir(&items, 0)
+    }
+
+    fn write_dir(
+        &mut self,
+        items: &[(&[u8], gix::objs::tree::EntryKind, ObjectId)],
+        prefix: usize,
+    ) -> Result<ObjectId> {
+        use gix::objs::tree::{Entry, EntryKind};
+        let mut tree = gix::objs::Tree::empty();
+        let mut i = 0;
+        while i < items.len() {
+            let rest = &items[i].0[prefix..];
+            if let Some(pos) = rest.find_byte(b'/') {
+                let name = &rest[..pos];
+                let mut j = i + 1;
+                while j < items.len() {
+                    let r = &items[j].0[prefix..];
+                    if r.len() > pos && &r[..pos] == name && r[pos] == b'/' {
+                        j += 1;
+                    } else {
+                        break;
+                    }
+                }
+                let oid = self.write_dir(&items[i..j], prefix + pos + 1)?;
+                tree.entries.push(Entry {
+                    mode: EntryKind::Tree.into(),
+                    filename: name.into(),
+                    oid,
+                });
+                i = j;
+            } else {
+                tree.entries.push(Entry {
+                    mode: items[i].1.into(),
+                    filename: rest.into(),
+                    oid: items[i].2,
+                });
+                i += 1;
+            }
+        }
+        tree.entries.sort();
+        self.write(&tree)
+    }
+
+    pub fn write_commit(
+        &mut self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        time: f64,
+    ) -> Result<ObjectId> {
+        let sig = self.signature(time);
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parents.iter().copied().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        self.write(&commit)
+    }
+
+    /// fsync every loose object written so far and its directory, so that no
+    /// ref can ever point at a missing object after a crash.
+    pub fn sync_objects(&mut self) -> Result<()> {
+        if atomic::durable() {
+            let objects = self.repo.objects.store_ref().path().to_path_buf();
+            let mut dirs = HashSet::new();
+            for id in self.written.drain(..) {
+                let hex = id.to_hex().to_string();
+                let dir = objects.join(&hex[..2]);
+                let path = dir.join(&hex[2..]);
+                match std::fs::File::open(&path) {
+                    Ok(f) => f.sync_all().io("sync", &path)?,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // packed
+                    Err(e) => return Err(e).io("sync", &path),
+                }
+                dirs.insert(dir);
+            }
+            for d in dirs {
+                atomic::sync_dir(&d)?;
+            }
+            atomic::sync_dir(&objects)?;
+        } else {
+            self.written.clear();
+        }
+        Ok(())
+    }
+
+    /// Apply all `updates` in one transaction (locks all refs first, then
+    /// commits; a changed ref fails the compare-and-swap).
+    pub fn update_refs(&self, updates: &[RefUpdate]) -> Result<()> {
+        let mut edits = Vec::new();
+        for u in updates {
+            let log = |message: &str| LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.into(),
+            };
+            edits.push(match u {
+                RefUpdate::Advance {
+                    branch,
+                    old,
+                    new,
+                    message,
+                } => RefEdit {
+                    change: Change::Update {
+                        log: log(message),
+                        expected: PreviousValue::MustExistAndMatch(Target::Object(*old)),
+                        new: Target::Object(*new),
+                    },
+                    name: full_branch(branch)?,
+                    deref: false,
+                },
+                RefUpdate::Create {
+                    branch,
+                    new,
+                    message,
+                } => RefEdit {
+                    change: Change::Update {
+                        log: log(message),
+                        expected: PreviousValue::MustNotExist,
+                        new: Target::Object(*new),
+                    },
+                    name: full_branch(branch)?,
+                    deref: false,
+                },
+                RefUpdate::AttachHead { branch } => RefEdit {
+                    change: Change::Update {
+                        log: log(""),
+                        expected: PreviousValue::Any,
+                        new: Target::Symbolic(full_branch(branch)?),
+                    },
+                    name: "HEAD".try_into().expect("HEAD is a valid ref name"),
+                    deref: false,
+                },
+                RefUpdate::DetachHead { commit } => RefEdit {
+                    change: Change::Update {
+                        log: log("checkout"),
+                        expected: PreviousValue::Any,
+                        new: Target::Object(*commit),
+                    },
+                    name: "HEAD".try_into().expect("HEAD is a valid ref name"),
+                    deref: false,
+                },
+            });
+        }
+        let committer = self.signature(crate::out::now());
+        let mut buf = gix::date::parse::TimeBuf::default();
+        self.repo
+            .edit_references_as(edits, Some(committer.to_ref(&mut buf)))
+            .map_err(|e| self.err("move a reference (another writer changed it?)", e))?;
+        Ok(())
+    }
+
+    pub fn head(&self) -> Result<Head> {
+        let head = self.repo.head().map_err(|e| self.err("read HEAD", e))?;
+        let branch = head
+            .referent_name()
+            .map(|n| n.shorten().to_str_lossy().into_owned());
+        let commit = match &head.kind {
+            gix::head::Kind::Unborn(_) => None,
+            _ => Some(
+                head.clone()
+                    .into_peeled_id()
+                    .map_err(|e| self.err("resolve HEAD", e))?
+                    .detach(),
+            ),
+        };
+        Ok(Head { branch, commit })
+    }
+
+    /// The commit a local branch points to.
+    pub fn branch_tip(&self, branch: &str) -> Result<Option<ObjectId>> {
+        let name = full_branch(branch)?;
+        match self
+            .repo
+            .try_find_reference(name.as_bstr())
+            .map_err(|e| self.err("read a branch", e))?
+        {
+            Some(mut r) => Ok(Some(
+                r.peel_to_id()
+                    .map_err(|e| self.err("resolve a branch", e))?
+                    .detach(),
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Every local branch: `(short name, tip)`, sorted by name.
+    pub fn branches(&self) -> Result<Vec<(String, ObjectId)>> {
+        let platform = self
+            .repo
+            .references()
+            .map_err(|e| self.err("list references", e))?;
+        let mut out = Vec::new();
+        for r in platform
+            .local_branches()
+            .map_err(|e| self.err("list branches", e))?
+        {
+            let mut r = r.map_err(|e| self.err("read a branch", e))?;
+            let name = r.name().shorten().to_str_lossy().into_owned();
+            if let Ok(id) = r.peel_to_id() {
+                out.push((name, id.detach()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
+        let commit = self
+            .repo
+            .find_commit(id)
+            .map_err(|e| self.err(&format!("read commit {id}"), e))?;
+        let decoded = commit
+            .decode()
+            .map_err(|e| self.err(&format!("decode commit {id}"), e))?;
+        Ok(CommitInfo {
+            id,
+            tree: decoded.tree(),
+            parents: decoded.parents().collect(),
+            message: decoded.message.to_str_lossy().into_owned(),
+            time: decoded.committer().map(|c| c.seconds()).unwrap_or(0),
+        })
+    }
+
+    /// Read the index; an unreadable index is rebuilt from `commit`'s tree.
+    pub fn read_index(&self) -> Result<gix::index::File> {
+        gix::index::File::at_or_default(
+            self.repo.index_path(),
+            gix::hash::Kind::Sha1,
+            true,
+            Default::default(),
+        )
+        .map_err(|e| self.err("read the index", e))
+    }
+
+    /// An index that mirrors `tree`, with empty stat data (every file is
+    /// re-hashed once by the next sweep).
+    pub fn index_from_tree(&self, tree: ObjectId) -> Result<gix::index::File> {
+        self.repo
+            .index_from_tree(&tree)
+            .map_err(|e| self.err("build the index from a tree", e))
+    }
+
+    pub fn write_index(&self, index: &mut gix::index::File) -> Result<()> {
+        index.remove_tree();
+        index.remove_resolve_undo();
+        let opts = gix::index::write::Options {
+            skip_hash: true,
+            ..Default::default()
+        };
+        let mut attempts = 0;
+        loop {
+            match index.write(opts) {
+                Ok(()) => return Ok(()),
+                // git's own index.lock means "git is busy": back off, never delete it.
+                Err(_)
+                    if attempts < 50 && self.repo.index_path().with_extension("lock").exists() =>
+                {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(self.err("write the index", e)),
+            }
+        }
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    pub fn object_exists(&self, id: ObjectId) -> bool {
+        self.repo.has_object(id)
+    }
+
+    /// Ids of the entries of `tree` at `dir` (a path like `history`), if present.
+    pub fn tree_entry(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| self.err("read a tree", e))?;
+        let found = t
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.err("look up a tree entry", e))?;
+        Ok(found.map(|e| e.object_id()))
+    }
+}
+
+/// Path of an index entry as UTF-8-lossy text.
+pub fn entry_path<'a>(state: &'a IndexState, e: &gix::index::Entry) -> &'a BStr {
+    e.path(state)
+}
+
+/// Start `git gc --auto` in the background (SPEC §2.3); a missing git only
+/// skips it with a warning.
+pub fn spawn_maintenance(dir: &Path) -> bool {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "gc.auto=1",
+            "-c",
+            "gc.autoDetach=false",
+            "gc",
+            "--auto",
+            "--quiet",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .is_ok()
+}
+
+/// Make a path component for the index from bytes of a relative path.
+pub fn bstring(bytes: &[u8]) -> BString {
+    bytes.into()
+}
+
+/// Session-dir helper: open the repo of a session dir.
+pub fn open(sd: &SessionDir) -> Result<SessionRepo> {
+    SessionRepo::open(&sd.dir)
+}

@@ -1,0 +1,118 @@
+//! Atomic file writes (SPEC §4): temp file in the same directory, fsync,
+//! rename, fsync the directory. A crash leaves the old or the new file, and at
+//! worst a temp file with the [`TEMP_PREFIX`] that `verify` reports.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::error::{IoContext, Result};
+
+use super::paths::TEMP_PREFIX;
+
+/// `GIT_SESSION_FSYNC=0` turns fsync off (tests, benchmarks of the floor).
+pub fn durable() -> bool {
+    static DURABLE: OnceLock<bool> = OnceLock::new();
+    *DURABLE.get_or_init(|| {
+        !matches!(
+            std::env::var("GIT_SESSION_FSYNC").as_deref(),
+            Ok("0") | Ok("false") | Ok("no") | Ok("off")
+        )
+    })
+}
+
+/// fsync a directory so that a rename or a new entry inside it is durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    if durable() {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .io("sync the directory", dir)?;
+    }
+    Ok(())
+}
+
+/// Test-only crash points (`GIT_SESSION_CRASH_AT=<name>`): the process exits
+/// at once, as a kill -9 would, so tests can prove every step is recoverable.
+pub fn crash_point(name: &str) {
+    if let Some(at) = std::env::var_os("GIT_SESSION_CRASH_AT")
+        && at == name
+    {
+        std::process::abort();
+    }
+}
+
+/// Write `bytes` to `path` atomically.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with_mode(path, bytes, 0o644)
+}
+
+/// Write `bytes` to `path` atomically, creating it with `mode`.
+pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let dir = path
+        .parent()
+        .expect("an atomic write always targets a file in a directory");
+    let name = path
+        .file_name()
+        .expect("an atomic write always targets a named file")
+        .to_string_lossy();
+    let tmp = dir.join(format!("{TEMP_PREFIX}{name}.{}", super::ids::generate("")));
+    let result = (|| {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(mode);
+        }
+        let mut f = opts.open(&tmp).io("create a temporary file", &tmp)?;
+        f.write_all(bytes).io("write", &tmp)?;
+        if durable() {
+            f.sync_all().io("sync", &tmp)?;
+        }
+        drop(f);
+        crash_point("before-rename");
+        std::fs::rename(&tmp, path).io("replace", path)?;
+        crash_point("after-rename");
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Create `path` with `bytes`, failing if it exists (an O_EXCL publish through
+/// a temp file and `link`, so the file never appears half-written).
+pub fn create_new(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let dir = path
+        .parent()
+        .expect("a node file always lives in a directory");
+    let name = path.file_name().expect("named").to_string_lossy();
+    let tmp = dir.join(format!("{TEMP_PREFIX}{name}.{}", super::ids::generate("")));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .io("create a temporary file", &tmp)?;
+        f.write_all(bytes).io("write", &tmp)?;
+        if durable() {
+            f.sync_all().io("sync", &tmp)?;
+        }
+        drop(f);
+        crash_point("before-rename");
+        match std::fs::hard_link(&tmp, path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) => return Err(e).io("publish", path),
+        }
+        crash_point("after-rename");
+        Ok(true)
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    if matches!(result, Ok(true)) {
+        sync_dir(dir)?;
+    }
+    result
+}

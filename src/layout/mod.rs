@@ -1,0 +1,13 @@
+//! THE CONTRACT: everything two subcommands must agree on about files on disk.
+//! State-dir resolution, id rules, typed paths, schema types, atomic writes,
+//! locks and their order (registry, then project, then session).
+
+pub mod atomic;
+pub mod history;
+pub mod ids;
+pub mod lock;
+pub mod paths;
+pub mod registry;
+pub mod schema;
+
+pub use paths::{SessionDir, StateDir, TEMP_PREFIX};

@@ -1,0 +1,258 @@
+//! State-directory resolution (SPEC §1) and every path of the on-disk layout.
+//! No other module spells a file name.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+use super::ids;
+
+/// Prefix of every temporary file this tool writes; `verify` reports leftovers,
+/// and session commits never include them.
+pub const TEMP_PREFIX: &str = ".gs-tmp-";
+
+/// The state directory: `<state>/sessions`, `<state>/projects`.
+#[derive(Debug, Clone)]
+pub struct StateDir {
+    pub root: PathBuf,
+}
+
+impl StateDir {
+    /// `--state-dir`, `$OPENPROGRAM_HOME`, `~/.openprogram-$OPENPROGRAM_PROFILE`, `~/.openprogram`.
+    pub fn resolve(flag: Option<&Path>) -> Result<Self> {
+        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let root = if let Some(dir) = flag {
+            dir.to_path_buf()
+        } else if let Some(home) = non_empty("OPENPROGRAM_HOME") {
+            PathBuf::from(home)
+        } else {
+            let home = non_empty("HOME").map(PathBuf::from).ok_or_else(|| {
+                Error::usage(
+                    "cannot find the state directory: `$HOME` is not set",
+                    Some("pass `--state-dir DIR` or set `OPENPROGRAM_HOME`".into()),
+                )
+            })?;
+            match non_empty("OPENPROGRAM_PROFILE") {
+                Some(profile) => {
+                    let profile = profile.to_string_lossy().into_owned();
+                    if profile.contains('/') || profile == ".." || profile == "." {
+                        return Err(Error::usage(
+                            format!("invalid `OPENPROGRAM_PROFILE` `{profile}`"),
+                            Some("a profile is a plain name without `/`".into()),
+                        ));
+                    }
+                    home.join(format!(".openprogram-{profile}"))
+                }
+                None => home.join(".openprogram"),
+            }
+        };
+        let root = if root.is_relative() {
+            std::env::current_dir()
+                .io("read the current directory", ".")?
+                .join(root)
+        } else {
+            root
+        };
+        Ok(StateDir { root })
+    }
+
+    pub fn sessions(&self) -> PathBuf {
+        self.root.join("sessions")
+    }
+    pub fn index_json(&self) -> PathBuf {
+        self.sessions().join("index.json")
+    }
+    /// Append-only journal of index rows, folded into `index.json` by the next writer.
+    pub fn index_journal(&self) -> PathBuf {
+        self.sessions().join("index.journal")
+    }
+    /// The registry lock (SPEC §4): taken before any project or session lock.
+    pub fn registry_lock(&self) -> PathBuf {
+        self.sessions().join(".registry.lock")
+    }
+    pub fn locations_json(&self) -> PathBuf {
+        self.sessions().join("locations.json")
+    }
+    pub fn projects_json(&self) -> PathBuf {
+        self.root.join("projects").join("projects.json")
+    }
+    /// Repo of a session in the default project.
+    pub fn default_session_dir(&self, id: &str) -> PathBuf {
+        self.sessions().join(id)
+    }
+    /// Repo of a session bound to project `project_id`.
+    pub fn project_session_dir(&self, project_id: &str, id: &str) -> PathBuf {
+        self.sessions().join("projects").join(project_id).join(id)
+    }
+
+    /// Create `<state>/` (mode 0700) and `<state>/sessions/`.
+    pub fn ensure(&self) -> Result<()> {
+        if !self.root.exists() {
+            std::fs::create_dir_all(&self.root).io("create the state directory", &self.root)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(0o700))
+                    .io("set permissions of", &self.root)?;
+            }
+        }
+        let sessions = self.sessions();
+        std::fs::create_dir_all(&sessions).io("create", &sessions)?;
+        Ok(())
+    }
+
+    /// Find the repo of session `id`: the default place, a bound project's
+    /// place, then `locations.json` (legacy in-project repos).
+    pub fn find_session(&self, id: &str) -> Result<SessionDir> {
+        ids::session_id(id)?;
+        let candidate = self.default_session_dir(id);
+        if is_session_dir(&candidate) {
+            return SessionDir::checked(candidate);
+        }
+        let projects = self.sessions().join("projects");
+        if let Ok(rd) = std::fs::read_dir(&projects) {
+            let mut found: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.path().join(id))
+                .filter(|p| is_session_dir(p))
+                .collect();
+            found.sort();
+            if let Some(p) = found.into_iter().next() {
+                return SessionDir::checked(p);
+            }
+        }
+        if let Some(p) = super::registry::read_locations(self)?.get(id) {
+            let p = PathBuf::from(p);
+            if is_session_dir(&p) {
+                return SessionDir::checked(p);
+            }
+        }
+        Err(Error::SessionNotFound {
+            id: id.into(),
+            state: self.root.clone(),
+        })
+    }
+}
+
+fn is_session_dir(p: &Path) -> bool {
+    p.join("meta.json").is_file() || p.join("history").is_dir()
+}
+
+/// Typed paths inside one session repository (SPEC §2).
+#[derive(Debug, Clone)]
+pub struct SessionDir {
+    pub dir: PathBuf,
+}
+
+impl SessionDir {
+    pub fn new(dir: PathBuf) -> Self {
+        SessionDir { dir }
+    }
+
+    /// Refuse a session directory that is a symlink (SPEC §6).
+    fn checked(dir: PathBuf) -> Result<Self> {
+        let md = std::fs::symlink_metadata(&dir).io("inspect the session directory", &dir)?;
+        if md.file_type().is_symlink() {
+            return Err(Error::refused(
+                format!("session directory `{}` is a symbolic link", dir.display()),
+                Some(
+                    "git-session does not follow symlinked session directories; \
+                     move the repository to where the link points"
+                        .to_string(),
+                ),
+            ));
+        }
+        Ok(SessionDir { dir })
+    }
+
+    pub fn meta(&self) -> PathBuf {
+        self.dir.join("meta.json")
+    }
+    pub fn history(&self) -> PathBuf {
+        self.dir.join("history")
+    }
+    pub fn git_dir(&self) -> PathBuf {
+        self.dir.join(".git")
+    }
+    /// The per-session advisory lock (never committed, never deleted).
+    pub fn lock_file(&self) -> PathBuf {
+        self.dir.join(".git").join("git-session.lock")
+    }
+    /// Our private state inside `.git/`.
+    pub fn private_dir(&self) -> PathBuf {
+        self.dir.join(".git").join("git-session")
+    }
+    /// The commit whose tree the git index mirrors.
+    pub fn snapshot_file(&self) -> PathBuf {
+        self.private_dir().join("snapshot")
+    }
+    /// Turns committed since the last background maintenance.
+    pub fn maintenance_counter(&self) -> PathBuf {
+        self.private_dir().join("turns-since-maintenance")
+    }
+    pub fn attachments(&self) -> PathBuf {
+        self.dir.join("workdir").join("attachments")
+    }
+    /// Path of a history node file, relative to the session dir, as written here.
+    pub fn node_rel(seq: u64, letter: char, id: &str) -> String {
+        format!("history/{}", node_file_name(seq, letter, id))
+    }
+}
+
+/// `{seq:06}-{letter}-{id}.json` (SPEC §2.2).
+pub fn node_file_name(seq: u64, letter: char, id: &str) -> String {
+    format!("{seq:06}-{letter}-{id}.json")
+}
+
+/// What a history file name says: `(seq, letter, id)`. Accepts any padding and
+/// the letters `u l c a t s x` (SPEC §2.2).
+pub fn parse_node_file_name(name: &str) -> Option<(u64, char, &str)> {
+    let stem = name.strip_suffix(".json")?;
+    let (digits, rest) = stem.split_once('-')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let seq: u64 = digits.parse().ok()?;
+    let mut chars = rest.chars();
+    let letter = chars.next()?;
+    if !"ulcatsx".contains(letter) || chars.next() != Some('-') {
+        return None;
+    }
+    let id = &rest[2..];
+    if id.is_empty() {
+        return None;
+    }
+    Some((seq, letter, id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_names_round_trip_and_legacy() {
+        assert_eq!(node_file_name(7, 'u', "u1"), "000007-u-u1.json");
+        assert_eq!(
+            parse_node_file_name("000007-u-u1.json"),
+            Some((7, 'u', "u1"))
+        );
+        assert_eq!(
+            parse_node_file_name("0002-l-u1_reply.json"),
+            Some((2, 'l', "u1_reply"))
+        );
+        assert_eq!(
+            parse_node_file_name("12345-c-a-b.json"),
+            Some((12345, 'c', "a-b"))
+        );
+        for bad in [
+            "x.json",
+            "0001-q-a.json",
+            "0001-u-.json",
+            "-u-a.json",
+            "0001-u-a.txt",
+            "0001-ua.json",
+        ] {
+            assert_eq!(parse_node_file_name(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The registries of SPEC §3 in `sessions/`: `index.json` (a cache of list
+//! rows), its append-only journal, and `locations.json`.
+//!
+//! Appends must not rewrite a large index per node, so a writer that changes
+//! one session appends its fresh row to `index.journal` (one JSON line, under
+//! a shared `flock` on the journal, `O_APPEND`); the next registry writer folds
+//! the journal into `index.json` under the registry lock plus an exclusive
+//! journal lock, then empties it. A torn last line (kill -9 mid-write) is
+//! skipped; everything in a row can be rebuilt from `meta.json`.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use crate::error::{IoContext, Result};
+
+use super::atomic;
+use super::lock::{self, LockOptions};
+use super::paths::StateDir;
+
+pub type Row = Map<String, Value>;
+pub type Index = BTreeMap<String, Row>;
+
+/// Journal size past which an appender folds it (when the registry is free).
+pub const FOLD_THRESHOLD: u64 = 256 * 1024;
+
+/// `locations.json`: session id → absolute repo path. Missing or unparsable
+/// reads as empty (like the Python store); `verify` reports a bad file.
+pub fn read_locations(state: &StateDir) -> Result<BTreeMap<String, String>> {
+    let path = state.locations_json();
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(e).io("read", path),
+    };
+    let map = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => m
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                Value::String(s) => Some((k, s)),
+                _ => None,
+            })
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    Ok(map)
+}
+
+/// Append one row (or a partial row: only the keys given change) to the journal.
+pub fn journal_append(state: &StateDir, row: &Row) -> Result<()> {
+    let path = state.index_journal();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .io("open the index journal", &path)?;
+    f.lock_shared().io("lock", &path)?;
+    let mut line = serde_json::to_vec(row).expect("a row always serializes");
+    line.push(b'\n');
+    // One write(2) of the whole line under O_APPEND: lines never interleave.
+    f.write_all(&line).io("append to", &path)?;
+    if atomic::durable() {
+        f.sync_data().io("sync", &path)?;
+    }
+    Ok(())
+}
+
+pub fn journal_len(state: &StateDir) -> u64 {
+    std::fs::metadata(state.index_journal())
+        .map(|m| m.len())
+        .unwrap_or(0)
+}
+
+fn apply_journal(index: &mut Index, bytes: &[u8]) {
+    for line in bytes.split(|b| *b == b'\n') {
+        let Ok(Value::Object(row)) = serde_json::from_slice::<Value>(line) else {
+            continue; // empty or torn line
+        };
+        let Some(id) = row.get("id").and_then(Value::as_str).map(str::to_owned) else {
+            continue;
+        };
+        if row.get("_deleted").and_then(Value::as_bool) == Some(true) {
+            index.remove(&id);
+            continue;
+        }
+        let entry = index.entry(id).or_default();
+        for (k, v) in row {
+            entry.insert(k, v);
+        }
+    }
+}
+
+/// Read `index.json` (None when missing or unparsable: rebuild it).
+fn read_index_file(state: &StateDir) -> Result<Option<Index>> {
+    let path = state.index_json();
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).io("read", path),
+    };
+    Ok(match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Some(
+            m.into_iter()
+                .filter_map(|(k, v)| match v {
+                    Value::Object(row) => Some((k, row)),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+/// The index as a reader sees it: `index.json` with the journal folded in.
+/// Returns `None` when `index.json` is missing or corrupt.
+pub fn load_index(state: &StateDir) -> Result<Option<Index>> {
+    let Some(mut index) = read_index_file(state)? else {
+        return Ok(None);
+    };
+    let path = state.index_journal();
+    if let Ok(mut f) = File::open(&path) {
+        f.lock_shared().io("lock", &path)?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).io("read", &path)?;
+        apply_journal(&mut index, &bytes);
+    }
+    Ok(Some(index))
+}
+
+/// Fold the journal into `index.json` under the registry lock and apply `edit`.
+/// `rebuild` supplies the rows when `index.json` is missing or corrupt.
+pub fn update_index(
+    state: &StateDir,
+    opts: LockOptions,
+    rebuild: impl FnOnce() -> Result<Index>,
+    edit: impl FnOnce(&mut Index),
+) -> Result<Index> {
+    state.ensure()?;
+    let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, opts)?;
+    fold_locked(state, rebuild, edit)
+}
+
+fn fold_locked(
+    state: &StateDir,
+    rebuild: impl FnOnce() -> Result<Index>,
+    edit: impl FnOnce(&mut Index),
+) -> Result<Index> {
+    let jpath = state.index_journal();
+    let journal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&jpath)
+        .io("open the index journal", &jpath)?;
+    journal.lock().io("lock", &jpath)?;
+    let mut index = match read_index_file(state)? {
+        Some(i) => i,
+        None => rebuild()?,
+    };
+    let mut bytes = Vec::new();
+    (&journal).read_to_end(&mut bytes).io("read", &jpath)?;
+    apply_journal(&mut index, &bytes);
+    edit(&mut index);
+    write_index(state, &index)?;
+    journal.set_len(0).io("empty", &jpath)?;
+    if atomic::durable() {
+        journal.sync_all().io("sync", &jpath)?;
+    }
+    Ok(index)
+}
+
+/// Every valid session directory (the directory exists and holds a parsable
+/// `meta.json`): the default place, bound projects' places, `locations.json`.
+pub fn discover(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
+    let mut found = BTreeMap::new();
+    let mut scan = |dir: PathBuf| {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for de in rd.flatten() {
+            let name = de.file_name().to_string_lossy().into_owned();
+            if super::ids::session_id(&name).is_err() {
+                continue;
+            }
+            let path = de.path();
+            if path.join("meta.json").is_file() {
+                found.entry(name).or_insert(path);
+            }
+        }
+    };
+    scan(state.sessions());
+    if let Ok(rd) = std::fs::read_dir(state.sessions().join("projects")) {
+        for de in rd.flatten() {
+            scan(de.path());
+        }
+    }
+    for (id, path) in read_locations(state)? {
+        let path = PathBuf::from(path);
+        if path.join("meta.json").is_file() {
+            found.entry(id).or_insert(path);
+        }
+    }
+    Ok(found
+        .into_iter()
+        .filter(|(_, p)| {
+            std::fs::read(p.join("meta.json"))
+                .ok()
+                .is_some_and(|b| super::schema::Meta::parse(&b).is_ok())
+        })
+        .collect())
+}
+
+/// Rebuild every row from `meta.json`, with the preview of the latest user node.
+pub fn rebuild(state: &StateDir) -> Result<Index> {
+    let mut index = Index::new();
+    for (id, dir) in discover(state)? {
+        let sd = super::SessionDir::new(dir);
+        let Ok(meta) = super::schema::Meta::read(&sd.meta()) else {
+            continue;
+        };
+        let catalog = super::history::Catalog::read(&sd.history())?;
+        let preview = catalog
+            .entries
+            .iter()
+            .rev()
+            .filter(|e| e.letter == 'u')
+            .filter_map(|e| super::history::read_node(&sd.history(), e).ok())
+            .find(|n| n.starts_turn())
+            .map(|n| super::schema::preview(&n.text()));
+        index.insert(
+            id.clone(),
+            super::schema::index_row(&meta, &id, preview.as_deref()),
+        );
+    }
+    Ok(index)
+}
+
+/// Fold the journal if it grew large and nobody holds the registry; never waits.
+pub fn fold_if_large(state: &StateDir) -> Result<()> {
+    if journal_len(state) < FOLD_THRESHOLD {
+        return Ok(());
+    }
+    let opts = LockOptions {
+        timeout: std::time::Duration::ZERO,
+        no_wait: true,
+        announce: false,
+    };
+    match lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, opts) {
+        Ok(_registry) => fold_locked(state, || rebuild(state), |_| {}).map(|_| ()),
+        Err(crate::error::Error::LockBusy { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn write_index(state: &StateDir, index: &Index) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(index).expect("the index always serializes");
+    bytes.push(b'\n');
+    atomic::write_with_mode(&state.index_json(), &bytes, 0o600)
+}
+
+/// Where the journal lives, for messages.
+pub fn journal_path(state: &StateDir) -> PathBuf {
+    state.index_journal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_lines_merge_and_torn_lines_are_skipped() {
+        let mut index = Index::new();
+        apply_journal(
+            &mut index,
+            b"{\"id\":\"a\",\"title\":\"x\",\"pinned\":false}\n{\"id\":\"a\",\"title\":\"y\"}\n{\"id\":\"b\",\"ti",
+        );
+        assert_eq!(index.len(), 1);
+        assert_eq!(index["a"]["title"], "y");
+        assert_eq!(index["a"]["pinned"], false);
+        apply_journal(&mut index, b"{\"id\":\"a\",\"_deleted\":true}\n");
+        assert!(index.is_empty());
+    }
+}

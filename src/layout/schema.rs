@@ -1,0 +1,275 @@
+//! Schema types of the files of SPEC §2: `meta.json` (an open object whose
+//! unknown keys survive every rewrite) and the history node.
+
+use std::path::Path;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+
+/// Largest node or meta file this tool reads or writes (SPEC §6: huge payloads).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+fn null_as_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// One DAG node, keys in the order the Python store writes them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Node {
+    pub id: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub created_at: f64,
+    pub seq: i64,
+    pub role: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub name: String,
+    #[serde(default)]
+    pub input: Value,
+    #[serde(default)]
+    pub output: Value,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub caller: String,
+    #[serde(default)]
+    pub predecessor: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub reads: Vec<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: Map<String, Value>,
+    /// Keys this tool does not know, kept as they were.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+pub const ROOT: &str = "ROOT";
+
+impl Node {
+    /// The file-name letter of a role (SPEC §2.2).
+    pub fn letter(&self) -> char {
+        match self.role.as_str() {
+            "user" => 'u',
+            "llm" => 'a',
+            "code" => 't',
+            "" => 'x',
+            other => {
+                let c = other.chars().next().unwrap_or('x');
+                if "ulcatsx".contains(c) { c } else { 'x' }
+            }
+        }
+    }
+
+    /// Top level: no real caller (`""` or `"ROOT"`).
+    pub fn is_top_level(&self) -> bool {
+        self.caller.is_empty() || self.caller == ROOT
+    }
+
+    /// The Python store's literal ROOT marker node of web sessions.
+    pub fn is_root_marker(&self) -> bool {
+        self.metadata.get("display").and_then(Value::as_str) == Some("root")
+    }
+
+    /// A top-level user node: the start of a turn (SPEC §2.2).
+    pub fn starts_turn(&self) -> bool {
+        self.role == "user" && self.is_top_level() && !self.is_root_marker()
+    }
+
+    /// The node's text, as far as it has one.
+    pub fn text(&self) -> String {
+        value_text(&self.output)
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a node always serializes")
+    }
+
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Node, String> {
+        let node: Node = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if node.id.is_empty() {
+            return Err("the node has an empty `id`".into());
+        }
+        Ok(node)
+    }
+}
+
+/// Text of a JSON value: strings as they are, anything else as compact JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Read a file that must be small enough and valid UTF-8.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    let md = std::fs::symlink_metadata(path).io("read", path)?;
+    if md.file_type().is_symlink() {
+        return Err(Error::refused(
+            format!("`{}` is a symbolic link", path.display()),
+            Some("git-session never follows symlinks inside a session".into()),
+        ));
+    }
+    if md.len() > MAX_FILE_BYTES {
+        return Err(Error::corrupt(
+            path,
+            format!(
+                "it is {} bytes, over the limit of {MAX_FILE_BYTES}",
+                md.len()
+            ),
+        ));
+    }
+    std::fs::read(path).io("read", path)
+}
+
+/// `meta.json`: an open object (SPEC §2.1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Meta(pub Map<String, Value>);
+
+impl Meta {
+    pub fn read(path: &Path) -> Result<Meta> {
+        let bytes = read_bounded(path)?;
+        Meta::parse(&bytes).map_err(|reason| Error::corrupt(path, reason))
+    }
+
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Meta, String> {
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(map)) => Ok(Meta(map)),
+            Ok(_) => Err("meta.json must hold a JSON object".into()),
+            Err(e) => Err(format!("meta.json does not parse: {e}")),
+        }
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.0).expect("a map always serializes")
+    }
+
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+    pub fn f64(&self, key: &str) -> Option<f64> {
+        self.0.get(key).and_then(Value::as_f64)
+    }
+    pub fn flag(&self, key: &str) -> bool {
+        self.0.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+    pub fn set(&mut self, key: &str, v: impl Into<Value>) {
+        self.0.insert(key.to_string(), v.into());
+    }
+    /// The active DAG tip (`head_id`, or the legacy `last_node_id`).
+    pub fn head_id(&self) -> Option<&str> {
+        self.str("head_id")
+            .or_else(|| self.str("last_node_id"))
+            .filter(|s| !s.is_empty())
+    }
+    pub fn title(&self) -> &str {
+        self.str("title").unwrap_or("")
+    }
+    pub fn status(&self) -> &str {
+        self.str("status").unwrap_or("idle")
+    }
+}
+
+/// The fields of an index row (SPEC §3), besides `preview`.
+pub const INDEX_FIELDS: [&str; 15] = [
+    "id",
+    "agent_id",
+    "title",
+    "created_at",
+    "updated_at",
+    "source",
+    "channel",
+    "account_id",
+    "peer_display",
+    "peer_id",
+    "pinned",
+    "archived",
+    "group",
+    "status",
+    "unread",
+];
+
+/// Preview text: strip, newlines → spaces, > 80 chars → first 77 + `…`.
+pub fn preview(text: &str) -> String {
+    let flat: String = text.trim().replace(['\r', '\n'], " ");
+    if flat.chars().count() > 80 {
+        let mut s: String = flat.chars().take(77).collect();
+        s.push('…');
+        s
+    } else {
+        flat
+    }
+}
+
+/// An index row built from `meta.json` and the latest user text.
+pub fn index_row(meta: &Meta, id: &str, preview_text: Option<&str>) -> Map<String, Value> {
+    let mut row = Map::new();
+    row.insert("id".into(), Value::String(id.into()));
+    row.insert("status".into(), Value::String(meta.status().into()));
+    for key in ["pinned", "archived", "unread"] {
+        row.insert(key.into(), Value::Bool(meta.flag(key)));
+    }
+    for key in INDEX_FIELDS {
+        if matches!(key, "id" | "status" | "pinned" | "archived" | "unread") {
+            continue;
+        }
+        row.insert(key.into(), meta.0.get(key).cloned().unwrap_or(Value::Null));
+    }
+    if let Some(p) = preview_text {
+        row.insert("preview".into(), Value::String(p.into()));
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_node_round_trips_with_key_order() {
+        let src = r#"{"id":"u1_reply","created_at":1796017556.5,"seq":2,"role":"llm","name":"m1","input":null,"output":"hi there","caller":"","predecessor":"u1","reads":[],"metadata":{"status":"completed"}}"#;
+        let n = Node::parse(src.as_bytes()).unwrap();
+        assert_eq!(n.letter(), 'a');
+        assert_eq!(String::from_utf8(n.to_json()).unwrap(), src);
+    }
+
+    #[test]
+    fn nulls_fall_back_and_unknown_keys_survive() {
+        let src = r#"{"id":"x","seq":1,"role":"user","name":null,"caller":null,"reads":null,"metadata":null,"extra_key":{"a":1}}"#;
+        let n = Node::parse(src.as_bytes()).unwrap();
+        assert_eq!(n.caller, "");
+        assert!(n.starts_turn());
+        assert!(
+            String::from_utf8(n.to_json())
+                .unwrap()
+                .contains(r#""extra_key":{"a":1}"#)
+        );
+    }
+
+    #[test]
+    fn meta_keeps_unknown_keys_in_order() {
+        let src = r#"{"id":"s1","zzz":[1,2],"title":"t","head_id":"a"}"#;
+        let mut m = Meta::parse(src.as_bytes()).unwrap();
+        m.set("title", "new");
+        assert_eq!(
+            String::from_utf8(m.to_json()).unwrap(),
+            r#"{"id":"s1","zzz":[1,2],"title":"new","head_id":"a"}"#
+        );
+        assert!(Meta::parse(b"[1]").is_err());
+        assert!(Meta::parse(b"{\"id\":").is_err());
+    }
+
+    #[test]
+    fn preview_rules() {
+        assert_eq!(preview("  a\nb  "), "a b");
+        let long = "x".repeat(81);
+        let p = preview(&long);
+        assert_eq!(p.chars().count(), 78);
+        assert!(p.ends_with('…'));
+        assert_eq!(preview(&"y".repeat(80)), "y".repeat(80));
+    }
+}

@@ -1,0 +1,13 @@
+//! git-session: entity memory on git. Every agent session is a git repository
+//! with one commit per turn. Arrows point down: `commands` → `mirror` →
+//! `session`, `layout`, `git`, `out`.
+
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod git;
+pub mod layout;
+pub mod mirror;
+pub mod out;
+pub mod session;
+pub mod store;

@@ -1,0 +1,741 @@
+//! Bring a session's git mirror up to date with its files (SPEC §2.3): every
+//! node not yet in git is committed, turn by turn, in seq order, with the
+//! parent/branch rule of the DAG. Used by `commit-turn` (and by `backfill`,
+//! `verify --fix`).
+//!
+//! The work grows with what changed, not with the session: `history/` is
+//! compared with the index by name (one `readdir`, nodes are immutable), other
+//! files by `lstat` against the index's stat data, and only new or changed
+//! files are read and hashed. The flat `history/` tree itself is rewritten per
+//! commit, as the layout requires.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use gix::bstr::{BStr, ByteSlice};
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::{Oid, RefUpdate, SessionRepo};
+use crate::layout::history::{self, Catalog};
+use crate::layout::schema::{Node, ROOT};
+use crate::layout::{SessionDir, TEMP_PREFIX, atomic};
+use crate::session::{self, MessageParts, Trailers};
+
+/// Options of one mirror run.
+#[derive(Debug, Clone, Default)]
+pub struct CommitOptions {
+    /// `--message`: replaces the subject text of the last turn.
+    pub message: Option<String>,
+    pub duration: Option<f64>,
+    pub tokens: Option<u64>,
+    pub failed: bool,
+    /// Time of a commit that holds no node (a metadata-only change).
+    pub now: f64,
+}
+
+/// One commit made.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Made {
+    pub commit: String,
+    pub parent: Option<String>,
+    pub turn: u64,
+    pub branch: String,
+    pub new_branch: bool,
+    pub first_seq: Option<u64>,
+    pub last_seq: Option<u64>,
+    pub nodes: usize,
+}
+
+/// A file to add or update in the index.
+struct Staged {
+    path: Vec<u8>,
+    mode: gix::index::entry::Mode,
+    id: Oid,
+    stat: gix::index::entry::Stat,
+}
+
+fn stat_of(md: &std::fs::Metadata) -> gix::index::entry::Stat {
+    use std::os::unix::fs::MetadataExt;
+    let t = |s: i64, ns: i64| gix::index::entry::stat::Time {
+        secs: s as u32,
+        nsecs: ns as u32,
+    };
+    gix::index::entry::Stat {
+        mtime: t(md.mtime(), md.mtime_nsec()),
+        ctime: t(md.ctime(), md.ctime_nsec()),
+        dev: md.dev() as u32,
+        ino: md.ino() as u32,
+        uid: md.uid(),
+        gid: md.gid(),
+        size: md.len() as u32,
+    }
+}
+
+fn mode_of(md: &std::fs::Metadata) -> gix::index::entry::Mode {
+    use gix::index::entry::Mode;
+    use std::os::unix::fs::PermissionsExt;
+    if md.file_type().is_symlink() {
+        Mode::SYMLINK
+    } else if md.permissions().mode() & 0o111 != 0 {
+        Mode::FILE_EXECUTABLE
+    } else {
+        Mode::FILE
+    }
+}
+
+/// The index state we commit from, with the changes still to apply.
+struct Work {
+    index: gix::index::File,
+    /// Paths to drop from the index at the last commit.
+    gone: HashSet<Vec<u8>>,
+    /// Non-history files new or changed, applied at the last commit.
+    others: Vec<Staged>,
+    /// New history files by file name.
+    new_history: HashMap<String, Staged>,
+}
+
+impl Work {
+    fn apply(&mut self, staged: Vec<Staged>) {
+        let mut pushed = false;
+        for s in staged {
+            let state = &mut self.index;
+            match state.entry_mut_by_path_and_stage(
+                s.path.as_bstr(),
+                gix::index::entry::Stage::Unconflicted,
+            ) {
+                Some(e) => {
+                    e.id = s.id;
+                    e.mode = s.mode;
+                    e.stat = s.stat;
+                }
+                None => {
+                    state.dangerously_push_entry(
+                        s.stat,
+                        s.id,
+                        gix::index::entry::Flags::empty(),
+                        s.mode,
+                        s.path.as_bstr(),
+                    );
+                    pushed = true;
+                }
+            }
+        }
+        if pushed {
+            self.index.sort_entries();
+        }
+    }
+
+    fn remove_gone(&mut self) {
+        if self.gone.is_empty() {
+            return;
+        }
+        let gone = std::mem::take(&mut self.gone);
+        self.index
+            .remove_entries(|_, path, _| gone.contains(path.as_bytes()));
+    }
+}
+
+/// Walk the session directory besides `history/`: new, changed and removed
+/// files against the index (stat first, content only when the stat differs).
+fn sweep_others(
+    repo: &mut SessionRepo,
+    dir: &Path,
+    work: &mut Work,
+    warn: &mut dyn FnMut(String),
+) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut walker = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walker.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let p = e
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| dir.to_path_buf());
+                return Err(std::io::Error::other(e.to_string())).io("walk", p);
+            }
+        };
+        let name = entry.file_name().as_bytes();
+        if entry.depth() == 1 && (name == b".git" || name == b"history") {
+            if entry.file_type().is_dir() {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        if name.starts_with(TEMP_PREFIX.as_bytes()) {
+            if entry.file_type().is_dir() {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        if entry.file_type().is_dir() {
+            if entry.path().join(".git").exists() {
+                warn(format!(
+                    "skipping `{}`: a nested git repository is not part of the session",
+                    entry.path().display()
+                ));
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .expect("walkdir yields paths below its root")
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
+        let md = entry
+            .metadata()
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .io("inspect", entry.path())?;
+        let stat = stat_of(&md);
+        let mode = mode_of(&md);
+        seen.insert(rel.clone());
+        if let Some(e) = work.index.entry_by_path(rel.as_bstr())
+            && e.stat == stat
+            && e.mode == mode
+        {
+            continue;
+        }
+        let data = if md.file_type().is_symlink() {
+            std::fs::read_link(entry.path())
+                .io("read the link", entry.path())?
+                .as_os_str()
+                .as_bytes()
+                .to_vec()
+        } else {
+            std::fs::read(entry.path()).io("read", entry.path())?
+        };
+        let id = repo.write_blob(&data)?;
+        work.others.push(Staged {
+            path: rel,
+            mode,
+            id,
+            stat,
+        });
+    }
+    for e in work.index.entries() {
+        let p = e.path(&work.index).as_bytes();
+        if !p.starts_with(b"history/") && !seen.contains(p) {
+            work.gone.insert(p.to_vec());
+        }
+    }
+    Ok(())
+}
+
+/// A commit that exists, or one planned earlier in this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parent {
+    Commit(Oid),
+    Planned(usize),
+}
+
+/// Where a located node's turn was committed.
+#[derive(Debug, Clone, Copy)]
+struct Located {
+    commit: Parent,
+    turn: u64,
+}
+
+struct Planner<'a> {
+    repo: &'a SessionRepo,
+    /// Commits planned in this run: seq range → (plan, turn).
+    made: Vec<((u64, u64), Located)>,
+    cache: HashMap<Oid, (Vec<Oid>, Trailers)>,
+}
+
+impl Planner<'_> {
+    fn decoded(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)> {
+        if let Some(v) = self.cache.get(&id) {
+            return Ok(v.clone());
+        }
+        let info = self.repo.commit_info(id)?;
+        let v = (info.parents, Trailers::parse(&info.message));
+        self.cache.insert(id, v.clone());
+        Ok(v)
+    }
+
+    /// The commit that holds node `seq`, searched from `tips` back, and the
+    /// latest commit of that same turn on that line of history.
+    fn locate(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
+        if let Some((_, l)) = self
+            .made
+            .iter()
+            .rev()
+            .find(|((a, b), _)| *a <= seq && seq <= *b)
+        {
+            return Ok(Some(*l));
+        }
+        let mut visited = HashSet::new();
+        for &tip in tips {
+            // (commit, turn) along the first-parent line from this tip
+            let mut line: Vec<(Oid, Option<u64>)> = Vec::new();
+            let mut cur = Some(tip);
+            while let Some(c) = cur {
+                if !visited.insert(c) {
+                    break;
+                }
+                let (parents, t) = self.decoded(c)?;
+                line.push((c, t.turn));
+                if t.holds_seq(seq) {
+                    let turn = t.turn.expect("a commit holding nodes names its turn");
+                    // Later commits of the same turn (continuations) come first on the line.
+                    let k = line.len() - 1;
+                    let mut best = c;
+                    for (id, tt) in line[..k].iter().rev() {
+                        if *tt == Some(turn) {
+                            best = *id;
+                        } else {
+                            break;
+                        }
+                    }
+                    return Ok(Some(Located {
+                        commit: Parent::Commit(best),
+                        turn,
+                    }));
+                }
+                cur = parents.first().copied();
+            }
+        }
+        Ok(None)
+    }
+
+    /// The root commit (`session init`) reached from `tip`.
+    fn root(&mut self, tip: Oid) -> Result<Oid> {
+        let mut cur = tip;
+        loop {
+            let (parents, _) = self.decoded(cur)?;
+            match parents.first() {
+                Some(p) => cur = *p,
+                None => return Ok(cur),
+            }
+        }
+    }
+}
+
+/// Count the turns on the predecessor chain ending at `id` (for sessions whose
+/// commits carry no trailers, like the Python store's).
+fn chain_turns(
+    history_dir: &Path,
+    catalog: &Catalog,
+    pending: &HashMap<&str, &Node>,
+    id: &str,
+) -> u64 {
+    let mut turns = 0;
+    let mut cur = Some(id.to_string());
+    let mut seen = HashSet::new();
+    while let Some(c) = cur {
+        if c == ROOT || !seen.insert(c.clone()) {
+            break;
+        }
+        let node = match pending.get(c.as_str()) {
+            Some(n) => (*n).clone(),
+            None => match catalog.get(&c).map(|e| history::read_node(history_dir, e)) {
+                Some(Ok(n)) => n,
+                _ => break,
+            },
+        };
+        if node.starts_turn() {
+            turns += 1;
+        }
+        cur = node.predecessor.clone();
+    }
+    turns
+}
+
+/// Commit everything new in the session directory. Returns the commits made
+/// (empty when nothing changed).
+pub fn commit_pending(
+    sd: &SessionDir,
+    session_id: &str,
+    opts: &CommitOptions,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Made>> {
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+
+    // The index mirrors the commit recorded in `snapshot`; when HEAD moved
+    // without us (a crash between the ref update and the index write, or a
+    // git command run by hand), rebuild it from HEAD's tree.
+    let snapshot = std::fs::read_to_string(sd.snapshot_file()).ok();
+    let index = match head.commit {
+        Some(c) if snapshot.as_deref().map(str::trim) != Some(c.to_string().as_str()) => {
+            let tree = repo.commit_info(c)?.tree;
+            warn(format!(
+                "the git index of `{}` did not match HEAD; rebuilt it from HEAD",
+                sd.dir.display()
+            ));
+            repo.index_from_tree(tree)?
+        }
+        _ => repo.read_index()?,
+    };
+    let mut work = Work {
+        index,
+        gone: HashSet::new(),
+        others: Vec::new(),
+        new_history: HashMap::new(),
+    };
+
+    // history/: by name against the index.
+    let history_dir = sd.history();
+    let catalog = Catalog::read(&history_dir)?;
+    let committed: HashSet<&[u8]> = work
+        .index
+        .entries()
+        .iter()
+        .filter_map(|e| e.path(&work.index).as_bytes().strip_prefix(b"history/"))
+        .collect();
+    let mut on_disk: HashSet<&str> = HashSet::with_capacity(catalog.len());
+    let mut new_files: Vec<&str> = Vec::new();
+    for f in catalog
+        .entries
+        .iter()
+        .map(|e| e.file.as_str())
+        .chain(catalog.foreign.iter().map(String::as_str))
+    {
+        on_disk.insert(f);
+        if !committed.contains(f.as_bytes()) {
+            new_files.push(f);
+        }
+    }
+    let mut gone_history: Vec<Vec<u8>> = committed
+        .iter()
+        .filter(|f| f.to_str().map(|s| !on_disk.contains(s)).unwrap_or(true))
+        .map(|f| [b"history/".as_slice(), f].concat())
+        .collect();
+    gone_history.sort();
+
+    let mut pending: Vec<Node> = Vec::new();
+    for f in &new_files {
+        let path = history_dir.join(f);
+        let md = std::fs::symlink_metadata(&path).io("inspect", &path)?;
+        if md.is_dir() {
+            warn(format!(
+                "skipping directory `{}` inside history/",
+                path.display()
+            ));
+            continue;
+        }
+        let data = crate::layout::schema::read_bounded(&path)?;
+        if let Some(e) = catalog.entries.iter().find(|e| e.file == *f) {
+            let node = Node::parse(&data).map_err(|r| Error::Corrupt {
+                path: path.clone(),
+                reason: format!("the node does not parse: {r}"),
+                help: Some(
+                    "nothing was committed; fix or move the file aside, then run `git-session commit-turn` again"
+                        .into(),
+                ),
+            })?;
+            if node.id != e.id || node.seq < 0 || node.seq as u64 != e.seq {
+                return Err(Error::Corrupt {
+                    path,
+                    reason: format!(
+                        "the file name says seq {} id `{}`, the node says seq {} id `{}`",
+                        e.seq, e.id, node.seq, node.id
+                    ),
+                    help: Some("nothing was committed; rename the file to match its node".into()),
+                });
+            }
+            pending.push(node);
+        }
+        let id = repo.write_blob(&data)?;
+        work.new_history.insert(
+            f.to_string(),
+            Staged {
+                path: format!("history/{f}").into_bytes(),
+                mode: mode_of(&md),
+                id,
+                stat: stat_of(&md),
+            },
+        );
+    }
+    pending.sort_by_key(|n| n.seq);
+
+    let committed_seqs: Vec<u64> = catalog
+        .entries
+        .iter()
+        .filter(|e| committed.contains(e.file.as_bytes()))
+        .map(|e| e.seq)
+        .collect();
+    drop(committed);
+    sweep_others(&mut repo, &sd.dir, &mut work, warn)?;
+    work.gone.extend(gone_history);
+    // Foreign history files (not node names) go with the last commit.
+    let foreign: Vec<String> = work
+        .new_history
+        .keys()
+        .filter(|f| {
+            !pending
+                .iter()
+                .any(|n| catalog.get(&n.id).is_some_and(|e| &e.file == *f))
+        })
+        .cloned()
+        .collect();
+    for f in foreign {
+        let s = work.new_history.remove(&f).expect("key listed above");
+        work.others.push(s);
+    }
+
+    if pending.is_empty() && work.others.is_empty() && work.gone.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let groups = session::group_pending(&pending);
+    let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
+    let mut tips: Vec<Oid> = head.commit.into_iter().collect();
+    for (_, tip) in repo.branches()? {
+        if !tips.contains(&tip) {
+            tips.push(tip);
+        }
+    }
+    let mut cur_branch = head.branch.clone();
+    let mut cur_tip = head.commit;
+    // Final value of each branch touched, and its value before.
+    let mut branch_moves: Vec<(String, Option<Oid>, Oid)> = Vec::new();
+    let mut made: Vec<Made> = Vec::new();
+
+    let mut planner = Planner {
+        repo: &repo,
+        made: Vec::new(),
+        cache: HashMap::new(),
+    };
+    struct Planned {
+        parent: Option<Parent>,
+        turn: u64,
+        msg: String,
+        time: f64,
+        files: Vec<String>,
+        range: Option<(u64, u64)>,
+        count: usize,
+        retry_name: String,
+    }
+    let mut plans: Vec<Planned> = Vec::new();
+    let last_group = groups.len().saturating_sub(1);
+    for (gi, g) in groups.iter().enumerate() {
+        let nodes = &pending[g.range.clone()];
+        let first = &nodes[0];
+        let (located, turn) = if g.starts_turn {
+            match first.predecessor.as_deref() {
+                None | Some("") | Some(ROOT) => (None, 1),
+                Some(pred) => {
+                    let seq = pending_by_id
+                        .get(pred)
+                        .map(|n| n.seq.max(0) as u64)
+                        .or_else(|| catalog.get(pred).map(|e| e.seq));
+                    let loc = match seq {
+                        Some(s) => planner.locate(s, &tips)?,
+                        None => {
+                            warn(format!(
+                                "node `{}`: predecessor `{pred}` does not exist",
+                                first.id
+                            ));
+                            None
+                        }
+                    };
+                    match loc {
+                        Some(l) => (Some(l), l.turn + 1),
+                        None => (
+                            None,
+                            chain_turns(&history_dir, &catalog, &pending_by_id, pred) + 1,
+                        ),
+                    }
+                }
+            }
+        } else {
+            // More nodes of the turn committed last before them.
+            let before = first.seq.max(0) as u64;
+            let prev = committed_seqs.iter().rev().find(|&&s| s < before).copied();
+            let loc = match prev {
+                Some(s) => planner.locate(s, &tips)?,
+                None => None,
+            };
+            (loc, loc.map(|l| l.turn).unwrap_or(0))
+        };
+        let parent = match located {
+            Some(l) => Some(l.commit),
+            None if g.starts_turn
+                && matches!(first.predecessor.as_deref(), None | Some("") | Some(ROOT)) =>
+            {
+                match cur_tip {
+                    Some(t) => Some(Parent::Commit(planner.root(t)?)),
+                    None => None,
+                }
+            }
+            None => match plans.len() {
+                0 => cur_tip.map(Parent::Commit),
+                n => Some(Parent::Planned(n - 1)),
+            },
+        };
+        let mut parts = MessageParts::from_nodes(session_id, turn, g.starts_turn, nodes);
+        if gi == last_group {
+            if let Some(m) = &opts.message {
+                let mut lines = m.splitn(2, '\n');
+                parts.subject = session::one_line(lines.next().unwrap_or(""));
+                parts.body = lines.next().map(str::to_string);
+            }
+            if opts.duration.is_some() {
+                parts.duration = opts.duration;
+            }
+            if opts.tokens.is_some() {
+                parts.tokens = opts.tokens;
+            }
+            parts.failed = opts.failed;
+        }
+        let retry_name = nodes
+            .iter()
+            .find(|n| n.role == "llm" && n.is_top_level())
+            .unwrap_or(first)
+            .id
+            .clone();
+        let range = (parts.first_seq, parts.last_seq);
+        plans.push(Planned {
+            parent,
+            turn,
+            msg: parts.render(),
+            time: nodes.iter().map(|n| n.created_at).fold(f64::MIN, f64::max),
+            files: nodes
+                .iter()
+                .filter_map(|n| catalog.get(&n.id).map(|e| e.file.clone()))
+                .collect(),
+            range: Some(range),
+            count: nodes.len(),
+            retry_name,
+        });
+        // Later groups may continue this one.
+        planner.made.push((
+            range,
+            Located {
+                commit: Parent::Planned(plans.len() - 1),
+                turn,
+            },
+        ));
+    }
+    if plans.is_empty() {
+        // No node: the directory changed otherwise (meta.json, workdir/).
+        let turn = match cur_tip {
+            Some(t) => planner.decoded(t)?.1.turn.unwrap_or(0),
+            None => 0,
+        };
+        let mut msg = format!(
+            "{}\n\nSession: {session_id}\n",
+            opts.message
+                .as_deref()
+                .map(|m| session::cut(&session::one_line(m.lines().next().unwrap_or("")), 72))
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "session: update files".into())
+        );
+        if turn > 0 {
+            msg.push_str(&format!("Turn: {turn}\n"));
+        }
+        plans.push(Planned {
+            parent: cur_tip.map(Parent::Commit),
+            turn,
+            msg,
+            time: opts.now,
+            files: Vec::new(),
+            range: None,
+            count: 0,
+            retry_name: String::new(),
+        });
+    }
+    drop(planner);
+
+    // Write the commits in order; parents made in this run are resolved here.
+    let mut made_ids: Vec<Oid> = Vec::new();
+    let last = plans.len() - 1;
+    for (pi, p) in plans.into_iter().enumerate() {
+        let staged: Vec<Staged> = p
+            .files
+            .iter()
+            .filter_map(|f| work.new_history.remove(f))
+            .collect();
+        work.apply(staged);
+        if pi == last {
+            let rest: Vec<Staged> = work.new_history.drain().map(|(_, s)| s).collect();
+            work.apply(rest);
+            let others = std::mem::take(&mut work.others);
+            work.apply(others);
+            work.remove_gone();
+        }
+        let parent = p.parent.map(|pr| match pr {
+            Parent::Commit(id) => id,
+            Parent::Planned(i) => made_ids[i],
+        });
+        let tree = repo.write_tree(&work.index)?;
+        let parents: Vec<Oid> = parent.into_iter().collect();
+        let id = repo.write_commit(tree, &parents, &p.msg, p.time)?;
+        let (branch, new_branch) = match (&cur_branch, cur_tip) {
+            (Some(b), Some(tip)) if Some(tip) == parent => (b.clone(), false),
+            (Some(b), None) => (b.clone(), false),
+            _ => (format!("retry-{}", p.retry_name), true),
+        };
+        match branch_moves.iter_mut().find(|(b, _, _)| *b == branch) {
+            Some(m) => m.2 = id,
+            None => {
+                branch_moves.push((branch.clone(), if new_branch { None } else { cur_tip }, id))
+            }
+        }
+        cur_branch = Some(branch.clone());
+        cur_tip = Some(id);
+        made_ids.push(id);
+        made.push(Made {
+            commit: id.to_string(),
+            parent: parent.map(|p| p.to_string()),
+            turn: p.turn,
+            branch,
+            new_branch,
+            first_seq: p.range.map(|r| r.0),
+            last_seq: p.range.map(|r| r.1),
+            nodes: p.count,
+        });
+    }
+
+    atomic::crash_point("commit-before-sync");
+    repo.sync_objects()?;
+    let mut updates: Vec<RefUpdate> = branch_moves
+        .iter()
+        .map(|(b, old, new)| match old {
+            Some(old) => RefUpdate::Advance {
+                branch: b.clone(),
+                old: *old,
+                new: *new,
+                message: "commit: git-session turn".into(),
+            },
+            None => RefUpdate::Create {
+                branch: b.clone(),
+                new: *new,
+                message: "commit: git-session turn (new branch)".into(),
+            },
+        })
+        .collect();
+    if cur_branch != head.branch {
+        updates.push(RefUpdate::AttachHead {
+            branch: cur_branch
+                .clone()
+                .expect("a commit always lands on a branch"),
+        });
+    }
+    atomic::crash_point("commit-before-ref");
+    repo.update_refs(&updates)?;
+    atomic::crash_point("commit-before-index");
+    repo.write_index(&mut work.index)?;
+    std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
+    atomic::write(
+        &sd.snapshot_file(),
+        format!("{}\n", cur_tip.expect("at least one commit was made")).as_bytes(),
+    )?;
+    Ok(made)
+}
+
+/// Is `path` (relative) one of ours that never goes into a commit?
+pub fn is_temp(path: &BStr) -> bool {
+    path.rsplit_str("/")
+        .next()
+        .is_some_and(|n| n.starts_with(TEMP_PREFIX.as_bytes()))
+}

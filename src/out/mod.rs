@@ -1,0 +1,107 @@
+//! Output: data records on stdout (`--json`: one `{"type", "data"}` per
+//! line), notes and warnings on stderr, the clock.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+/// Now, as float unix seconds; `GIT_SESSION_NOW` fixes the clock (tests).
+pub fn now() -> f64 {
+    if let Some(v) = std::env::var("GIT_SESSION_NOW")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        return v;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
+}
+
+/// RFC 3339 UTC (`2026-11-30T07:05:05Z`) of unix seconds.
+pub fn rfc3339(secs: f64) -> String {
+    let s = secs.floor() as i64;
+    let (days, rem) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Human form: `2026-11-30 07:05`.
+pub fn short_time(secs: f64) -> String {
+    let r = rfc3339(secs);
+    format!("{} {}", &r[..10], &r[11..16])
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Where a command's output goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    pub json: bool,
+    pub quiet: bool,
+}
+
+impl Printer {
+    /// One data record: a JSON line under `--json`, else nothing (the
+    /// command prints its human form with [`Printer::line`]).
+    pub fn record(&self, kind: &str, data: &impl Serialize) {
+        if self.json {
+            let line = serde_json::to_string(&serde_json::json!({"type": kind, "data": data}))
+                .expect("records always serialize");
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+        }
+    }
+
+    /// A line of human data on stdout (not under `--json`).
+    pub fn line(&self, text: impl AsRef<str>) {
+        if !self.json {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", text.as_ref());
+        }
+    }
+
+    /// A note for a person on stderr (not under `-q`).
+    pub fn note(&self, text: impl AsRef<str>) {
+        if !self.quiet {
+            eprintln!("git-session: {}", text.as_ref());
+        }
+    }
+
+    /// A warning on stderr (shown even under `-q`? no: `-q` silences notes,
+    /// warnings still show).
+    pub fn warn(&self, text: impl AsRef<str>) {
+        eprintln!("git-session: warning: {}", text.as_ref());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_796_017_556.44), "2026-11-30T05:45:56Z");
+        assert_eq!(rfc3339(951_782_400.0), "2000-02-29T00:00:00Z");
+        assert_eq!(short_time(1_796_017_556.0), "2026-11-30 05:45");
+    }
+}

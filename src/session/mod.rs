@@ -1,0 +1,394 @@
+//! The DAG and turn model: pure functions, no I/O, no git, no clap.
+//!
+//! A turn starts at a top-level user node and holds every node appended after
+//! it up to the next one (SPEC §2.2). Commit messages and their trailers
+//! (SPEC §2.3) are formatted and parsed here.
+
+use crate::layout::schema::{Node, value_text};
+
+/// Nodes that belong to one commit: either a new turn (`starts_turn`) or more
+/// nodes of the turn already committed before them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Index range into the seq-sorted pending nodes.
+    pub range: std::ops::Range<usize>,
+    pub starts_turn: bool,
+}
+
+/// Split seq-sorted pending nodes into commit groups.
+pub fn group_pending(nodes: &[Node]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if n.starts_turn() || groups.is_empty() {
+            groups.push(Group {
+                range: i..i + 1,
+                starts_turn: n.starts_turn(),
+            });
+        } else {
+            groups.last_mut().expect("non-empty").range.end = i + 1;
+        }
+    }
+    groups
+}
+
+/// The first `n` characters of `s`.
+pub fn cut(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// One line: whitespace runs (newlines included) folded to single spaces.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Remove the attachment markers the Python store puts into user text.
+fn strip_attachment_markers(text: &str) -> String {
+    let mut out = text.to_string();
+    for (open, close) in [
+        ("<attachment-preview", "</attachment-preview>"),
+        ("<file ", "</file>"),
+    ] {
+        while let Some(start) = out.find(open) {
+            match out[start..].find(close) {
+                Some(end) => out.replace_range(start..start + end + close.len(), ""),
+                None => break,
+            }
+        }
+    }
+    for open in ["[attachment:", "[attached file:", "[attached:"] {
+        while let Some(start) = out.find(open) {
+            match out[start..].find(']') {
+                Some(end) => out.replace_range(start..start + end + 1, ""),
+                None => break,
+            }
+        }
+    }
+    out
+}
+
+/// Phase-1 title: first line of the user text, 50 chars + `…` (SPEC §5.3).
+pub fn title_from_text(text: &str) -> String {
+    let cleaned = strip_attachment_markers(text);
+    let first = cleaned
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if first.chars().count() > 50 {
+        format!("{}…", cut(&first, 50))
+    } else {
+        first
+    }
+}
+
+/// What a turn commit message says.
+#[derive(Debug, Clone, Default)]
+pub struct MessageParts {
+    pub session: String,
+    pub turn: u64,
+    /// `true` for more nodes of a turn committed earlier.
+    pub continued: bool,
+    /// The subject text (user message or `--message`).
+    pub subject: String,
+    /// Further lines of `--message`.
+    pub body: Option<String>,
+    pub reply: Option<String>,
+    pub tools: Vec<String>,
+    pub tool_count: usize,
+    pub duration: Option<f64>,
+    pub tokens: Option<u64>,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub failed: bool,
+}
+
+impl MessageParts {
+    /// Gather what the nodes of one group say.
+    pub fn from_nodes(session: &str, turn: u64, starts_turn: bool, nodes: &[Node]) -> Self {
+        let subject = if starts_turn {
+            one_line(nodes[0].text().lines().next().unwrap_or(""))
+        } else {
+            format!(
+                "{} more node{}",
+                nodes.len(),
+                if nodes.len() == 1 { "" } else { "s" }
+            )
+        };
+        let reply = nodes
+            .iter()
+            .find(|n| n.role == "llm" && n.is_top_level())
+            .map(|n| one_line(&n.text()))
+            .filter(|s| !s.is_empty());
+        let tool_nodes: Vec<&Node> = nodes
+            .iter()
+            .filter(|n| n.role == "code" && !is_reserved_name(&n.name))
+            .collect();
+        let tools = tool_nodes.iter().map(|n| n.name.clone()).collect();
+        let (first, last) = (
+            nodes.first().expect("a group is never empty"),
+            nodes.last().expect("a group is never empty"),
+        );
+        let duration = (nodes.len() > 1).then(|| (last.created_at - first.created_at).max(0.0));
+        let tokens: u64 = nodes.iter().filter_map(node_tokens).sum();
+        MessageParts {
+            session: session.to_string(),
+            turn,
+            continued: !starts_turn,
+            subject,
+            body: None,
+            reply,
+            tool_count: tool_nodes.len(),
+            tools,
+            duration,
+            tokens: (tokens > 0).then_some(tokens),
+            first_seq: first.seq.max(0) as u64,
+            last_seq: last.seq.max(0) as u64,
+            failed: false,
+        }
+    }
+
+    /// The full message of SPEC §2.3.
+    pub fn render(&self) -> String {
+        let mut subject_text = cut(&self.subject, 60);
+        if subject_text.is_empty() {
+            subject_text = "(no text)".into();
+        }
+        let marker = if self.continued { " (continued)" } else { "" };
+        let mut msg = format!("turn {}{marker}: {subject_text}\n", self.turn);
+        if let Some(body) = self.body.as_deref().filter(|b| !b.trim().is_empty()) {
+            msg.push('\n');
+            msg.push_str(body.trim_end());
+            msg.push('\n');
+        }
+        let mut block = Vec::new();
+        if let Some(reply) = &self.reply {
+            block.push(format!("assistant: {}", cut(reply, 80)));
+        }
+        if !self.tools.is_empty() {
+            block.push(format!("tools: {}", tool_summary(&self.tools)));
+        }
+        if !block.is_empty() {
+            msg.push('\n');
+            msg.push_str(&block.join("\n"));
+            msg.push('\n');
+        }
+        let mut meta = Vec::new();
+        if let Some(d) = self.duration {
+            meta.push(format!("turn took {d:.1}s"));
+        }
+        if self.tool_count > 0 {
+            meta.push(format!(
+                "{} tool{}",
+                self.tool_count,
+                if self.tool_count == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some(t) = self.tokens {
+            meta.push(format!("{t} tokens"));
+        }
+        if !meta.is_empty() {
+            msg.push_str(&format!("\n[meta: {}]\n", meta.join(", ")));
+        }
+        msg.push_str(&format!(
+            "\nSession: {}\nTurn: {}\nNodes: {}..{}\n",
+            self.session, self.turn, self.first_seq, self.last_seq
+        ));
+        if self.failed {
+            msg.push_str("Status: failed\n");
+        }
+        msg
+    }
+}
+
+/// Names that are records, not tool calls.
+pub fn is_reserved_name(name: &str) -> bool {
+    name == "project/relocate" || name.starts_with("context/")
+}
+
+fn node_tokens(n: &Node) -> Option<u64> {
+    let m = &n.metadata;
+    let get = |k: &str| m.get(k).and_then(serde_json::Value::as_u64);
+    get("tokens")
+        .or_else(|| match (get("input_tokens"), get("output_tokens")) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        })
+        .or_else(|| {
+            m.get("usage")
+                .and_then(|u| u.get("total_tokens"))
+                .and_then(serde_json::Value::as_u64)
+        })
+}
+
+/// `read, grep × 3, list`: names in first-use order with counts.
+pub fn tool_summary(names: &[String]) -> String {
+    let mut order: Vec<(&str, usize)> = Vec::new();
+    for n in names {
+        match order.iter_mut().find(|(name, _)| *name == n.as_str()) {
+            Some((_, k)) => *k += 1,
+            None => order.push((n.as_str(), 1)),
+        }
+    }
+    order
+        .iter()
+        .map(|(n, k)| {
+            if *k > 1 {
+                format!("{n} × {k}")
+            } else {
+                n.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The trailers a turn commit carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trailers {
+    pub session: Option<String>,
+    pub turn: Option<u64>,
+    pub nodes: Option<(u64, u64)>,
+    pub failed: bool,
+}
+
+impl Trailers {
+    pub fn parse(message: &str) -> Trailers {
+        let mut t = Trailers::default();
+        // Trailers live in the last paragraph.
+        let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
+        for line in last.lines() {
+            let Some((k, v)) = line.split_once(": ") else {
+                continue;
+            };
+            match k {
+                "Session" => t.session = Some(v.trim().to_string()),
+                "Turn" => t.turn = v.trim().parse().ok(),
+                "Nodes" => {
+                    t.nodes = v
+                        .trim()
+                        .split_once("..")
+                        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                }
+                "Status" => t.failed = v.trim() == "failed",
+                _ => {}
+            }
+        }
+        t
+    }
+
+    pub fn holds_seq(&self, seq: u64) -> bool {
+        self.nodes.is_some_and(|(a, b)| a <= seq && seq <= b)
+    }
+}
+
+/// A short description of a node for one-line displays.
+pub fn node_summary(n: &Node) -> String {
+    match n.role.as_str() {
+        "code" => {
+            let args = match &n.input {
+                serde_json::Value::Null => String::new(),
+                v => cut(&one_line(&value_text(v)), 60),
+            };
+            let out = cut(&one_line(&n.text()), 60);
+            format!("{}({args}) → {out}", n.name)
+        }
+        _ => one_line(&n.text()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(seq: i64, role: &str, caller: &str, name: &str, out: &str, t: f64) -> Node {
+        Node::parse(
+            serde_json::json!({"id": format!("n{seq}"), "seq": seq, "role": role,
+                "caller": caller, "name": name, "output": out, "created_at": t})
+            .to_string()
+            .as_bytes(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn grouping_splits_at_top_level_user_nodes() {
+        let nodes = vec![
+            node(1, "code", "a0", "read", "", 0.0),
+            node(2, "user", "", "", "hi", 0.0),
+            node(3, "llm", "", "m", "yo", 0.0),
+            node(4, "user", "n3", "", "sub-call user", 0.0),
+            node(5, "user", "ROOT", "", "again", 0.0),
+        ];
+        let g = group_pending(&nodes);
+        assert_eq!(
+            g,
+            vec![
+                Group {
+                    range: 0..1,
+                    starts_turn: false
+                },
+                Group {
+                    range: 1..4,
+                    starts_turn: true
+                },
+                Group {
+                    range: 4..5,
+                    starts_turn: true
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn message_has_every_part_and_parses_back() {
+        let nodes = vec![
+            node(4, "user", "", "", "Find the bug\nsecond line", 100.0),
+            node(5, "llm", "", "m1", "It is in main.rs", 101.0),
+            node(6, "code", "n5", "read", "x", 102.0),
+            node(7, "code", "n5", "grep", "x", 103.0),
+            node(8, "code", "n5", "grep", "x", 112.3),
+        ];
+        let mut parts = MessageParts::from_nodes("s1", 2, true, &nodes);
+        parts.tokens = Some(4521);
+        let msg = parts.render();
+        assert_eq!(
+            msg,
+            "turn 2: Find the bug\n\nassistant: It is in main.rs\ntools: read, grep × 2\n\n\
+             [meta: turn took 12.3s, 3 tools, 4521 tokens]\n\nSession: s1\nTurn: 2\nNodes: 4..8\n"
+        );
+        let t = Trailers::parse(&msg);
+        assert_eq!(t.turn, Some(2));
+        assert_eq!(t.nodes, Some((4, 8)));
+        assert!(t.holds_seq(6) && !t.holds_seq(9));
+    }
+
+    #[test]
+    fn unknown_lines_are_left_out_and_subject_is_cut() {
+        let long = "x".repeat(100);
+        let nodes = vec![node(1, "user", "", "", &long, 1.0)];
+        let msg = MessageParts::from_nodes("s", 1, true, &nodes).render();
+        let subject = msg.lines().next().unwrap();
+        assert_eq!(subject, format!("turn 1: {}", "x".repeat(60)));
+        assert!(!msg.contains("assistant:") && !msg.contains("tools:") && !msg.contains("[meta"));
+    }
+
+    #[test]
+    fn titles() {
+        assert_eq!(title_from_text("  hello\nworld"), "hello");
+        assert_eq!(
+            title_from_text(&"a".repeat(60)),
+            format!("{}…", "a".repeat(50))
+        );
+        assert_eq!(title_from_text("[attachment: x.png] look"), "look");
+    }
+
+    #[test]
+    fn tool_summary_counts_in_first_use_order() {
+        let names: Vec<String> = ["read", "grep", "list", "grep", "grep"]
+            .map(String::from)
+            .into();
+        assert_eq!(tool_summary(&names), "read, grep × 3, list");
+    }
+}

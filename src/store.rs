@@ -1,0 +1,346 @@
+//! Session operations shared by several commands: create a session atomically
+//! (staged under a temp name, published by rename) and append a node.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::SessionRepo;
+use crate::layout::history::Catalog;
+use crate::layout::schema::{self, MAX_FILE_BYTES, Meta, Node, ROOT};
+use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
+
+/// Fields of a new session's `meta.json`.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    pub id: String,
+    pub agent_id: Option<String>,
+    pub title: Option<String>,
+    pub source: Option<String>,
+    pub work_dir: Option<String>,
+}
+
+/// What `create` did.
+#[derive(Debug)]
+pub enum Created {
+    New(SessionDir),
+    Existing(SessionDir),
+}
+
+/// Create session `spec.id` in the default place, with `first` as its first
+/// node when given. The repo is built under a temp name and renamed into
+/// place, so no reader ever sees a half-made session or an empty shell.
+pub fn create(
+    state: &StateDir,
+    spec: &NewSession,
+    first: Option<NewNode>,
+    now: f64,
+) -> Result<Created> {
+    ids::session_id(&spec.id)?;
+    state.ensure()?;
+    if let Ok(sd) = state.find_session(&spec.id) {
+        return Ok(Created::Existing(sd));
+    }
+    let target = state.default_session_dir(&spec.id);
+    let staging = state.sessions().join(format!(
+        "{TEMP_PREFIX}init-{}-{}",
+        spec.id,
+        ids::generate("")
+    ));
+    let result = (|| {
+        std::fs::create_dir(&staging).io("create", &staging)?;
+        let sd = SessionDir::new(staging.clone());
+        let mut meta = Meta::default();
+        meta.set("id", spec.id.as_str());
+        meta.set("agent_id", spec.agent_id.as_deref().unwrap_or("main"));
+        meta.set("title", spec.title.as_deref().unwrap_or(""));
+        meta.set("source", spec.source.as_deref().unwrap_or("cli"));
+        meta.set("created_at", now);
+        meta.set("updated_at", now);
+        meta.set("project_id", "default");
+        meta.set("status", "idle");
+        if let Some(w) = &spec.work_dir {
+            meta.set("work_dir", w.as_str());
+        }
+        if spec.title.as_deref().is_some_and(|t| !t.is_empty()) {
+            meta.set("_user_titled", true);
+        }
+        meta.set("head_id", Value::Null);
+        SessionRepo::init(&staging, now)?;
+        std::fs::create_dir(sd.history()).io("create", sd.history())?;
+        let node = match first {
+            Some(n) => Some(append(&sd, &mut meta, n, now)?),
+            None => None,
+        };
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        atomic::sync_dir(&staging)?;
+        Ok::<_, Error>((meta, node))
+    })();
+    let (meta, node) = match result {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    atomic::crash_point("create-before-publish");
+    match std::fs::rename(&staging, &target) {
+        Ok(()) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::DirectoryNotEmpty
+            ) =>
+        {
+            // Another process published it first: theirs stands.
+            let _ = std::fs::remove_dir_all(&staging);
+            return Ok(Created::Existing(SessionDir::new(target)));
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e).io("publish the session", &target);
+        }
+    }
+    atomic::sync_dir(&state.sessions())?;
+    let preview = node
+        .as_ref()
+        .filter(|n| n.role == "user")
+        .map(|n| schema::preview(&n.text()));
+    registry::journal_append(
+        state,
+        &schema::index_row(&meta, &spec.id, preview.as_deref()),
+    )?;
+    Ok(Created::New(SessionDir::new(target)))
+}
+
+/// A node to append; `None` fields take the defaults of SPEC §5.2.
+#[derive(Debug, Clone, Default)]
+pub struct NewNode {
+    /// `user`, `llm` or `code`.
+    pub role: String,
+    pub id: Option<String>,
+    /// `None`: default; `Some(None)`: explicitly no predecessor.
+    pub predecessor: Option<Option<String>>,
+    pub caller: Option<String>,
+    pub name: Option<String>,
+    pub input: Value,
+    pub output: Value,
+    pub reads: Vec<String>,
+    pub metadata: Map<String, Value>,
+    pub created_at: Option<f64>,
+    pub extra: Map<String, Value>,
+    pub attach: Vec<PathBuf>,
+}
+
+fn refuse(msg: String, help: &str) -> Error {
+    Error::refused(msg, Some(help.to_string()))
+}
+
+/// Append `new` to the session in `sd` (the caller holds the session lock and
+/// has read `meta`); updates `meta` in memory (head, `updated_at`) without
+/// writing it.
+pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Result<Node> {
+    let history = sd.history();
+    let catalog = Catalog::read(&history)?;
+    let letter_prefix = match new.role.as_str() {
+        "user" => "u_",
+        "llm" => "a_",
+        "code" => "t_",
+        other => {
+            return Err(Error::usage(
+                format!("unknown role `{other}`"),
+                Some("roles are `user`, `assistant` (llm) and `tool` (code)".into()),
+            ));
+        }
+    };
+    let id = match new.id {
+        Some(id) => {
+            ids::node_id(&id)?;
+            id
+        }
+        None => loop {
+            let id = ids::generate(letter_prefix);
+            if !catalog.contains(&id) {
+                break id;
+            }
+        },
+    };
+    if catalog.contains(&id) {
+        return Err(refuse(
+            format!(
+                "node `{id}` already exists in session `{}`",
+                sd.dir.display()
+            ),
+            "node ids are unique in a session; omit `--id` to get a fresh one",
+        ));
+    }
+    let caller = match new.caller {
+        Some(c) => c,
+        None if new.role == "code" => catalog
+            .latest("al")
+            .map(|e| e.id.clone())
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let top_level = caller.is_empty() || caller == ROOT;
+    let predecessor = match new.predecessor {
+        Some(p) => p,
+        None if !top_level || new.role == "code" => None,
+        None if new.role == "llm" => Some(
+            catalog
+                .latest("u")
+                .filter(|e| e.id != ROOT)
+                .map(|e| e.id.clone())
+                .or_else(|| meta.head_id().map(str::to_owned))
+                .unwrap_or_else(|| ROOT.to_string()),
+        ),
+        None => Some(
+            meta.head_id()
+                .map(str::to_owned)
+                .unwrap_or_else(|| ROOT.into()),
+        ),
+    };
+    if let Some(p) = &predecessor
+        && p != ROOT
+        && !catalog.contains(p)
+    {
+        return Err(refuse(
+            format!("predecessor `{p}` is not a node of this session"),
+            "name an existing node id (see `git-session show`), or `ROOT` for a first turn",
+        ));
+    }
+    if !top_level && !catalog.contains(&caller) {
+        return Err(refuse(
+            format!("caller `{caller}` is not a node of this session"),
+            "name an existing node id, or leave `--caller` out",
+        ));
+    }
+    if new.role == "user"
+        && top_level
+        && predecessor.is_none()
+        && catalog
+            .entries
+            .iter()
+            .any(|e| e.letter == 'u' && e.id != ROOT)
+    {
+        return Err(refuse(
+            "a second top-level user node needs a predecessor".into(),
+            "give `--predecessor <node id>` (or `ROOT` to retry the first turn)",
+        ));
+    }
+    let seq = catalog.max_seq().map_or(1, |s| s + 1);
+    let mut metadata = new.metadata;
+    if !new.attach.is_empty() {
+        let mut list = Vec::new();
+        for src in &new.attach {
+            list.push(attach(sd, &id, src)?);
+        }
+        metadata.insert("attachments".into(), Value::Array(list));
+    }
+    let node = Node {
+        id,
+        created_at: new.created_at.unwrap_or(now),
+        seq: seq as i64,
+        role: new.role,
+        name: new.name.unwrap_or_default(),
+        input: new.input,
+        output: new.output,
+        caller,
+        predecessor,
+        reads: new.reads,
+        metadata,
+        extra: new.extra,
+    };
+    let bytes = node.to_json();
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Error::usage(
+            format!(
+                "the node is {} bytes, over the limit of {MAX_FILE_BYTES}",
+                bytes.len()
+            ),
+            Some("store large payloads as attachments (`--attach`)".into()),
+        ));
+    }
+    std::fs::create_dir_all(&history).io("create", &history)?;
+    let path = history.join(crate::layout::paths::node_file_name(
+        seq,
+        node.letter(),
+        &node.id,
+    ));
+    if !atomic::create_new(&path, &bytes)? {
+        return Err(refuse(
+            format!("`{}` already exists", path.display()),
+            "another writer used this seq; run the command again",
+        ));
+    }
+    atomic::crash_point("append-after-node");
+    meta.set("updated_at", now);
+    if node.is_top_level() && node.predecessor.is_some() {
+        meta.set("head_id", node.id.as_str());
+    }
+    Ok(node)
+}
+
+/// Copy `src` into `workdir/attachments/`, refusing symlinks, directories and
+/// traversal; returns the record stored in the node's metadata.
+fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
+    let md = std::fs::symlink_metadata(src).io("read the attachment", src)?;
+    if md.file_type().is_symlink() || !md.is_file() {
+        return Err(Error::refused(
+            format!("attachment `{}` is not a regular file", src.display()),
+            Some("attach regular files only; symlinks and directories are refused".into()),
+        ));
+    }
+    if md.len() > MAX_FILE_BYTES {
+        return Err(Error::usage(
+            format!(
+                "attachment `{}` is {} bytes, over the limit of {MAX_FILE_BYTES}",
+                src.display(),
+                md.len()
+            ),
+            None,
+        ));
+    }
+    let name = src
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.starts_with('.') && !n.contains('/') && !n.contains('\\'))
+        .ok_or_else(|| {
+            Error::refused(
+                format!("attachment name of `{}` is not usable", src.display()),
+                Some("rename the file: a UTF-8 name not starting with `.`".into()),
+            )
+        })?;
+    let dir = sd.attachments();
+    std::fs::create_dir_all(&dir).io("create", &dir)?;
+    let mut dest_name = name.to_string();
+    if dir.join(&dest_name).exists() {
+        dest_name = format!("{node_id}-{name}");
+    }
+    let data = std::fs::read(src).io("read the attachment", src)?;
+    let dest = dir.join(&dest_name);
+    if !atomic::create_new(&dest, &data)? {
+        return Err(refuse(
+            format!("`{}` already exists", dest.display()),
+            "rename the attachment",
+        ));
+    }
+    Ok(serde_json::json!({
+        "name": name,
+        "path": format!("workdir/attachments/{dest_name}"),
+        "size": data.len(),
+    }))
+}
+
+/// The user text that names a session: the first turn's user message.
+pub fn first_user_text(sd: &SessionDir, catalog: &Catalog) -> Option<String> {
+    catalog
+        .entries
+        .iter()
+        .filter(|e| e.letter == 'u')
+        .take(8)
+        .filter_map(|e| crate::layout::history::read_node(&sd.history(), e).ok())
+        .find(|n| n.starts_turn())
+        .map(|n| n.text())
+}
