@@ -42,7 +42,13 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
     /// Seconds to wait for a busy lock
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        global = true,
+        value_name = "SECS",
+        default_value_t = 30.0,
+        allow_negative_numbers = true
+    )]
     pub lock_timeout: f64,
     /// Fail at once (exit 75) when a lock is busy
     #[arg(long, global = true)]
@@ -89,6 +95,24 @@ impl Ctx {
 
     pub fn lock(&self, path: &std::path::Path, kind: lock::Kind) -> Result<lock::Lock> {
         lock::acquire(path, kind, self.locks)
+    }
+
+    /// Take a session's lock; a session without `.git` is reported as such.
+    pub fn lock_session(
+        &self,
+        sd: &crate::layout::SessionDir,
+        kind: lock::Kind,
+    ) -> Result<lock::Lock> {
+        if !sd.git_dir().is_dir() {
+            return Err(crate::error::Error::Corrupt {
+                path: sd.dir.clone(),
+                reason: "the session has no `.git` repository".into(),
+                help: Some(
+                    "restore the session's `.git` directory; its node files are untouched".into(),
+                ),
+            });
+        }
+        self.lock(&sd.lock_file(), kind)
     }
 }
 

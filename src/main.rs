@@ -20,6 +20,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Diagnostics are read by scripts and tests as much as by people: no wrapping.
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
+    }));
     match cli::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {

@@ -269,7 +269,7 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
         Err(e) => return Err(e),
     };
     let node = {
-        let _lock = ctx.lock(&sd.lock_file(), lock::Kind::Exclusive)?;
+        let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
         let mut meta = Meta::read(&sd.meta())?;
         let node = store::append(&sd, &mut meta, new, now)?;
         atomic::write(&sd.meta(), &meta.to_json())?;

@@ -7,6 +7,7 @@
 
 use crate::cli::Ctx;
 use crate::error::{Result, exit};
+use crate::layout::SessionDir;
 use crate::layout::history::Catalog;
 use crate::layout::schema::{self, Meta};
 use crate::layout::{atomic, lock, registry};
@@ -44,7 +45,7 @@ pub struct CommitTurnArgs {
     #[arg(long, short, value_name = "M")]
     pub message: Option<String>,
     /// How long the turn took, in seconds [default: from the nodes' times]
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// Tokens the turn used [default: from the nodes' metadata]
     #[arg(long, value_name = "N")]
@@ -64,29 +65,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         ));
     }
     let sd = ctx.state.find_session(&args.session)?;
-    let _lock = ctx.lock(&sd.lock_file(), lock::Kind::Exclusive)?;
-    let before = Meta::read(&sd.meta())?;
-    let mut meta = before.clone();
-    meta.set("status", args.status.as_str());
-    if args.status == TurnStatus::Done {
-        meta.set("unread", true);
-    }
-    if meta.title().is_empty() && !meta.flag("_user_titled") {
-        let catalog = Catalog::read(&sd.history())?;
-        if let Some(text) = crate::store::first_user_text(&sd, &catalog) {
-            let title = session::title_from_text(&text);
-            if !title.is_empty() {
-                meta.set("title", title);
-                meta.set("_auto_titled", true);
-                if meta.0.get("_title_gen_count").is_none() {
-                    meta.set("_title_gen_count", 1);
-                }
-            }
-        }
-    }
-    if meta != before {
-        atomic::write(&sd.meta(), &meta.to_json())?;
-    }
+    let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
     let opts = CommitOptions {
         message: args.message.clone(),
         duration: args.duration,
@@ -95,7 +74,21 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         now: crate::out::now(),
     };
     let out = ctx.out;
-    let made = mirror::commit_pending(&sd, &args.session, &opts, &mut |w| out.warn(w))?;
+    let before = Meta::read(&sd.meta())?;
+    let mut meta = before.clone();
+    let made = mirror::commit_pending(
+        &sd,
+        &args.session,
+        &opts,
+        &mut |_pending| {
+            update_meta(&sd, &mut meta, args.status)?;
+            if meta != before {
+                atomic::write(&sd.meta(), &meta.to_json())?;
+            }
+            Ok(())
+        },
+        &mut |w| out.warn(w),
+    )?;
     if meta != before {
         registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     }
@@ -121,8 +114,31 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// Status after the turn, and the phase-1 title on the first turn.
+fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<()> {
+    meta.set("status", status.as_str());
+    if status == TurnStatus::Done {
+        meta.set("unread", true);
+    }
+    if meta.title().is_empty() && !meta.flag("_user_titled") {
+        // The first turn's user message, wherever it is (cheap: the first user files).
+        let text = crate::store::first_user_text(sd, &Catalog::read(&sd.history())?);
+        let title = text
+            .map(|t| session::title_from_text(&t))
+            .unwrap_or_default();
+        if !title.is_empty() {
+            meta.set("title", title);
+            meta.set("_auto_titled", true);
+            if meta.0.get("_title_gen_count").is_none() {
+                meta.set("_title_gen_count", 1);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Count turns; every 50, start `git gc --auto` in the background.
-fn maintain(ctx: &Ctx, sd: &crate::layout::SessionDir, turns: usize) {
+fn maintain(ctx: &Ctx, sd: &SessionDir, turns: usize) {
     const EVERY: u64 = 50;
     let path = sd.maintenance_counter();
     let count = std::fs::read_to_string(&path)

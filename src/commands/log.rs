@@ -41,7 +41,7 @@ struct Row {
 
 pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
-    let _lock = ctx.lock(&sd.lock_file(), lock::Kind::Shared)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
     let repo = SessionRepo::open(&sd.dir)?;
     let head = repo.head()?;
     let branches = repo.branches()?;

@@ -73,7 +73,7 @@ pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>) -> Vec<(u64, &'a N
 
 pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
-    let _lock = ctx.lock(&sd.lock_file(), lock::Kind::Shared)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
     let meta = Meta::read(&sd.meta())?;
     let catalog = Catalog::read(&sd.history())?;
     let out = ctx.out;

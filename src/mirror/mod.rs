@@ -92,14 +92,17 @@ struct Work {
     others: Vec<Staged>,
     /// New history files by file name.
     new_history: HashMap<String, Staged>,
+    /// Unchanged files whose stat data is refreshed.
+    refreshed: Vec<Staged>,
 }
 
 impl Work {
+    /// Update existing entries in place (lookups need sorted entries), then
+    /// push the new ones and sort once.
     fn apply(&mut self, staged: Vec<Staged>) {
-        let mut pushed = false;
+        let mut new = Vec::new();
         for s in staged {
-            let state = &mut self.index;
-            match state.entry_mut_by_path_and_stage(
+            match self.index.entry_mut_by_path_and_stage(
                 s.path.as_bstr(),
                 gix::index::entry::Stage::Unconflicted,
             ) {
@@ -108,21 +111,22 @@ impl Work {
                     e.mode = s.mode;
                     e.stat = s.stat;
                 }
-                None => {
-                    state.dangerously_push_entry(
-                        s.stat,
-                        s.id,
-                        gix::index::entry::Flags::empty(),
-                        s.mode,
-                        s.path.as_bstr(),
-                    );
-                    pushed = true;
-                }
+                None => new.push(s),
             }
         }
-        if pushed {
-            self.index.sort_entries();
+        if new.is_empty() {
+            return;
         }
+        for s in new {
+            self.index.dangerously_push_entry(
+                s.stat,
+                s.id,
+                gix::index::entry::Flags::empty(),
+                s.mode,
+                s.path.as_bstr(),
+            );
+        }
+        self.index.sort_entries();
     }
 
     fn remove_gone(&mut self) {
@@ -213,12 +217,17 @@ fn sweep_others(
             std::fs::read(entry.path()).io("read", entry.path())?
         };
         let id = repo.write_blob(&data)?;
-        work.others.push(Staged {
+        let staged = Staged {
             path: rel,
             mode,
             id,
             stat,
-        });
+        };
+        match work.index.entry_by_path(staged.path.as_bstr()) {
+            // Same content, new stat data (e.g. after an index rebuild).
+            Some(e) if e.id == id && e.mode == mode => work.refreshed.push(staged),
+            _ => work.others.push(staged),
+        }
     }
     for e in work.index.entries() {
         let p = e.path(&work.index).as_bytes();
@@ -350,11 +359,14 @@ fn chain_turns(
 }
 
 /// Commit everything new in the session directory. Returns the commits made
-/// (empty when nothing changed).
+/// (empty when nothing changed). `before_write` runs once every pending node
+/// has parsed and before anything is written (`commit-turn` updates
+/// meta.json there, so that a refused commit changes nothing on disk).
 pub fn commit_pending(
     sd: &SessionDir,
     session_id: &str,
     opts: &CommitOptions,
+    before_write: &mut dyn FnMut(&[Node]) -> Result<()>,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Made>> {
     let mut repo = SessionRepo::open(&sd.dir)?;
@@ -364,6 +376,7 @@ pub fn commit_pending(
     // without us (a crash between the ref update and the index write, or a
     // git command run by hand), rebuild it from HEAD's tree.
     let snapshot = std::fs::read_to_string(sd.snapshot_file()).ok();
+    let mut index_rebuilt = false;
     let index = match head.commit {
         Some(c) if snapshot.as_deref().map(str::trim) != Some(c.to_string().as_str()) => {
             let tree = repo.commit_info(c)?.tree;
@@ -371,6 +384,7 @@ pub fn commit_pending(
                 "the git index of `{}` did not match HEAD; rebuilt it from HEAD",
                 sd.dir.display()
             ));
+            index_rebuilt = true;
             repo.index_from_tree(tree)?
         }
         _ => repo.read_index()?,
@@ -380,6 +394,7 @@ pub fn commit_pending(
         gone: HashSet::new(),
         others: Vec::new(),
         new_history: HashMap::new(),
+        refreshed: Vec::new(),
     };
 
     // history/: by name against the index.
@@ -392,16 +407,16 @@ pub fn commit_pending(
         .filter_map(|e| e.path(&work.index).as_bytes().strip_prefix(b"history/"))
         .collect();
     let mut on_disk: HashSet<&str> = HashSet::with_capacity(catalog.len());
-    let mut new_files: Vec<&str> = Vec::new();
-    for f in catalog
+    let mut new_files: Vec<(&str, Option<&history::Entry>)> = Vec::new();
+    for (f, e) in catalog
         .entries
         .iter()
-        .map(|e| e.file.as_str())
-        .chain(catalog.foreign.iter().map(String::as_str))
+        .map(|e| (e.file.as_str(), Some(e)))
+        .chain(catalog.foreign.iter().map(|f| (f.as_str(), None)))
     {
         on_disk.insert(f);
         if !committed.contains(f.as_bytes()) {
-            new_files.push(f);
+            new_files.push((f, e));
         }
     }
     let mut gone_history: Vec<Vec<u8>> = committed
@@ -411,8 +426,11 @@ pub fn commit_pending(
         .collect();
     gone_history.sort();
 
+    // Phase 1, read-only: every new node must parse and match its name, or
+    // nothing at all is written.
     let mut pending: Vec<Node> = Vec::new();
-    for f in &new_files {
+    let mut new_data: Vec<(&str, Vec<u8>, std::fs::Metadata)> = Vec::new();
+    for &(f, entry) in &new_files {
         let path = history_dir.join(f);
         let md = std::fs::symlink_metadata(&path).io("inspect", &path)?;
         if md.is_dir() {
@@ -423,7 +441,7 @@ pub fn commit_pending(
             continue;
         }
         let data = crate::layout::schema::read_bounded(&path)?;
-        if let Some(e) = catalog.entries.iter().find(|e| e.file == *f) {
+        if let Some(e) = entry {
             let node = Node::parse(&data).map_err(|r| Error::Corrupt {
                 path: path.clone(),
                 reason: format!("the node does not parse: {r}"),
@@ -444,6 +462,12 @@ pub fn commit_pending(
             }
             pending.push(node);
         }
+        new_data.push((f, data, md));
+    }
+    before_write(&pending)?;
+
+    // Phase 2: write.
+    for (f, data, md) in new_data {
         let id = repo.write_blob(&data)?;
         work.new_history.insert(
             f.to_string(),
@@ -483,8 +507,18 @@ pub fn commit_pending(
     }
 
     if pending.is_empty() && work.others.is_empty() && work.gone.is_empty() {
+        if !work.refreshed.is_empty() || index_rebuilt {
+            let refreshed = std::mem::take(&mut work.refreshed);
+            work.apply(refreshed);
+            repo.write_index(&mut work.index)?;
+            if let Some(c) = head.commit {
+                atomic::write(&sd.snapshot_file(), format!("{c}\n").as_bytes())?;
+            }
+        }
         return Ok(Vec::new());
     }
+    let refreshed = std::mem::take(&mut work.refreshed);
+    work.apply(refreshed);
 
     let groups = session::group_pending(&pending);
     let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();

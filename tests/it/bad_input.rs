@@ -1,0 +1,310 @@
+//! SPEC §6 for the core commands: a clear diagnostic, a non-zero exit, and
+//! nothing on disk changed.
+
+use crate::env::{TestEnv, tree_bytes};
+
+/// A session with one committed turn and one pending node.
+fn setup() -> TestEnv {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.append("s1", &["--text", "pending", "--id", "p1"]);
+    // Take the lock once so its file exists before the snapshots.
+    env.ok(&["log", "s1"]);
+    env
+}
+
+/// Run `args`, expect exit `code` with `needle` in the diagnostic, and no
+/// change anywhere in the state dir.
+fn refused(env: &TestEnv, args: &[&str], code: i32, needle: &str) {
+    let before = tree_bytes(&env.state());
+    let err = env.fails(args, code);
+    assert!(
+        err.contains(needle),
+        "{args:?}: diagnostic lacks {needle:?}:\n{err}"
+    );
+    assert!(
+        err.contains("help:") || code == 2,
+        "{args:?}: no help line:\n{err}"
+    );
+    assert_eq!(
+        before,
+        tree_bytes(&env.state()),
+        "{args:?} changed the state dir"
+    );
+}
+
+#[test]
+fn invalid_ids_are_usage_errors() {
+    let env = setup();
+    // Starting with `-`, it is an unknown flag to the parser: a usage error too.
+    refused(&env, &["init", "-x"], 2, "unexpected argument");
+    refused(&env, &["init", "--", "-x"], 2, "invalid session id");
+    for id in [
+        "../x",
+        "..",
+        ".hidden",
+        "a/b",
+        "projects",
+        "",
+        "white space",
+    ] {
+        refused(&env, &["init", id], 2, "invalid session id");
+        refused(
+            &env,
+            &["append", id, "--text", "x"],
+            2,
+            "invalid session id",
+        );
+    }
+    refused(
+        &env,
+        &["append", "s1", "--id", "../../etc", "--text", "x"],
+        2,
+        "invalid node id",
+    );
+    refused(
+        &env,
+        &["append", "s1", "--id", "a/b", "--text", "x"],
+        2,
+        "invalid node id",
+    );
+}
+
+#[test]
+fn unknown_session() {
+    let env = setup();
+    refused(
+        &env,
+        &["append", "nope", "--text", "x"],
+        1,
+        "no session `nope`",
+    );
+    refused(&env, &["commit-turn", "nope"], 1, "no session `nope`");
+    refused(&env, &["log", "nope"], 1, "no session `nope`");
+    refused(&env, &["show", "nope"], 1, "no session `nope`");
+}
+
+#[test]
+fn unknown_predecessor_or_caller_and_duplicate_ids() {
+    let env = setup();
+    refused(
+        &env,
+        &["append", "s1", "--text", "x", "--predecessor", "ghost"],
+        1,
+        "predecessor `ghost`",
+    );
+    refused(
+        &env,
+        &["append", "s1", "--role", "tool", "--caller", "ghost"],
+        1,
+        "caller `ghost`",
+    );
+    refused(
+        &env,
+        &["append", "s1", "--text", "x", "--id", "p1"],
+        1,
+        "node `p1` already exists",
+    );
+}
+
+#[test]
+fn a_second_root_user_node_needs_a_predecessor() {
+    let env = setup();
+    let before = tree_bytes(&env.state());
+    let mut c = env.cmd();
+    c.args(["append", "s1", "--json-node"])
+        .stdin(std::process::Stdio::piped());
+    let mut child = c.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"role":"user","output":"x","predecessor":null}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a predecessor"));
+    assert_eq!(before, tree_bytes(&env.state()));
+}
+
+#[test]
+fn unparsable_json_node() {
+    let env = setup();
+    for input in [
+        &b"{\"role\": \"user\", \"output\": "[..],
+        b"[1,2]",
+        b"{\"role\": \"wizard\"}",
+        b"{\"id\": 5}",
+        b"\xff\xfe",
+    ] {
+        let before = tree_bytes(&env.state());
+        let mut child = env
+            .cmd()
+            .args(["append", "s1", "--json-node"])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("json-node")
+                || String::from_utf8_lossy(&out.stderr).contains("UTF-8")
+        );
+        assert_eq!(before, tree_bytes(&env.state()));
+    }
+}
+
+#[test]
+fn a_node_file_that_does_not_parse_blocks_the_commit_and_changes_nothing() {
+    let env = setup();
+    let dir = env.session_dir("s1");
+    std::fs::write(
+        dir.join("history/000009-u-bad.json"),
+        b"{\"id\":\"bad\",\"seq\":",
+    )
+    .unwrap();
+    refused(&env, &["commit-turn", "s1"], 128, "000009-u-bad.json");
+    // A name that disagrees with its payload, too.
+    std::fs::write(
+        dir.join("history/000009-u-bad.json"),
+        br#"{"id":"other","seq":9,"role":"user"}"#,
+    )
+    .unwrap();
+    refused(&env, &["commit-turn", "s1"], 128, "the file name says");
+    // Readers skip it with a warning.
+    let out = env.run(&["show", "s1"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: skipping"));
+    // Moved aside, the commit goes through.
+    std::fs::remove_file(dir.join("history/000009-u-bad.json")).unwrap();
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+}
+
+#[test]
+fn a_busy_lock_exits_75() {
+    let env = setup();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.session_dir("s1").join(".git/git-session.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    refused(
+        &env,
+        &["append", "s1", "--text", "x", "--no-wait"],
+        75,
+        "is locked by another process",
+    );
+    refused(&env, &["commit-turn", "s1", "--no-wait"], 75, "is locked");
+    let started = std::time::Instant::now();
+    let err = env.fails(
+        &["append", "s1", "--text", "x", "--lock-timeout", "0.3"],
+        75,
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    assert!(err.contains("waiting for the lock"), "{err}");
+    lock.unlock().unwrap();
+    env.append("s1", &["--text", "now it works", "--lock-timeout", "0.3"]);
+}
+
+#[test]
+fn corrupt_meta_missing_git_and_symlinked_sessions() {
+    let env = setup();
+    let dir = env.session_dir("s1");
+    std::fs::write(dir.join("meta.json"), b"{\"id\": \"s1\", ").unwrap();
+    refused(&env, &["append", "s1", "--text", "x"], 128, "meta.json");
+    refused(&env, &["commit-turn", "s1"], 128, "meta.json");
+    std::fs::write(dir.join("meta.json"), b"[\"not an object\"]").unwrap();
+    refused(&env, &["append", "s1", "--text", "x"], 128, "JSON object");
+
+    let env = setup();
+    let dir = env.session_dir("s1");
+    std::fs::rename(dir.join(".git"), env.tmp.path().join("moved-git")).unwrap();
+    refused(&env, &["commit-turn", "s1"], 128, "has no `.git`");
+
+    let env = setup();
+    let real = env.tmp.path().join("elsewhere");
+    std::fs::rename(env.session_dir("s1"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, env.session_dir("s1")).unwrap();
+    refused(&env, &["append", "s1", "--text", "x"], 1, "symbolic link");
+    refused(&env, &["commit-turn", "s1"], 1, "symbolic link");
+}
+
+#[test]
+fn non_utf8_and_huge_payloads() {
+    let env = setup();
+    let bad = env.tmp.path().join("latin1.txt");
+    std::fs::write(&bad, b"caf\xe9").unwrap();
+    refused(
+        &env,
+        &["append", "s1", "--file", bad.to_str().unwrap()],
+        2,
+        "not valid UTF-8",
+    );
+    let huge = env.tmp.path().join("huge.txt");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(64 * 1024 * 1024 + 1).unwrap();
+    refused(
+        &env,
+        &["append", "s1", "--file", huge.to_str().unwrap()],
+        2,
+        "over the limit",
+    );
+    refused(
+        &env,
+        &["append", "s1", "--file", "/nonexistent/file"],
+        128,
+        "/nonexistent/file",
+    );
+    refused(
+        &env,
+        &["append", "s1", "--input", "{not json"],
+        2,
+        "--input",
+    );
+    refused(
+        &env,
+        &["commit-turn", "s1", "--duration", "-1"],
+        2,
+        "--duration",
+    );
+    refused(
+        &env,
+        &["append", "s1", "--text", "x", "--lock-timeout", "-5"],
+        2,
+        "--lock-timeout",
+    );
+}
+
+#[test]
+fn a_read_only_state_dir_fails_cleanly() {
+    if unsafe_is_root() {
+        // root ignores permission bits; nothing to test.
+        return;
+    }
+    let env = setup();
+    use std::os::unix::fs::PermissionsExt;
+    let hist = env.session_dir("s1").join("history");
+    std::fs::set_permissions(&hist, std::fs::Permissions::from_mode(0o555)).unwrap();
+    refused(&env, &["append", "s1", "--text", "x"], 128, "history");
+    std::fs::set_permissions(&hist, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn unsafe_is_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        })
+        .unwrap_or(false)
+}

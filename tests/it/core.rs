@@ -1,0 +1,553 @@
+//! The core loop: init, append, commit-turn, log, show (SPEC §2, §5.1–§5.5).
+
+use crate::env::TestEnv;
+
+#[test]
+fn init_creates_a_repo_with_an_empty_root_commit() {
+    let env = TestEnv::new();
+    let out = env.ok(&["init", "s1", "--agent", "bot", "--source", "web"]);
+    assert_eq!(out, "s1\n");
+    let dir = env.session_dir("s1");
+    assert_eq!(
+        env.git("s1", &["log", "--format=%s|%an <%ae>|%at"]),
+        "session init|OpenProgram <openprogram@local>|1796017556\n"
+    );
+    assert_eq!(
+        env.git("s1", &["ls-tree", "-r", "HEAD"]),
+        "",
+        "root commit has an empty tree"
+    );
+    assert_eq!(
+        env.git("s1", &["symbolic-ref", "HEAD"]),
+        "refs/heads/main\n"
+    );
+    assert_eq!(env.git("s1", &["config", "core.hooksPath"]), "/dev/null\n");
+    assert_eq!(env.git("s1", &["config", "commit.gpgSign"]), "false\n");
+    let fsck = env.git_in(&dir, &["fsck", "--strict"]);
+    assert!(fsck.status.success());
+    // meta.json is new and uncommitted until the first turn.
+    assert_eq!(env.git("s1", &["status", "--porcelain"]), "?? meta.json\n");
+    let meta = env.meta("s1");
+    assert_eq!(meta["id"], "s1");
+    assert_eq!(meta["agent_id"], "bot");
+    assert_eq!(meta["source"], "web");
+    assert_eq!(meta["created_at"], 1_796_017_556.0);
+    assert_eq!(meta["updated_at"], 1_796_017_556.0);
+    assert_eq!(meta["project_id"], "default");
+    // An index row is on its way (journal, folded by the next registry writer).
+    let journal = std::fs::read_to_string(env.state().join("sessions/index.journal")).unwrap();
+    let row: serde_json::Value = serde_json::from_str(journal.lines().last().unwrap()).unwrap();
+    assert_eq!(row["id"], "s1");
+    assert_eq!(row["status"], "idle");
+    assert_eq!(row["agent_id"], "bot");
+    // Idempotent.
+    assert_eq!(env.ok(&["init", "s1"]), "s1\n");
+    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "1\n");
+    // The state dir is private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(env.state()).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+}
+
+#[test]
+fn init_without_id_generates_one() {
+    let env = TestEnv::new();
+    let id = env.ok(&["init"]).trim().to_string();
+    assert_eq!(id.len(), 12);
+    assert!(env.session_dir(&id).join(".git").is_dir());
+}
+
+#[test]
+fn a_turn_is_one_commit_with_the_spec_message() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let u = env.append(
+        "s1",
+        &["--text", "Find the bug in main.rs\nIt crashes on start."],
+    );
+    let a = env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--name",
+            "m1",
+            "--text",
+            "The bug is an off-by-one in the loop.",
+        ],
+    );
+    for t in ["read", "grep", "grep"] {
+        env.append("s1", &["--role", "tool", "--name", t, "--text", "…"]);
+    }
+    let commit = env.ok(&[
+        "commit-turn",
+        "s1",
+        "--tokens",
+        "4521",
+        "--duration",
+        "12.3",
+    ]);
+    let commit = commit.trim();
+    assert_eq!(commit.len(), 40);
+    env.assert_clean("s1");
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), commit);
+    let msg = env.git("s1", &["log", "-1", "--format=%B"]);
+    assert_eq!(
+        msg,
+        "turn 1: Find the bug in main.rs\n\nassistant: The bug is an off-by-one in the loop.\n\
+         tools: read, grep × 2\n\n[meta: turn took 12.3s, 3 tools, 4521 tokens]\n\n\
+         Session: s1\nTurn: 1\nNodes: 1..5\n\n"
+    );
+    // The trailers are real git trailers.
+    let trailers = env.git("s1", &["log", "-1", "--format=%(trailers:only,unfold)"]);
+    assert_eq!(trailers, "Session: s1\nTurn: 1\nNodes: 1..5\n\n");
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%an <%ae>|%cn|%at"]),
+        "OpenProgram <openprogram@local>|OpenProgram|1796017556\n"
+    );
+    let files = env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD"]);
+    let files: Vec<&str> = files.lines().collect();
+    assert_eq!(files.len(), 6, "{files:?}");
+    assert!(files.contains(&format!("history/000001-u-{u}.json").as_str()));
+    assert!(files.contains(&format!("history/000002-a-{a}.json").as_str()));
+    assert!(
+        files
+            .iter()
+            .filter(|f| f.starts_with("history/00000") && f.contains("-t-"))
+            .count()
+            == 3
+    );
+    assert!(files.contains(&"meta.json"));
+    // The root commit is the parent.
+    assert_eq!(
+        env.git("s1", &["log", "--format=%s"]),
+        "turn 1: Find the bug in main.rs\nsession init\n"
+    );
+    // The node files are what git has.
+    let node = env.git("s1", &["show", &format!("HEAD:history/000002-a-{a}.json")]);
+    let node: serde_json::Value = serde_json::from_str(&node).unwrap();
+    assert_eq!(node["role"], "llm");
+    assert_eq!(node["predecessor"], u.as_str());
+    assert_eq!(node["seq"], 2);
+    // First-turn title.
+    let meta = env.meta("s1");
+    assert_eq!(meta["title"], "Find the bug in main.rs");
+    assert_eq!(meta["head_id"], a.as_str());
+    assert_eq!(meta["status"], "idle");
+}
+
+#[test]
+fn nothing_new_makes_no_commit() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "hello", &[]);
+    let out = env.run(&["commit-turn", "s1"]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing new to commit"));
+    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "2\n");
+}
+
+#[test]
+fn a_retry_forks_a_branch_from_the_earlier_turn() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, c1) = env.turn("s1", "first question", &[]);
+    let (_a2, c2) = env.turn("s1", "second question", &["read"]);
+    // Retry turn 2: a user node whose predecessor is turn 1's reply.
+    env.append(
+        "s1",
+        &[
+            "--text",
+            "second question, asked better",
+            "--predecessor",
+            &a1,
+        ],
+    );
+    let a3 = env.append("s1", &["--role", "assistant", "--text", "better answer"]);
+    let c3 = env.ok(&["commit-turn", "s1"]).trim().to_string();
+    env.assert_clean("s1");
+    let branch = format!("retry-{a3}");
+    assert_eq!(env.git("s1", &["rev-parse", &branch]).trim(), c3);
+    assert_eq!(env.git("s1", &["rev-parse", &format!("{c3}^")]).trim(), c1);
+    assert_eq!(env.git("s1", &["rev-parse", "main"]).trim(), c2);
+    assert_eq!(
+        env.git("s1", &["symbolic-ref", "--short", "HEAD"]).trim(),
+        branch
+    );
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s", &c3]),
+        "turn 2: second question, asked better\n"
+    );
+    // The tree is the whole directory: turn 2's nodes are still there.
+    let n = env
+        .git("s1", &["ls-tree", "--name-only", "HEAD", "history/"])
+        .lines()
+        .count();
+    assert_eq!(n, 7);
+    // Continuing on the retry branch advances it.
+    let (_a4, c4) = env.turn("s1", "third", &[]);
+    assert_eq!(env.git("s1", &["rev-parse", &branch]).trim(), c4);
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s|%P", &c4]),
+        format!("turn 3: third|{c3}\n")
+    );
+    env.assert_clean("s1");
+    let graph = env.git("s1", &["log", "--all", "--graph", "--format=%s"]);
+    assert!(graph.contains("|/"), "{graph}");
+}
+
+#[test]
+fn log_lists_turns_newest_first_with_branches() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.turn("s1", "two", &[]);
+    let log = env.ok(&["log", "s1"]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].ends_with("turn 2: two (HEAD -> main)"), "{log}");
+    assert!(lines[1].ends_with("turn 1: one"));
+    assert!(lines[2].ends_with("session init"));
+    assert_eq!(env.ok(&["log", "s1", "-n", "1"]).lines().count(), 1);
+    let json = env.ok(&["log", "s1", "--json"]);
+    let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "commit");
+    assert_eq!(first["data"]["turn"], 2);
+    assert_eq!(first["data"]["branches"][0], "main");
+    assert_eq!(first["data"]["head"], true);
+    assert_eq!(first["data"]["nodes"], serde_json::json!([3, 4]));
+    assert_eq!(first["data"]["date"], "2026-11-30T05:45:56Z");
+}
+
+#[test]
+fn show_prints_the_head_branch_as_a_transcript() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, _) = env.turn("s1", "first question", &["read"]);
+    env.turn("s1", "abandoned path", &[]);
+    env.append("s1", &["--text", "better path", "--predecessor", &a1]);
+    env.append(
+        "s1",
+        &["--role", "assistant", "--text", "line one\nline two"],
+    );
+    let show = env.ok(&["show", "s1"]);
+    assert!(show.contains("user: first question"), "{show}");
+    assert!(show.contains("assistant (m1): re: first question"));
+    assert!(show.contains("  tool: read() → ok"));
+    assert!(show.contains("user: better path"));
+    assert!(show.contains("assistant: line one\n  line two"));
+    assert!(
+        !show.contains("abandoned"),
+        "other branches are not shown: {show}"
+    );
+    let json = env.ok(&["show", "s1", "--json"]);
+    let recs: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 5);
+    assert!(recs.iter().all(|r| r["type"] == "node"));
+    assert_eq!(recs[4]["data"]["turn"], 2);
+}
+
+#[test]
+fn status_done_marks_unread_and_failed_adds_a_trailer() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "q"]);
+    env.ok(&["commit-turn", "s1", "--status", "done"]);
+    assert_eq!(env.meta("s1")["unread"], true);
+    assert_eq!(env.meta("s1")["status"], "done");
+    env.append("s1", &["--text", "q2"]);
+    env.ok(&["commit-turn", "s1", "--status", "failed"]);
+    assert!(
+        env.git("s1", &["log", "-1", "--format=%B"])
+            .contains("\nStatus: failed\n")
+    );
+    env.assert_clean("s1");
+}
+
+#[test]
+fn message_flag_replaces_the_subject() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "q"]);
+    env.ok(&["commit-turn", "s1", "-m", "custom subject\nmore detail"]);
+    let msg = env.git("s1", &["log", "-1", "--format=%B"]);
+    assert!(
+        msg.starts_with("turn 1: custom subject\n\nmore detail\n"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn other_files_in_the_session_are_committed_too() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let dir = env.session_dir("s1");
+    std::fs::create_dir_all(dir.join("workdir/sub")).unwrap();
+    std::fs::write(dir.join("workdir/sub/notes.txt"), "v1").unwrap();
+    std::fs::write(dir.join("workdir/run.sh"), "#!/bin/sh\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("workdir/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("sub/notes.txt", dir.join("workdir/link")).unwrap();
+    env.turn("s1", "one", &[]);
+    env.assert_clean("s1");
+    let tree = env.git("s1", &["ls-tree", "-r", "HEAD", "workdir"]);
+    assert!(
+        tree.contains("100755 blob") && tree.contains("workdir/run.sh"),
+        "{tree}"
+    );
+    assert!(tree.contains("120000 blob") && tree.contains("workdir/link"));
+    // Change, delete, add: the next turn mirrors all of it.
+    std::fs::write(dir.join("workdir/sub/notes.txt"), "v2 longer").unwrap();
+    std::fs::remove_file(dir.join("workdir/run.sh")).unwrap();
+    std::fs::write(dir.join("workdir/new.txt"), "n").unwrap();
+    env.turn("s1", "two", &[]);
+    env.assert_clean("s1");
+    assert_eq!(
+        env.git("s1", &["show", "HEAD:workdir/sub/notes.txt"]),
+        "v2 longer"
+    );
+    let names = env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD", "workdir"]);
+    assert!(!names.contains("run.sh") && names.contains("workdir/new.txt"));
+    // Temp files of ours never go in.
+    std::fs::write(dir.join("workdir/.gs-tmp-leftover"), "x").unwrap();
+    env.turn("s1", "three", &[]);
+    assert!(
+        !env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD"])
+            .contains(".gs-tmp")
+    );
+    env.assert_clean("s1");
+    // A change that adds no node is committed on its own, without a turn.
+    std::fs::write(dir.join("workdir/new.txt"), "changed").unwrap();
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s"]),
+        "session: update files\n"
+    );
+    env.assert_clean("s1");
+}
+
+#[test]
+fn append_defaults_and_head_moves() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let u1 = env.append("s1", &["--text", "hi"]);
+    let m = env.meta("s1");
+    assert_eq!(m["head_id"], u1.as_str());
+    let a1 = env.append("s1", &["--role", "assistant", "--text", "yo"]);
+    let t1 = env.append("s1", &["--role", "tool", "--name", "ls"]);
+    let files = env.history_files("s1");
+    let read = |id: &str| -> serde_json::Value {
+        let f = files
+            .iter()
+            .find(|f| f.ends_with(&format!("-{id}.json")))
+            .unwrap();
+        serde_json::from_slice(
+            &std::fs::read(env.session_dir("s1").join("history").join(f)).unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(read(&u1)["predecessor"], "ROOT");
+    assert_eq!(read(&a1)["predecessor"], u1.as_str());
+    assert_eq!(read(&t1)["caller"], a1.as_str());
+    assert_eq!(read(&t1)["predecessor"], serde_json::Value::Null);
+    // Tool nodes do not move the head; top-level nodes do.
+    assert_eq!(env.meta("s1")["head_id"], a1.as_str());
+    let u2 = env.append("s1", &["--text", "next"]);
+    assert_eq!(read_after(&env, &u2)["predecessor"], a1.as_str());
+    // Key order of a node is the Python store's.
+    let raw =
+        std::fs::read_to_string(env.session_dir("s1").join("history").join(&files[0])).unwrap();
+    assert!(raw.starts_with("{\"id\":"), "{raw}");
+    let keys = [
+        "\"id\"",
+        "\"created_at\"",
+        "\"seq\"",
+        "\"role\"",
+        "\"name\"",
+        "\"input\"",
+        "\"output\"",
+        "\"caller\"",
+        "\"predecessor\"",
+        "\"reads\"",
+        "\"metadata\"",
+    ];
+    let pos: Vec<usize> = keys.iter().map(|k| raw.find(k).unwrap()).collect();
+    assert!(pos.windows(2).all(|w| w[0] < w[1]), "{raw}");
+    // updated_at moves on append only.
+    assert_eq!(env.meta("s1")["updated_at"], 1_796_017_556.0);
+}
+
+fn read_after(env: &TestEnv, id: &str) -> serde_json::Value {
+    let f = env
+        .history_files("s1")
+        .into_iter()
+        .find(|f| f.ends_with(&format!("-{id}.json")))
+        .unwrap();
+    serde_json::from_slice(&std::fs::read(env.session_dir("s1").join("history").join(f)).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn json_node_from_stdin_and_printed_records() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let mut c = env.cmd();
+    c.args(["append", "s1", "--json-node", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            br#"{"id":"n1","role":"user","output":"from json","metadata":{"k":1},"custom":true}"#,
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["type"], "node_appended");
+    assert_eq!(rec["data"]["id"], "n1");
+    assert_eq!(rec["data"]["seq"], 1);
+    let raw =
+        std::fs::read_to_string(env.session_dir("s1").join("history/000001-u-n1.json")).unwrap();
+    assert!(
+        raw.contains("\"custom\":true") && raw.contains("\"metadata\":{\"k\":1}"),
+        "{raw}"
+    );
+}
+
+#[test]
+fn global_flags_go_before_or_after_the_command() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let a = env.ok(&["--json", "append", "s1", "--text", "x"]);
+    let b = env.ok(&["append", "s1", "--text", "y", "--json"]);
+    for out in [a, b] {
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["type"], "node_appended");
+    }
+    // -q silences notes.
+    env.turn("s1", "z", &[]);
+    let out = env.run(&["-q", "commit-turn", "s1"]);
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn append_create_makes_the_session_with_its_first_node() {
+    let env = TestEnv::new();
+    let out = env.ok(&[
+        "append", "new1", "--create", "--text", "hello", "--agent", "a", "--source", "tui",
+    ]);
+    assert!(out.ends_with(" 1\n"), "{out}");
+    assert_eq!(env.history_files("new1").len(), 1);
+    assert_eq!(env.meta("new1")["source"], "tui");
+    env.ok(&["commit-turn", "new1"]);
+    env.assert_clean("new1");
+    // A failing first append leaves no shell behind.
+    env.fails(
+        &[
+            "append",
+            "new2",
+            "--create",
+            "--text",
+            "x",
+            "--predecessor",
+            "nope",
+        ],
+        1,
+    );
+    assert!(!env.session_dir("new2").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(env.state().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".gs-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn attachments_are_copied_and_recorded() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let src = env.tmp.path().join("pic.png");
+    std::fs::write(&src, b"\x89PNG fake").unwrap();
+    let id = env.append("s1", &["--text", "look", "--attach", src.to_str().unwrap()]);
+    let copied = env.session_dir("s1").join("workdir/attachments/pic.png");
+    assert_eq!(std::fs::read(&copied).unwrap(), b"\x89PNG fake");
+    let node = read_after(&env, &id);
+    assert_eq!(
+        node["metadata"]["attachments"][0]["path"],
+        "workdir/attachments/pic.png"
+    );
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    // Symlinks are refused, and nothing is written.
+    let link = env.tmp.path().join("link.png");
+    std::os::unix::fs::symlink(&src, &link).unwrap();
+    let before = crate::env::tree_bytes(&env.session_dir("s1"));
+    let err = env.fails(
+        &[
+            "append",
+            "s1",
+            "--text",
+            "x",
+            "--attach",
+            link.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(err.contains("not a regular file"), "{err}");
+    assert_eq!(before, crate::env::tree_bytes(&env.session_dir("s1")));
+}
+
+#[test]
+fn state_dir_resolution_order() {
+    let env = TestEnv::new();
+    let home = env.tmp.path().join("home");
+    let run = |envs: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(crate::env::BIN);
+        env.isolate(&mut c);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        let out = c.args(["init", "x"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[]);
+    assert!(home.join(".openprogram/sessions/x/meta.json").is_file());
+    run(&[("OPENPROGRAM_PROFILE", "work")]);
+    assert!(
+        home.join(".openprogram-work/sessions/x/meta.json")
+            .is_file()
+    );
+    let custom = env.tmp.path().join("custom");
+    run(&[
+        ("OPENPROGRAM_HOME", custom.to_str().unwrap()),
+        ("OPENPROGRAM_PROFILE", "work"),
+    ]);
+    assert!(custom.join("sessions/x/meta.json").is_file());
+}
+
+#[test]
+fn fsync_on_works_the_same() {
+    let mut env = TestEnv::new();
+    env.fsync = true;
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "durable", &["read"]);
+    env.assert_clean("s1");
+}

@@ -1,0 +1,155 @@
+//! kill -9 at any point: the next `commit-turn` commits what was written,
+//! nothing is lost, nothing is torn.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::env::TestEnv;
+
+fn crash(env: &TestEnv, at: &str, args: &[&str]) {
+    let out = env
+        .cmd()
+        .env("GIT_SESSION_CRASH_AT", at)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "expected a crash at {at}");
+    assert_eq!(out.status.code(), None, "killed by a signal at {at}");
+}
+
+#[test]
+fn a_node_orphaned_between_append_and_commit_is_committed_next_time() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    // The process dies after the node file is published, before meta.json.
+    crash(
+        &env,
+        "append-after-node",
+        &["append", "s1", "--text", "two"],
+    );
+    assert_eq!(env.history_files("s1").len(), 3);
+    env.append("s1", &["--role", "assistant", "--text", "answer two"]);
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    let tree = env.git("s1", &["ls-tree", "--name-only", "HEAD", "history/"]);
+    assert_eq!(tree.lines().count(), 4);
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s"]),
+        "turn 2: two\n"
+    );
+}
+
+#[test]
+fn a_crash_before_the_rename_leaves_the_old_file_and_a_temp_file() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let meta_before = std::fs::read(env.session_dir("s1").join("meta.json")).unwrap();
+    crash(&env, "before-rename", &["append", "s1", "--text", "two"]);
+    // The node's temp file never became a node; meta.json is untouched.
+    assert_eq!(
+        env.history_files("s1")
+            .iter()
+            .filter(|f| !f.starts_with(".gs-tmp"))
+            .count(),
+        2
+    );
+    assert_eq!(
+        std::fs::read(env.session_dir("s1").join("meta.json")).unwrap(),
+        meta_before
+    );
+    // git does not see our temp files.
+    env.assert_clean("s1");
+    env.turn("s1", "two again", &[]);
+    env.assert_clean("s1");
+}
+
+#[test]
+fn every_crash_point_of_commit_turn_is_recovered() {
+    for at in [
+        "commit-before-sync",
+        "commit-before-ref",
+        "commit-before-index",
+        "before-rename",
+        "after-rename",
+    ] {
+        let env = TestEnv::new();
+        env.ok(&["init", "s1"]);
+        env.turn("s1", "one", &[]);
+        env.append("s1", &["--text", "two"]);
+        env.append("s1", &["--role", "assistant", "--text", "answer"]);
+        crash(&env, at, &["commit-turn", "s1"]);
+        // Whatever state the crash left, the next commit-turn completes the turn exactly once.
+        let out = env.run(&["commit-turn", "s1"]);
+        assert!(
+            out.status.success(),
+            "{at}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        env.assert_clean("s1");
+        let subjects = env.git("s1", &["log", "--all", "--format=%s"]);
+        assert_eq!(
+            subjects, "turn 2: two\nturn 1: one\nsession init\n",
+            "after a crash at {at}"
+        );
+        env.turn("s1", "three", &[]);
+        env.assert_clean("s1");
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_tears_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "start"]);
+    let a = env.append("s1", &["--role", "assistant", "--id", "a1", "--text", "go"]);
+    let mut acknowledged = Vec::new();
+    for i in 0..40u64 {
+        let id = format!("k{i}");
+        let mut child = env
+            .cmd()
+            .args([
+                "append",
+                "s1",
+                "--role",
+                "tool",
+                "--caller",
+                &a,
+                "--id",
+                &id,
+                "--name",
+                "t",
+                "--text",
+                &"x".repeat(20_000),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // A spread of kill times across the process's life.
+        std::thread::sleep(Duration::from_micros((i * 397) % 4000));
+        let _ = child.kill(); // SIGKILL
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            acknowledged.push(id);
+        }
+    }
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    let dir = env.session_dir("s1");
+    let files = env.history_files("s1");
+    for f in files.iter().filter(|f| !f.starts_with(".gs-tmp")) {
+        let raw = std::fs::read(dir.join("history").join(f)).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&raw)
+            .unwrap_or_else(|e| panic!("{f} is torn: {e}"));
+    }
+    for id in &acknowledged {
+        assert!(
+            files.iter().any(|f| f.ends_with(&format!("-{id}.json"))),
+            "acknowledged node {id} lost"
+        );
+    }
+    serde_json::from_slice::<serde_json::Value>(&std::fs::read(dir.join("meta.json")).unwrap())
+        .expect("meta.json parses");
+}

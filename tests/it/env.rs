@@ -1,0 +1,187 @@
+//! `TestEnv`: a temp state dir, `HOME` inside it, git isolated from the
+//! user's config, the binary run as a process, real git as the oracle.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-session");
+
+pub struct TestEnv {
+    pub tmp: tempfile::TempDir,
+    pub now: Option<f64>,
+    pub fsync: bool,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+        TestEnv {
+            tmp,
+            now: Some(1_796_017_556.0),
+            fsync: false,
+        }
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.tmp.path().join("state")
+    }
+
+    pub fn session_dir(&self, id: &str) -> PathBuf {
+        self.state().join("sessions").join(id)
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("--state-dir").arg(self.state());
+        self.isolate(&mut c);
+        c
+    }
+
+    /// The same isolation for the binary and for git.
+    pub fn isolate(&self, c: &mut Command) {
+        c.env("HOME", self.tmp.path().join("home"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("OPENPROGRAM_HOME")
+            .env_remove("OPENPROGRAM_PROFILE")
+            .env_remove("GIT_SESSION_CRASH_AT")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env("GIT_SESSION_FSYNC", if self.fsync { "1" } else { "0" })
+            .stdin(Stdio::null());
+        match self.now {
+            Some(t) => c.env("GIT_SESSION_NOW", format!("{t}")),
+            None => c.env_remove("GIT_SESSION_NOW"),
+        };
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run git-session")
+    }
+
+    /// Run and require exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "git-session {args:?} failed ({:?}):\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    /// Run and require exit `code`; returns stderr.
+    pub fn fails(&self, args: &[&str], code: i32) -> String {
+        let out = self.run(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "git-session {args:?}: expected exit {code}\nstdout: {}\nstderr: {err}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(!err.contains("panicked"), "panic: {err}");
+        err
+    }
+
+    /// Append a node, returning its id.
+    pub fn append(&self, session: &str, args: &[&str]) -> String {
+        let mut a = vec!["append", session];
+        a.extend_from_slice(args);
+        let out = self.ok(&a);
+        out.split_whitespace()
+            .next()
+            .expect("id printed")
+            .to_string()
+    }
+
+    /// `user` + `assistant` (+ tools), then `commit-turn`; returns (assistant id, commit).
+    pub fn turn(&self, session: &str, text: &str, tools: &[&str]) -> (String, String) {
+        self.append(session, &["--text", text]);
+        let a = self.append(
+            session,
+            &[
+                "--role",
+                "assistant",
+                "--name",
+                "m1",
+                "--text",
+                &format!("re: {text}"),
+            ],
+        );
+        for t in tools {
+            self.append(session, &["--role", "tool", "--name", t, "--text", "ok"]);
+        }
+        let commit = self.ok(&["commit-turn", session]).trim().to_string();
+        (a, commit)
+    }
+
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut c = Command::new("git");
+        self.isolate(&mut c);
+        c.current_dir(dir).args(args).output().expect("run git")
+    }
+
+    /// Real git in a session repo; requires success, returns stdout.
+    pub fn git(&self, session: &str, args: &[&str]) -> String {
+        let out = self.git_in(&self.session_dir(session), args);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    }
+
+    /// `git fsck --strict` passes and `git status --porcelain` is empty.
+    pub fn assert_clean(&self, session: &str) {
+        let dir = self.session_dir(session);
+        let fsck = self.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+        assert!(
+            fsck.status.success(),
+            "fsck failed: {}{}",
+            String::from_utf8_lossy(&fsck.stdout),
+            String::from_utf8_lossy(&fsck.stderr)
+        );
+        let status = self.git(session, &["status", "--porcelain", "--untracked-files=all"]);
+        assert_eq!(status, "", "git status not clean in {session}");
+    }
+
+    pub fn meta(&self, session: &str) -> serde_json::Value {
+        let bytes = std::fs::read(self.session_dir(session).join("meta.json")).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    pub fn history_files(&self, session: &str) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.session_dir(session).join("history"))
+            .map(|rd| {
+                rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+}
+
+/// Every file under `root` (including `.git`) with its bytes: for "nothing on
+/// disk changed" assertions.
+pub fn tree_bytes(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    if !root.exists() {
+        return out;
+    }
+    for e in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(root).unwrap().to_path_buf();
+        if e.file_type().is_file() {
+            out.insert(rel, std::fs::read(e.path()).unwrap());
+        } else if e.file_type().is_dir() {
+            out.insert(rel, b"<dir>".to_vec());
+        }
+    }
+    out
+}

@@ -1,0 +1,9 @@
+//! Integration tests: the binary run as a process on temp dirs, checked with
+//! real git.
+
+mod bad_input;
+mod concurrency;
+mod core;
+mod crash;
+mod env;
+mod legacy;
