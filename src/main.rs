@@ -8,6 +8,7 @@ use git_session::cli::{self, Cli};
 use git_session::error::exit;
 
 fn main() -> ExitCode {
+    git_session::out::trace("start");
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -24,7 +25,9 @@ fn main() -> ExitCode {
     let _ = miette::set_hook(Box::new(|_| {
         Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
     }));
-    match cli::run(cli) {
+    let result = cli::run(cli);
+    git_session::out::trace("done");
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let code = err.exit_code();

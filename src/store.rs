@@ -142,7 +142,7 @@ fn refuse(msg: String, help: &str) -> Error {
 /// writing it.
 pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Result<Node> {
     let history = sd.history();
-    let catalog = Catalog::read(&history)?;
+    let catalog = Catalog::load(sd)?;
     let letter_prefix = match new.role.as_str() {
         "user" => "u_",
         "llm" => "a_",
@@ -219,10 +219,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
     if new.role == "user"
         && top_level
         && predecessor.is_none()
-        && catalog
-            .entries
-            .iter()
-            .any(|e| e.letter == 'u' && e.id != ROOT)
+        && catalog.first("u", ROOT).is_some()
     {
         return Err(refuse(
             "a second top-level user node needs a predecessor".into(),
@@ -275,6 +272,20 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         ));
     }
     atomic::crash_point("append-after-node");
+    crate::layout::history::record(
+        sd,
+        &catalog,
+        &crate::layout::history::Entry {
+            seq,
+            letter: node.letter(),
+            id: node.id.clone(),
+            file: path
+                .file_name()
+                .expect("a node path has a file name")
+                .to_string_lossy()
+                .into_owned(),
+        },
+    )?;
     meta.set("updated_at", now);
     if node.is_top_level() && node.predecessor.is_some() {
         meta.set("head_id", node.id.as_str());
@@ -336,11 +347,10 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
 /// The user text that names a session: the first turn's user message.
 pub fn first_user_text(sd: &SessionDir, catalog: &Catalog) -> Option<String> {
     catalog
-        .entries
-        .iter()
+        .entries()
         .filter(|e| e.letter == 'u')
         .take(8)
-        .filter_map(|e| crate::layout::history::read_node(&sd.history(), e).ok())
+        .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
         .find(|n| n.starts_turn())
         .map(|n| n.text())
 }

@@ -256,10 +256,10 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
                 Created::New(sd) => {
                     let catalog = crate::layout::history::Catalog::read(&sd.history())?;
                     let entry = catalog
-                        .entries
-                        .first()
+                        .entries()
+                        .next()
                         .expect("created with its first node");
-                    let node = crate::layout::history::read_node(&sd.history(), entry)?;
+                    let node = crate::layout::history::read_node(&sd.history(), &entry)?;
                     report(ctx, &args.session, &node);
                     return Ok(exit::OK);
                 }

@@ -122,7 +122,7 @@ fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<(
     }
     if meta.title().is_empty() && !meta.flag("_user_titled") {
         // The first turn's user message, wherever it is (cheap: the first user files).
-        let text = crate::store::first_user_text(sd, &Catalog::read(&sd.history())?);
+        let text = crate::store::first_user_text(sd, &Catalog::load(sd)?);
         let title = text
             .map(|t| session::title_from_text(&t))
             .unwrap_or_default();

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
     let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
     let meta = Meta::read(&sd.meta())?;
-    let catalog = Catalog::read(&sd.history())?;
+    let catalog = Catalog::load(&sd)?;
     let out = ctx.out;
     let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
     let rows = branch_nodes(&nodes, meta.head_id());

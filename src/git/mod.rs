@@ -101,6 +101,25 @@ pub struct SessionRepo {
     pub dir: PathBuf,
     /// Objects written by this process, fsynced before any ref moves.
     written: Vec<ObjectId>,
+    /// The thread compressing and writing large objects.
+    offload: Option<Offload>,
+}
+
+/// Objects at least this large (a flat `history/` tree of thousands of
+/// nodes) are hashed here and compressed and written on a second thread,
+/// while this one goes on (the commit only needs the id).
+const OFFLOAD_BYTES: usize = 64 * 1024;
+
+struct Offload {
+    tx: std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)>,
+    handle: std::thread::JoinHandle<std::result::Result<(), String>>,
+}
+
+/// The new index, written to git's `index.lock` and put in place by
+/// [`SessionRepo::commit_index`] once the refs have moved.
+pub struct PendingIndex {
+    lock: PathBuf,
+    index: PathBuf,
 }
 
 fn full_branch(name: &str) -> Result<FullName> {
@@ -172,6 +191,7 @@ impl SessionRepo {
             repo,
             dir: dir.to_path_buf(),
             written: Vec::new(),
+            offload: None,
         })
     }
 
@@ -201,13 +221,11 @@ impl SessionRepo {
     }
 
     fn write(&mut self, object: impl gix::objs::WriteTo) -> Result<ObjectId> {
-        let id = self
-            .repo
-            .write_object(object)
-            .map_err(|e| Error::git("write an object", &self.dir, e))?
-            .detach();
-        self.written.push(id);
-        Ok(id)
+        let mut buf = Vec::with_capacity(object.size() as usize);
+        object
+            .write_to(&mut buf)
+            .io("serialize an object for", &self.dir)?;
+        self.write_raw(object.kind(), buf)
     }
 
     pub fn write_blob(&mut self, data: &[u8]) -> Result<ObjectId> {
@@ -233,13 +251,32 @@ impl SessionRepo {
         self.write_dir(&items, 0)
     }
 
+    /// Serialize one tree straight from index entries (index order is git's
+    /// tree order: a directory `x/` sorts exactly where its paths do) and
+    /// write it; subtrees first.
     fn write_dir(
         &mut self,
         items: &[(&[u8], gix::objs::tree::EntryKind, ObjectId)],
         prefix: usize,
     ) -> Result<ObjectId> {
-        use gix::objs::tree::{Entry, EntryKind};
-        let mut tree = gix::objs::Tree::empty();
+        use gix::objs::tree::EntryKind;
+        fn mode(kind: EntryKind) -> &'static [u8] {
+            match kind {
+                EntryKind::Tree => b"40000",
+                EntryKind::Blob => b"100644",
+                EntryKind::BlobExecutable => b"100755",
+                EntryKind::Link => b"120000",
+                EntryKind::Commit => b"160000",
+            }
+        }
+        let mut buf: Vec<u8> = Vec::with_capacity(items.len() * 64);
+        let mut push = |kind: EntryKind, name: &[u8], oid: &ObjectId| {
+            buf.extend_from_slice(mode(kind));
+            buf.push(b' ');
+            buf.extend_from_slice(name);
+            buf.push(0);
+            buf.extend_from_slice(oid.as_bytes());
+        };
         let mut i = 0;
         while i < items.len() {
             let rest = &items[i].0[prefix..];
@@ -255,23 +292,40 @@ impl SessionRepo {
                     }
                 }
                 let oid = self.write_dir(&items[i..j], prefix + pos + 1)?;
-                tree.entries.push(Entry {
-                    mode: EntryKind::Tree.into(),
-                    filename: name.into(),
-                    oid,
-                });
+                push(EntryKind::Tree, name, &oid);
                 i = j;
             } else {
-                tree.entries.push(Entry {
-                    mode: items[i].1.into(),
-                    filename: rest.into(),
-                    oid: items[i].2,
-                });
+                push(items[i].1, rest, &items[i].2);
                 i += 1;
             }
         }
-        tree.entries.sort();
-        self.write(&tree)
+        self.write_raw(gix::objs::Kind::Tree, buf)
+    }
+
+    /// Write an already serialized object; large ones go to the writer thread.
+    fn write_raw(&mut self, kind: gix::objs::Kind, buf: Vec<u8>) -> Result<ObjectId> {
+        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &buf)
+            .map_err(|e| self.err("hash an object", e))?;
+        // Not `has_object`: it counts the empty tree as present without a file.
+        if !self.repo.objects.exists_without_refresh(&id) {
+            if buf.len() >= OFFLOAD_BYTES {
+                self.offload_tx().send((kind, buf, id)).map_err(|_| {
+                    Error::git(
+                        "hand an object to the writer thread",
+                        &self.dir,
+                        "the thread is gone",
+                    )
+                })?;
+            } else {
+                use gix::objs::Write;
+                self.repo
+                    .objects
+                    .write_buf_with_known_id(kind, &buf, id)
+                    .map_err(|e| self.err("write an object", e))?;
+            }
+        }
+        self.written.push(id);
+        Ok(id)
     }
 
     pub fn write_commit(
@@ -294,9 +348,62 @@ impl SessionRepo {
         self.write(&commit)
     }
 
+    fn offload_tx(&mut self) -> &std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)> {
+        let objects = self.repo.objects.store_ref().path().to_path_buf();
+        &self
+            .offload
+            .get_or_insert_with(|| {
+                let (tx, rx) = std::sync::mpsc::channel::<(gix::objs::Kind, Vec<u8>, ObjectId)>();
+                let handle = std::thread::spawn(move || {
+                    use gix::objs::Write;
+                    // The plain loose store (Send) on the same directory. These
+                    // objects are flat `history/` trees rewritten every turn:
+                    // stored without compression (level 0) they cost no CPU on
+                    // the turn's critical path, and the background `git gc`
+                    // (every 50 turns) packs them with deltas.
+                    let store = gix::odb::loose::Store::at_opts(
+                        objects,
+                        gix::hash::Kind::Sha1,
+                        gix::odb::loose::Options {
+                            compression: gix::zlib::Compression::NONE,
+                            ..Default::default()
+                        },
+                    );
+                    for (kind, buf, id) in rx {
+                        store
+                            .write_buf_with_known_id(kind, &buf, id)
+                            .map_err(|e| e.to_string())?;
+                    }
+                    Ok(())
+                });
+                Offload { tx, handle }
+            })
+            .tx
+    }
+
+    /// Wait for the writer thread: every object handed to it is on disk.
+    pub fn finish_writes(&mut self) -> Result<()> {
+        if let Some(Offload { tx, handle }) = self.offload.take() {
+            drop(tx);
+            match handle.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(Error::git("write an object", &self.dir, e)),
+                Err(_) => {
+                    return Err(Error::git(
+                        "write an object",
+                        &self.dir,
+                        "the writer thread panicked",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// fsync every loose object written so far and its directory, so that no
     /// ref can ever point at a missing object after a crash.
     pub fn sync_objects(&mut self) -> Result<()> {
+        self.finish_writes()?;
         if atomic::durable() {
             let objects = self.repo.objects.store_ref().path().to_path_buf();
             let mut dirs = HashSet::new();
@@ -497,6 +604,89 @@ impl SessionRepo {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
                 Err(e) => return Err(self.err("write the index", e)),
+            }
+        }
+    }
+
+    /// Write `index` to a temp file of ours in `.git/`; [`Self::commit_index`]
+    /// puts it in place once the refs have moved.
+    pub fn prepare_index(&self, index: &mut gix::index::File) -> Result<PendingIndex> {
+        use std::io::Write;
+        index.remove_tree();
+        index.remove_resolve_undo();
+        let target = self.repo.index_path();
+        let tmp = self.repo.git_dir().join(format!(
+            "{}index.{}",
+            crate::layout::TEMP_PREFIX,
+            crate::layout::ids::generate("")
+        ));
+        let file = std::fs::File::create(&tmp).io("create", &tmp)?;
+        let pending = PendingIndex {
+            lock: tmp,
+            index: target,
+        };
+        let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
+        let opts = gix::index::write::Options {
+            skip_hash: true,
+            ..Default::default()
+        };
+        let written = index
+            .write_to(&mut out, opts)
+            .map_err(|e| self.err("write the index", e))
+            .and_then(|_| out.flush().io("write", &pending.lock));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&pending.lock);
+            return Err(e);
+        }
+        Ok(pending)
+    }
+
+    /// Put a prepared index in place, holding git's `index.lock` for just the
+    /// rename (git busy means back off; its lock is never deleted).
+    pub fn commit_index(&self, pending: PendingIndex) -> Result<()> {
+        let lock = pending.index.with_extension("lock");
+        let mut attempts = 0;
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock)
+            {
+                Ok(_) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 250 => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&pending.lock);
+                    return Err(e).io(
+                        "take git's index lock (is git running in the session?)",
+                        &lock,
+                    );
+                }
+            }
+        }
+        let renamed = std::fs::rename(&pending.lock, &pending.index).io("replace", &pending.index);
+        let _ = std::fs::remove_file(&lock);
+        renamed
+    }
+
+    /// Drop a prepared index (the commit did not happen).
+    pub fn abandon_index(&self, pending: PendingIndex) {
+        let _ = std::fs::remove_file(&pending.lock);
+    }
+
+    /// Remove temp files of ours left in `.git/` by a crash (the caller holds
+    /// the session lock, so none is in use).
+    pub fn clear_stale_temps(&self) {
+        if let Ok(rd) = std::fs::read_dir(self.repo.git_dir()) {
+            for e in rd.flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with(crate::layout::TEMP_PREFIX)
+                {
+                    let _ = std::fs::remove_file(e.path());
+                }
             }
         }
     }

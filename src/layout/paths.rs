@@ -186,6 +186,13 @@ impl SessionDir {
     pub fn snapshot_file(&self) -> PathBuf {
         self.private_dir().join("snapshot")
     }
+    /// Cached catalog of `history/` (see `layout::history`).
+    pub fn catalog_file(&self) -> PathBuf {
+        self.private_dir().join("catalog")
+    }
+    pub fn catalog_stamp(&self) -> PathBuf {
+        self.private_dir().join("catalog.stamp")
+    }
     /// Turns committed since the last background maintenance.
     pub fn maintenance_counter(&self) -> PathBuf {
         self.private_dir().join("turns-since-maintenance")

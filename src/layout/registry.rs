@@ -222,13 +222,11 @@ pub fn rebuild(state: &StateDir) -> Result<Index> {
         let Ok(meta) = super::schema::Meta::read(&sd.meta()) else {
             continue;
         };
-        let catalog = super::history::Catalog::read(&sd.history())?;
+        let catalog = super::history::Catalog::peek(&sd)?;
         let preview = catalog
-            .entries
-            .iter()
-            .rev()
+            .rev_entries()
             .filter(|e| e.letter == 'u')
-            .filter_map(|e| super::history::read_node(&sd.history(), e).ok())
+            .filter_map(|e| super::history::read_node(&sd.history(), &e).ok())
             .find(|n| n.starts_turn())
             .map(|n| super::schema::preview(&n.text()));
         index.insert(

@@ -149,55 +149,68 @@ fn sweep_others(
 ) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
-    let mut walker = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter();
-    while let Some(entry) = walker.next() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let p = e
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| dir.to_path_buf());
-                return Err(std::io::Error::other(e.to_string())).io("walk", p);
-            }
-        };
-        let name = entry.file_name().as_bytes();
-        if entry.depth() == 1 && (name == b".git" || name == b"history") {
+    // The root is listed by hand: `.git` and `history/` (compared by name
+    // elsewhere) are never opened; walkdir would read and sort them first.
+    let mut files: Vec<(std::path::PathBuf, std::fs::Metadata)> = Vec::new();
+    let mut roots: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
+        .io("list", dir)?
+        .collect::<std::io::Result<_>>()
+        .io("list", dir)?;
+    roots.sort_by_key(|e| e.file_name());
+    for root in roots {
+        let name = root.file_name();
+        let name = name.as_bytes();
+        if name == b".git" || name == b"history" || name.starts_with(TEMP_PREFIX.as_bytes()) {
+            continue;
+        }
+        let md = root.metadata().io("inspect", root.path())?;
+        if !md.is_dir() {
+            files.push((root.path(), md));
+            continue;
+        }
+        let walker = walkdir::WalkDir::new(root.path())
+            .min_depth(1)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                let temp = e.file_name().as_bytes().starts_with(TEMP_PREFIX.as_bytes());
+                let nested = e.file_type().is_dir() && e.path().join(".git").exists();
+                if nested {
+                    warn(format!(
+                        "skipping `{}`: a nested git repository is not part of the session",
+                        e.path().display()
+                    ));
+                }
+                !temp && !nested
+            });
+        if root.path().join(".git").exists() {
+            warn(format!(
+                "skipping `{}`: a nested git repository is not part of the session",
+                root.path().display()
+            ));
+            continue;
+        }
+        for entry in walker {
+            let entry = entry
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .io("walk", root.path())?;
             if entry.file_type().is_dir() {
-                walker.skip_current_dir();
+                continue;
             }
-            continue;
+            let md = entry
+                .metadata()
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .io("inspect", entry.path())?;
+            files.push((entry.into_path(), md));
         }
-        if name.starts_with(TEMP_PREFIX.as_bytes()) {
-            if entry.file_type().is_dir() {
-                walker.skip_current_dir();
-            }
-            continue;
-        }
-        if entry.file_type().is_dir() {
-            if entry.path().join(".git").exists() {
-                warn(format!(
-                    "skipping `{}`: a nested git repository is not part of the session",
-                    entry.path().display()
-                ));
-                walker.skip_current_dir();
-            }
-            continue;
-        }
-        let rel = entry
-            .path()
+    }
+    for (path, md) in files {
+        let rel = path
             .strip_prefix(dir)
-            .expect("walkdir yields paths below its root")
+            .expect("every path is below the session dir")
             .as_os_str()
             .as_bytes()
             .to_vec();
-        let md = entry
-            .metadata()
-            .map_err(|e| std::io::Error::other(e.to_string()))
-            .io("inspect", entry.path())?;
         let stat = stat_of(&md);
         let mode = mode_of(&md);
         seen.insert(rel.clone());
@@ -208,13 +221,13 @@ fn sweep_others(
             continue;
         }
         let data = if md.file_type().is_symlink() {
-            std::fs::read_link(entry.path())
-                .io("read the link", entry.path())?
+            std::fs::read_link(&path)
+                .io("read the link", &path)?
                 .as_os_str()
                 .as_bytes()
                 .to_vec()
         } else {
-            std::fs::read(entry.path()).io("read", entry.path())?
+            std::fs::read(&path).io("read", &path)?
         };
         let id = repo.write_blob(&data)?;
         let staged = Staged {
@@ -245,6 +258,78 @@ enum Parent {
     Planned(usize),
 }
 
+/// `history/` against the index.
+struct HistoryDiff {
+    /// New files (node entries, or foreign files with `None`), in seq order.
+    new_files: Vec<(String, Option<history::Entry>)>,
+    /// Index paths whose files are gone.
+    gone: Vec<Vec<u8>>,
+    /// Seqs of committed nodes (at least the last one before the new ones).
+    committed_seqs: Vec<u64>,
+}
+
+/// With a current cached catalog, new nodes are the uncommitted suffix (every
+/// commit takes all pending nodes, and a deletion or a foreign write would
+/// have invalidated the cache): O(new · log n). After a directory read, a
+/// full comparison finds gaps and deletions too.
+fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
+    let in_index = |file: &str| {
+        index
+            .entry_by_path(format!("history/{file}").as_bytes().as_bstr())
+            .is_some()
+    };
+    let mut d = HistoryDiff {
+        new_files: Vec::new(),
+        gone: Vec::new(),
+        committed_seqs: Vec::new(),
+    };
+    for f in &catalog.foreign {
+        if !in_index(f) {
+            d.new_files.push((f.clone(), None));
+        }
+    }
+    if !catalog.full_diff {
+        let mut suffix = Vec::new();
+        for e in catalog.rev_entries() {
+            if in_index(&e.file) {
+                d.committed_seqs.push(e.seq);
+                break;
+            }
+            suffix.push(e);
+        }
+        d.new_files
+            .extend(suffix.into_iter().rev().map(|e| (e.file.clone(), Some(e))));
+        return d;
+    }
+    let committed: HashSet<&[u8]> = index
+        .entries()
+        .iter()
+        .filter_map(|e| e.path(index).as_bytes().strip_prefix(b"history/"))
+        .collect();
+    let mut on_disk: HashSet<&str> = HashSet::new();
+    for f in &catalog.foreign {
+        on_disk.insert(f);
+    }
+    let entries: Vec<history::Entry> = catalog.entries().collect();
+    for e in &entries {
+        if committed.contains(e.file.as_bytes()) {
+            d.committed_seqs.push(e.seq);
+        } else {
+            d.new_files.push((e.file.clone(), Some(e.clone())));
+        }
+    }
+    for e in &entries {
+        on_disk.insert(&e.file);
+    }
+    d.gone = committed
+        .iter()
+        .filter(|f| f.to_str().map(|s| !on_disk.contains(s)).unwrap_or(true))
+        .map(|f| [b"history/".as_slice(), f].concat())
+        .collect();
+    d.gone.sort();
+    d
+}
+
 /// Where a located node's turn was committed.
 #[derive(Debug, Clone, Copy)]
 struct Located {
@@ -256,6 +341,8 @@ struct Planner<'a> {
     repo: &'a SessionRepo,
     /// Commits planned in this run: seq range → (plan, turn).
     made: Vec<((u64, u64), Located)>,
+    /// Planned continuations: (the commit continued, the continuation).
+    continued: Vec<(Parent, Located)>,
     cache: HashMap<Oid, (Vec<Oid>, Trailers)>,
 }
 
@@ -273,14 +360,25 @@ impl Planner<'_> {
     /// The commit that holds node `seq`, searched from `tips` back, and the
     /// latest commit of that same turn on that line of history.
     fn locate(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
-        if let Some((_, l)) = self
+        let found = match self
             .made
             .iter()
             .rev()
             .find(|((a, b), _)| *a <= seq && seq <= *b)
         {
-            return Ok(Some(*l));
-        }
+            Some((_, l)) => Some(*l),
+            None => self.locate_committed(seq, tips)?,
+        };
+        // A continuation of that turn planned in this run is its latest commit.
+        Ok(found.map(|mut l| {
+            while let Some((_, next)) = self.continued.iter().find(|(of, _)| *of == l.commit) {
+                l = *next;
+            }
+            l
+        }))
+    }
+
+    fn locate_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
         let mut visited = HashSet::new();
         for &tip in tips {
             // (commit, turn) along the first-parent line from this tip
@@ -345,7 +443,7 @@ fn chain_turns(
         }
         let node = match pending.get(c.as_str()) {
             Some(n) => (*n).clone(),
-            None => match catalog.get(&c).map(|e| history::read_node(history_dir, e)) {
+            None => match catalog.get(&c).map(|e| history::read_node(history_dir, &e)) {
                 Some(Ok(n)) => n,
                 _ => break,
             },
@@ -369,8 +467,11 @@ pub fn commit_pending(
     before_write: &mut dyn FnMut(&[Node]) -> Result<()>,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Made>> {
+    crate::out::trace("mirror: start");
     let mut repo = SessionRepo::open(&sd.dir)?;
+    repo.clear_stale_temps();
     let head = repo.head()?;
+    crate::out::trace("mirror: repo open");
 
     // The index mirrors the commit recorded in `snapshot`; when HEAD moved
     // without us (a crash between the ref update and the index write, or a
@@ -387,7 +488,18 @@ pub fn commit_pending(
             index_rebuilt = true;
             repo.index_from_tree(tree)?
         }
-        _ => repo.read_index()?,
+        Some(c) => match repo.read_index() {
+            Ok(i) => i,
+            Err(e) => {
+                warn(format!(
+                    "the git index of `{}` is unreadable ({e}); rebuilt it from HEAD",
+                    sd.dir.display()
+                ));
+                index_rebuilt = true;
+                repo.index_from_tree(repo.commit_info(c)?.tree)?
+            }
+        },
+        None => repo.read_index()?,
     };
     let mut work = Work {
         index,
@@ -397,40 +509,22 @@ pub fn commit_pending(
         refreshed: Vec::new(),
     };
 
+    crate::out::trace("mirror: index read");
     // history/: by name against the index.
     let history_dir = sd.history();
-    let catalog = Catalog::read(&history_dir)?;
-    let committed: HashSet<&[u8]> = work
-        .index
-        .entries()
-        .iter()
-        .filter_map(|e| e.path(&work.index).as_bytes().strip_prefix(b"history/"))
-        .collect();
-    let mut on_disk: HashSet<&str> = HashSet::with_capacity(catalog.len());
-    let mut new_files: Vec<(&str, Option<&history::Entry>)> = Vec::new();
-    for (f, e) in catalog
-        .entries
-        .iter()
-        .map(|e| (e.file.as_str(), Some(e)))
-        .chain(catalog.foreign.iter().map(|f| (f.as_str(), None)))
-    {
-        on_disk.insert(f);
-        if !committed.contains(f.as_bytes()) {
-            new_files.push((f, e));
-        }
-    }
-    let mut gone_history: Vec<Vec<u8>> = committed
-        .iter()
-        .filter(|f| f.to_str().map(|s| !on_disk.contains(s)).unwrap_or(true))
-        .map(|f| [b"history/".as_slice(), f].concat())
-        .collect();
-    gone_history.sort();
-
+    let catalog = Catalog::load(sd)?;
+    crate::out::trace("mirror: catalog read");
+    let diff = diff_history(&work.index, &catalog);
+    let new_files = diff.new_files;
+    let gone_history = diff.gone;
+    let committed_seqs = diff.committed_seqs;
+    crate::out::trace("mirror: diffed against the index");
     // Phase 1, read-only: every new node must parse and match its name, or
     // nothing at all is written.
     let mut pending: Vec<Node> = Vec::new();
     let mut new_data: Vec<(&str, Vec<u8>, std::fs::Metadata)> = Vec::new();
-    for &(f, entry) in &new_files {
+    for (f, entry) in &new_files {
+        let (f, entry) = (f.as_str(), entry.as_ref());
         let path = history_dir.join(f);
         let md = std::fs::symlink_metadata(&path).io("inspect", &path)?;
         if md.is_dir() {
@@ -464,6 +558,11 @@ pub fn commit_pending(
         }
         new_data.push((f, data, md));
     }
+    let file_of: HashMap<&str, &str> = new_files
+        .iter()
+        .filter_map(|(f, e)| e.as_ref().map(|e| (e.id.as_str(), f.as_str())))
+        .collect();
+    crate::out::trace("mirror: pending parsed");
     before_write(&pending)?;
 
     // Phase 2: write.
@@ -481,25 +580,16 @@ pub fn commit_pending(
     }
     pending.sort_by_key(|n| n.seq);
 
-    let committed_seqs: Vec<u64> = catalog
-        .entries
-        .iter()
-        .filter(|e| committed.contains(e.file.as_bytes()))
-        .map(|e| e.seq)
-        .collect();
-    drop(committed);
+    crate::out::trace("mirror: blobs written");
     sweep_others(&mut repo, &sd.dir, &mut work, warn)?;
+    crate::out::trace("mirror: swept");
     work.gone.extend(gone_history);
     // Foreign history files (not node names) go with the last commit.
-    let foreign: Vec<String> = work
-        .new_history
-        .keys()
-        .filter(|f| {
-            !pending
-                .iter()
-                .any(|n| catalog.get(&n.id).is_some_and(|e| &e.file == *f))
-        })
-        .cloned()
+    let foreign: Vec<String> = new_files
+        .iter()
+        .filter(|(_, e)| e.is_none())
+        .map(|(f, _)| f.clone())
+        .filter(|f| work.new_history.contains_key(f))
         .collect();
     for f in foreign {
         let s = work.new_history.remove(&f).expect("key listed above");
@@ -514,6 +604,9 @@ pub fn commit_pending(
             if let Some(c) = head.commit {
                 atomic::write(&sd.snapshot_file(), format!("{c}\n").as_bytes())?;
             }
+        }
+        if catalog.full_diff {
+            history::mark_diffed(sd);
         }
         return Ok(Vec::new());
     }
@@ -537,6 +630,7 @@ pub fn commit_pending(
     let mut planner = Planner {
         repo: &repo,
         made: Vec::new(),
+        continued: Vec::new(),
         cache: HashMap::new(),
     };
     struct Planned {
@@ -635,20 +729,23 @@ pub fn commit_pending(
             time: nodes.iter().map(|n| n.created_at).fold(f64::MIN, f64::max),
             files: nodes
                 .iter()
-                .filter_map(|n| catalog.get(&n.id).map(|e| e.file.clone()))
+                .filter_map(|n| file_of.get(n.id.as_str()).map(|f| f.to_string()))
                 .collect(),
             range: Some(range),
             count: nodes.len(),
             retry_name,
         });
         // Later groups may continue this one.
-        planner.made.push((
-            range,
-            Located {
-                commit: Parent::Planned(plans.len() - 1),
-                turn,
-            },
-        ));
+        let me = Located {
+            commit: Parent::Planned(plans.len() - 1),
+            turn,
+        };
+        planner.made.push((range, me));
+        if !g.starts_turn
+            && let Some(l) = located
+        {
+            planner.continued.push((l.commit, me));
+        }
     }
     if plans.is_empty() {
         // No node: the directory changed otherwise (meta.json, workdir/).
@@ -702,6 +799,7 @@ pub fn commit_pending(
             Parent::Planned(i) => made_ids[i],
         });
         let tree = repo.write_tree(&work.index)?;
+        crate::out::trace("mirror: tree written");
         let parents: Vec<Oid> = parent.into_iter().collect();
         let id = repo.write_commit(tree, &parents, &p.msg, p.time)?;
         let (branch, new_branch) = match (&cur_branch, cur_tip) {
@@ -730,8 +828,15 @@ pub fn commit_pending(
         });
     }
 
+    // The index is written to index.lock while the writer thread finishes.
+    crate::out::trace("mirror: commit written");
+    let new_index = repo.prepare_index(&mut work.index)?;
+    crate::out::trace("mirror: commits written");
     atomic::crash_point("commit-before-sync");
-    repo.sync_objects()?;
+    if let Err(e) = repo.sync_objects() {
+        repo.abandon_index(new_index);
+        return Err(e);
+    }
     let mut updates: Vec<RefUpdate> = branch_moves
         .iter()
         .map(|(b, old, new)| match old {
@@ -756,14 +861,22 @@ pub fn commit_pending(
         });
     }
     atomic::crash_point("commit-before-ref");
-    repo.update_refs(&updates)?;
+    if let Err(e) = repo.update_refs(&updates) {
+        repo.abandon_index(new_index);
+        return Err(e);
+    }
+    crate::out::trace("mirror: refs moved");
     atomic::crash_point("commit-before-index");
-    repo.write_index(&mut work.index)?;
+    repo.commit_index(new_index)?;
     std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
     atomic::write(
         &sd.snapshot_file(),
         format!("{}\n", cur_tip.expect("at least one commit was made")).as_bytes(),
     )?;
+    if catalog.full_diff {
+        history::mark_diffed(sd);
+    }
+    crate::out::trace("mirror: index written");
     Ok(made)
 }
 

@@ -19,6 +19,20 @@ pub fn now() -> f64 {
         .unwrap_or_default()
 }
 
+/// `GIT_SESSION_TRACE=1`: print each phase's elapsed time on stderr.
+pub fn trace(phase: &str) {
+    use std::sync::OnceLock;
+    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
+    if let Some(start) = START
+        .get_or_init(|| std::env::var_os("GIT_SESSION_TRACE").map(|_| std::time::Instant::now()))
+    {
+        eprintln!(
+            "git-session: trace: {:>8.3} ms {phase}",
+            start.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+}
+
 /// RFC 3339 UTC (`2026-11-30T07:05:05Z`) of unix seconds.
 pub fn rfc3339(secs: f64) -> String {
     let s = secs.floor() as i64;

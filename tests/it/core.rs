@@ -551,3 +551,155 @@ fn fsync_on_works_the_same() {
     env.turn("s1", "durable", &["read"]);
     env.assert_clean("s1");
 }
+
+#[test]
+fn a_turn_committed_midway_continues_and_the_next_turn_stays_on_main() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "long task"]);
+    let a = env.append("s1", &["--role", "assistant", "--text", "working"]);
+    let c1 = env.ok(&["commit-turn", "s1"]).trim().to_string();
+    // More of the same turn, then the next turn, committed together.
+    env.append("s1", &["--role", "tool", "--name", "read", "--caller", &a]);
+    env.append("s1", &["--role", "tool", "--name", "edit", "--caller", &a]);
+    env.append("s1", &["--text", "next task"]);
+    let out = env.ok(&["commit-turn", "s1"]);
+    let ids: Vec<&str> = out.lines().collect();
+    assert_eq!(ids.len(), 2, "a continuation commit and a turn commit");
+    env.assert_clean("s1");
+    assert_eq!(
+        env.git("s1", &["branch", "--format=%(refname:short)"]),
+        "main\n",
+        "no retry branch"
+    );
+    assert_eq!(
+        env.git(
+            "s1",
+            &[
+                "log",
+                "--format=%s|%(trailers:key=Turn,valueonly,separator=)"
+            ]
+        ),
+        "turn 2: next task|2\nturn 1 (continued): 2 more nodes|1\nturn 1: long task|1\nsession init|\n"
+    );
+    assert_eq!(
+        env.git("s1", &["rev-parse", &format!("{}^", ids[0])])
+            .trim(),
+        c1
+    );
+    assert_eq!(
+        env.git("s1", &["rev-parse", &format!("{}^", ids[1])])
+            .trim(),
+        ids[0]
+    );
+}
+
+#[test]
+fn nodes_written_or_removed_by_another_tool_are_seen() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, _) = env.turn("s1", "one", &[]);
+    let dir = env.session_dir("s1");
+    // Another writer (the Python store) adds a node behind our back.
+    std::fs::write(
+        dir.join("history/0010-u-ext.json"),
+        format!(r#"{{"id":"ext","created_at":1796017600.0,"seq":10,"role":"user","caller":"","predecessor":"{a1}","output":"from python"}}"#),
+    )
+    .unwrap();
+    let err = env.fails(&["append", "s1", "--id", "ext", "--text", "x"], 1);
+    assert!(err.contains("node `ext` already exists"), "{err}");
+    let id = env.append("s1", &["--role", "assistant", "--text", "reply"]);
+    assert!(
+        env.history_files("s1")
+            .contains(&format!("000011-a-{id}.json")),
+        "seq continues after the foreign node"
+    );
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    assert!(
+        env.git("s1", &["ls-tree", "--name-only", "HEAD", "history/"])
+            .contains("history/0010-u-ext.json")
+    );
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s"]),
+        "turn 2: from python\n"
+    );
+    // A node file removed by hand leaves the next tree too.
+    std::fs::remove_file(dir.join("history/0010-u-ext.json")).unwrap();
+    env.append("s1", &["--text", "three"]);
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    assert!(
+        !env.git("s1", &["ls-tree", "--name-only", "HEAD", "history/"])
+            .contains("ext")
+    );
+}
+
+/// Write `n` tool nodes straight into `history/` (as another writer or a
+/// long-running turn would), after a user and an assistant node.
+fn bulk_nodes(env: &TestEnv, session: &str, n: u64) {
+    env.append(session, &["--text", "big task", "--id", "big-u"]);
+    env.append(
+        session,
+        &[
+            "--role",
+            "assistant",
+            "--id",
+            "big-a",
+            "--text",
+            "many tools",
+        ],
+    );
+    let hist = env.session_dir(session).join("history");
+    for seq in 3..3 + n {
+        std::fs::write(
+            hist.join(format!("{seq:06}-t-bulk{seq}.json")),
+            format!(r#"{{"id":"bulk{seq}","created_at":1796017556.0,"seq":{seq},"role":"code","name":"probe","input":null,"output":"result {seq}","caller":"big-a","predecessor":null,"reads":[],"metadata":{{}}}}"#),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn large_history_trees_go_through_the_writer_thread() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    bulk_nodes(&env, "s1", 1500);
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    let tree = env.git("s1", &["rev-parse", "HEAD:history"]);
+    let size: usize = env
+        .git("s1", &["cat-file", "-s", tree.trim()])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        size > 64 * 1024,
+        "the history tree ({size} bytes) takes the writer-thread path"
+    );
+    assert_eq!(
+        env.git("s1", &["ls-tree", "--name-only", "HEAD", "history/"])
+            .lines()
+            .count(),
+        1502
+    );
+    assert!(
+        env.git("s1", &["log", "-1", "--format=%B"])
+            .contains("tools: probe × 1500")
+    );
+    // A crash after the commit objects, before their sync, then a new turn.
+    env.append("s1", &["--text", "after"]);
+    let out = env
+        .cmd()
+        .env("GIT_SESSION_CRASH_AT", "commit-before-sync")
+        .args(["commit-turn", "s1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None);
+    env.turn("s1", "again", &[]);
+    env.assert_clean("s1");
+    assert_eq!(
+        env.git("s1", &["log", "--format=%s"]),
+        "turn 3: again\nturn 2: after\nturn 1: big task\nsession init\n"
+    );
+}

@@ -168,20 +168,41 @@ impl TestEnv {
 }
 
 /// Every file under `root` (including `.git`) with its bytes: for "nothing on
-/// disk changed" assertions.
-pub fn tree_bytes(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+/// disk changed" assertions. The catalog cache may be refreshed by any
+/// command (it is rebuilt from `history/`), so it is left out.
+pub fn tree_bytes(root: &Path) -> Snapshot {
     let mut out = BTreeMap::new();
     if !root.exists() {
-        return out;
+        return Snapshot(out);
     }
     for e in walkdir::WalkDir::new(root).sort_by_file_name() {
         let e = e.unwrap();
         let rel = e.path().strip_prefix(root).unwrap().to_path_buf();
+        if rel.to_string_lossy().contains(".git/git-session/catalog") {
+            continue;
+        }
         if e.file_type().is_file() {
             out.insert(rel, std::fs::read(e.path()).unwrap());
         } else if e.file_type().is_dir() {
             out.insert(rel, b"<dir>".to_vec());
         }
     }
-    out
+    Snapshot(out)
+}
+
+/// Files and their bytes; `Debug` lists paths only, so a failed comparison
+/// reads well.
+#[derive(PartialEq, Eq)]
+pub struct Snapshot(pub BTreeMap<PathBuf, Vec<u8>>);
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.0
+                    .iter()
+                    .map(|(p, b)| format!("{} ({} bytes)", p.display(), b.len())),
+            )
+            .finish()
+    }
 }

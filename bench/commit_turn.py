@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Per-turn cost of git-session against the git CLI, in one run.
+
+For each session size (nodes already in the session), alternates:
+  (a) `git-session append` x3 (user, assistant, tool) + `git-session commit-turn`
+  (b) writing the same 3 node files + `git add -A && git commit -q`
+      (what OpenProgram's Python store runs per turn)
+and prints medians of whole-process wall times and the ratio b/a.
+
+Usage: bench/commit_turn.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25] [--fsync]
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ENV = dict(os.environ)
+ENV.update({
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "OpenProgram",
+    "GIT_AUTHOR_EMAIL": "openprogram@local",
+    "GIT_COMMITTER_NAME": "OpenProgram",
+    "GIT_COMMITTER_EMAIL": "openprogram@local",
+})
+DEVNULL = os.open(os.devnull, os.O_RDWR)
+
+
+def spawn(argv, cwd=None, env=ENV):
+    """Run a process with minimal driver overhead; returns (seconds, exit code)."""
+    t = time.perf_counter()
+    pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 0),
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 1),
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 2),
+    ] + ([] if cwd is None else []))
+    _, status = os.waitpid(pid, 0)
+    return time.perf_counter() - t, os.waitstatus_to_exitcode(status)
+
+
+def run(argv, cwd=None):
+    subprocess.run(argv, cwd=cwd, env=ENV, check=True, stdout=subprocess.DEVNULL)
+
+
+def text(rng, lo=1000, hi=4000):
+    words = ["agent", "tool", "read", "file", "the", "session", "commit", "turn", "git", "node"]
+    n = rng.randint(lo, hi)
+    out = []
+    size = 0
+    while size < n:
+        w = rng.choice(words)
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out)[:n]
+
+
+def node(seq, nid, role, caller, pred, output, t):
+    return {"id": nid, "created_at": t, "seq": seq, "role": role,
+            "name": {"user": "", "llm": "m1", "code": "read"}[role], "input": None,
+            "output": output, "caller": caller, "predecessor": pred, "reads": [],
+            "metadata": {}}
+
+
+def write_history(hist, nodes):
+    for n in nodes:
+        letter = {"user": "u", "llm": "a", "code": "t"}[n["role"]]
+        with open(os.path.join(hist, f"{n['seq']:06d}-{letter}-{n['id']}.json"), "w") as f:
+            f.write(json.dumps(n, separators=(",", ":")))
+
+
+def turn_nodes(rng, first_seq, k, pred):
+    t = 1796017556.0 + first_seq
+    u = node(first_seq, f"u{k}", "user", "", pred, text(rng), t)
+    a = node(first_seq + 1, f"a{k}", "llm", "", f"u{k}", text(rng), t + 1)
+    c = node(first_seq + 2, f"t{k}", "code", f"a{k}", None, text(rng), t + 2)
+    return [u, a, c]
+
+
+def make_fixture(binary, root, size, rng):
+    """A git-session session and a plain git repo holding the same `size` nodes."""
+    state = os.path.join(root, "state")
+    sid = f"s{size}"
+    run([binary, "--state-dir", state, "init", sid, "-q"])
+    sdir = os.path.join(state, "sessions", sid)
+    hist = os.path.join(sdir, "history")
+    os.makedirs(hist, exist_ok=True)
+    nodes = []
+    pred = "ROOT"
+    for k in range(size // 3):
+        ts = turn_nodes(rng, len(nodes) + 1, k, pred)
+        pred = ts[1]["id"]
+        nodes.extend(ts)
+    write_history(hist, nodes)
+    meta_path = os.path.join(sdir, "meta.json")
+    meta = json.load(open(meta_path))
+    meta["head_id"] = pred
+    meta["title"] = "bench"
+    json.dump(meta, open(meta_path, "w"), separators=(",", ":"))
+    # One commit holding every node, with the trailers a backfill writes.
+    turns = size // 3
+    run(["git", "-C", sdir, "add", "-A"])
+    run(["git", "-C", sdir, "commit", "-q", "-m",
+         f"turn {turns}: fixture\n\nSession: {sid}\nTurn: {turns}\nNodes: 1..{len(nodes)}"])
+    head = subprocess.run(["git", "-C", sdir, "rev-parse", "HEAD"], env=ENV, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    with open(os.path.join(sdir, ".git", "git-session", "snapshot"), "w") as f:
+        f.write(head + "\n")
+    # The plain repo: same files, default git config.
+    plain = os.path.join(root, f"plain{size}")
+    shutil.copytree(sdir, plain, ignore=shutil.ignore_patterns(".git"))
+    run(["git", "init", "-q", "-b", "main", plain])
+    run(["git", "-C", plain, "add", "-A"])
+    run(["git", "-C", plain, "commit", "-q", "-m", "fixture"])
+    return state, sid, sdir, plain, len(nodes), pred
+
+
+def bench_size(binary, root, size, turns, rng, fsync):
+    state, sid, sdir, plain, n, pred = make_fixture(binary, root, size, rng)
+    env = dict(ENV)
+    env["GIT_SESSION_FSYNC"] = "1" if fsync else "0"
+    gs = [binary, "--state-dir", state]
+    appends, commits, gs_turns, git_turns = [], [], [], []
+    seq = n + 1
+    for k in range(turns):
+        ts = turn_nodes(rng, seq, 100000 + k, pred)
+        seq += 3
+        # (a) git-session
+        t_turn = 0.0
+        for nd, role in zip(ts, ["user", "assistant", "tool"]):
+            argv = gs + ["append", sid, "--role", role, "--id", nd["id"], "--text", nd["output"]]
+            if role == "tool":
+                argv += ["--name", "read"]
+            dt, rc = spawn(argv, env=env)
+            assert rc == 0, f"append failed ({rc})"
+            appends.append(dt)
+            t_turn += dt
+        dt, rc = spawn(gs + ["commit-turn", sid], env=env)
+        assert rc == 0, f"commit-turn failed ({rc})"
+        commits.append(dt)
+        gs_turns.append(t_turn + dt)
+        # (b) the Python store's way: write files, git add -A, git commit
+        t0 = time.perf_counter()
+        write_history(os.path.join(plain, "history"), ts)
+        with open(os.path.join(plain, "meta.json"), "w") as f:
+            f.write(json.dumps({"id": sid, "updated_at": time.time(), "head_id": ts[1]["id"]}))
+        w = time.perf_counter() - t0
+        a, rc1 = spawn(["git", "-C", plain, "add", "-A"])
+        c, rc2 = spawn(["git", "-C", plain, "commit", "-q", "-m", f"turn: t{k}"])
+        assert rc1 == 0 and rc2 == 0
+        git_turns.append(w + a + c)
+        pred = ts[1]["id"]
+    # Sanity: everything committed, status clean, history intact.
+    st = subprocess.run(["git", "-C", sdir, "status", "--porcelain"], env=ENV,
+                        capture_output=True, text=True, check=True).stdout
+    assert st == "", f"git status not clean:\n{st[:500]}"
+    count = int(subprocess.run(["git", "-C", sdir, "rev-list", "--count", "HEAD"], env=ENV,
+                               capture_output=True, text=True, check=True).stdout)
+    assert count == 2 + turns, count
+    return appends, commits, gs_turns, git_turns
+
+
+def ms(xs):
+    return statistics.median(xs) * 1000
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--sizes", default="300,3000,15000")
+    ap.add_argument("--turns", type=int, default=25)
+    ap.add_argument("--fsync", action="store_true", help="git-session with fsync on (git CLI makes none by default)")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    rng = random.Random(42)
+    print(f"git-session {'with' if args.fsync else 'without'} fsync vs git CLI (no fsync, its default); "
+          f"{args.turns} turns per size, medians of whole-process wall time")
+    print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}")
+    with tempfile.TemporaryDirectory(prefix="gs-bench-") as root:
+        for size in [int(s) for s in args.sizes.split(",")]:
+            ap_, co, gt, git = bench_size(binary, root, size, args.turns, rng, args.fsync)
+            # (b)'s git part against commit-turn alone, and whole turns against whole turns.
+            print(f"{size:>7} {ms(ap_):>6.2f}ms {ms(co):>10.2f}ms {ms(gt):>7.2f}ms {ms(git):>7.2f}ms "
+                  f"{ms(git) / ms(co):>12.1f}x {ms(git) / ms(gt):>10.1f}x", flush=True)
+    print("commit ratio = git turn / commit-turn; turn ratio = git turn / (3 appends + commit-turn)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
