@@ -106,7 +106,7 @@ def make_fixture(binary, root, size, rng):
     # One commit holding every node, with the trailers a backfill writes.
     turns = size // 3
     run(["git", "-C", sdir, "add", "-A"])
-    run(["git", "-C", sdir, "commit", "-q", "-m",
+    run(["git", "-C", sdir, "-c", "gc.auto=0", "commit", "-q", "-m",
          f"turn {turns}: fixture\n\nSession: {sid}\nTurn: {turns}\nNodes: 1..{len(nodes)}"])
     head = subprocess.run(["git", "-C", sdir, "rev-parse", "HEAD"], env=ENV, check=True,
                           capture_output=True, text=True).stdout.strip()
@@ -116,8 +116,14 @@ def make_fixture(binary, root, size, rng):
     plain = os.path.join(root, f"plain{size}")
     shutil.copytree(sdir, plain, ignore=shutil.ignore_patterns(".git"))
     run(["git", "init", "-q", "-b", "main", plain])
+    # No auto-gc in the measured repo: a detached gc would slow both sides
+    # at random (the Python store's users get one now and then, too).
+    run(["git", "-C", plain, "config", "gc.auto", "0"])
     run(["git", "-C", plain, "add", "-A"])
     run(["git", "-C", plain, "commit", "-q", "-m", "fixture"])
+    # Not packed: right after `git gc` deleted thousands of loose objects,
+    # this VM's ext4 allocates inodes slowly for a minute (`recently_deleted`)
+    # and would slow both sides at random.
     return state, sid, sdir, plain, len(nodes), pred
 
 

@@ -110,7 +110,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
     }
-    maintain(ctx, &sd, made.len());
+    maintain(ctx, &sd)?;
     Ok(exit::OK)
 }
 
@@ -137,24 +137,17 @@ fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<(
     Ok(())
 }
 
-/// Count turns; every 50, start `git gc --auto` in the background.
-fn maintain(ctx: &Ctx, sd: &SessionDir, turns: usize) {
+/// Every 50 turns, start `git gc --auto` in the background (SPEC §2.3).
+fn maintain(ctx: &Ctx, sd: &SessionDir) -> Result<()> {
     const EVERY: u64 = 50;
-    let path = sd.maintenance_counter();
-    let count = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        + turns as u64;
-    let count = if count >= EVERY {
+    let mut snap = sd.read_snapshot();
+    if snap.turns >= EVERY {
         if !crate::git::spawn_maintenance(&sd.dir) {
             ctx.out
                 .warn("`git` was not found: skipping background packing of the session repo");
         }
-        0
-    } else {
-        count
-    };
-    let _ = std::fs::create_dir_all(sd.private_dir());
-    let _ = std::fs::write(&path, format!("{count}\n"));
+        snap.turns = 0;
+        sd.write_snapshot(&snap)?;
+    }
+    Ok(())
 }

@@ -163,7 +163,10 @@ impl SessionRepo {
         me.write_index(&mut index)?;
         let sd = SessionDir::new(dir.to_path_buf());
         std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
-        atomic::write(&sd.snapshot_file(), format!("{root}\n").as_bytes())?;
+        sd.write_snapshot(&crate::layout::paths::Snapshot {
+            commit: Some(root.to_string()),
+            turns: 0,
+        })?;
         Ok(root)
     }
 

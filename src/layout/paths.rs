@@ -138,6 +138,13 @@ fn is_session_dir(p: &Path) -> bool {
     p.join("meta.json").is_file() || p.join("history").is_dir()
 }
 
+/// The snapshot marker in `.git/git-session/snapshot`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub commit: Option<String>,
+    pub turns: u64,
+}
+
 /// Typed paths inside one session repository (SPEC §2).
 #[derive(Debug, Clone)]
 pub struct SessionDir {
@@ -193,9 +200,31 @@ impl SessionDir {
     pub fn catalog_stamp(&self) -> PathBuf {
         self.private_dir().join("catalog.stamp")
     }
-    /// Turns committed since the last background maintenance.
-    pub fn maintenance_counter(&self) -> PathBuf {
-        self.private_dir().join("turns-since-maintenance")
+    /// Read the snapshot marker: the commit whose tree the index mirrors,
+    /// and the turns committed since the last background maintenance.
+    pub fn read_snapshot(&self) -> Snapshot {
+        let text = std::fs::read_to_string(self.snapshot_file()).unwrap_or_default();
+        let mut lines = text.lines();
+        Snapshot {
+            commit: lines
+                .next()
+                .map(str::trim)
+                .filter(|c| c.len() == 40)
+                .map(str::to_owned),
+            turns: lines
+                .next()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0),
+        }
+    }
+
+    /// Overwrite the snapshot marker in place: no new file per turn. A torn
+    /// marker reads as "no commit", which only makes the next commit rebuild
+    /// the index from HEAD.
+    pub fn write_snapshot(&self, s: &Snapshot) -> Result<()> {
+        let path = self.snapshot_file();
+        let text = format!("{}\n{}\n", s.commit.as_deref().unwrap_or(""), s.turns);
+        std::fs::write(&path, text).io("write", &path)
     }
     pub fn attachments(&self) -> PathBuf {
         self.dir.join("workdir").join("attachments")

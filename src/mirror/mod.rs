@@ -17,6 +17,7 @@ use gix::bstr::{BStr, ByteSlice};
 use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
 use crate::layout::history::{self, Catalog};
+use crate::layout::paths::Snapshot;
 use crate::layout::schema::{Node, ROOT};
 use crate::layout::{SessionDir, TEMP_PREFIX, atomic};
 use crate::session::{self, MessageParts, Trailers};
@@ -476,10 +477,10 @@ pub fn commit_pending(
     // The index mirrors the commit recorded in `snapshot`; when HEAD moved
     // without us (a crash between the ref update and the index write, or a
     // git command run by hand), rebuild it from HEAD's tree.
-    let snapshot = std::fs::read_to_string(sd.snapshot_file()).ok();
+    let snapshot = sd.read_snapshot();
     let mut index_rebuilt = false;
     let index = match head.commit {
-        Some(c) if snapshot.as_deref().map(str::trim) != Some(c.to_string().as_str()) => {
+        Some(c) if snapshot.commit.as_deref() != Some(c.to_string().as_str()) => {
             let tree = repo.commit_info(c)?.tree;
             warn(format!(
                 "the git index of `{}` did not match HEAD; rebuilt it from HEAD",
@@ -602,7 +603,10 @@ pub fn commit_pending(
             work.apply(refreshed);
             repo.write_index(&mut work.index)?;
             if let Some(c) = head.commit {
-                atomic::write(&sd.snapshot_file(), format!("{c}\n").as_bytes())?;
+                sd.write_snapshot(&Snapshot {
+                    commit: Some(c.to_string()),
+                    turns: snapshot.turns,
+                })?;
             }
         }
         if catalog.full_diff {
@@ -869,10 +873,10 @@ pub fn commit_pending(
     atomic::crash_point("commit-before-index");
     repo.commit_index(new_index)?;
     std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
-    atomic::write(
-        &sd.snapshot_file(),
-        format!("{}\n", cur_tip.expect("at least one commit was made")).as_bytes(),
-    )?;
+    sd.write_snapshot(&Snapshot {
+        commit: Some(cur_tip.expect("at least one commit was made").to_string()),
+        turns: snapshot.turns + made.len() as u64,
+    })?;
     if catalog.full_diff {
         history::mark_diffed(sd);
     }

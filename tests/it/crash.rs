@@ -79,9 +79,11 @@ fn every_crash_point_of_commit_turn_is_recovered() {
         env.turn("s1", "one", &[]);
         env.append("s1", &["--text", "two"]);
         env.append("s1", &["--role", "assistant", "--text", "answer"]);
-        crash(&env, at, &["commit-turn", "s1"]);
+        // `--status done` makes commit-turn rewrite meta.json, so the atomic
+        // write's crash points are on its path too.
+        crash(&env, at, &["commit-turn", "s1", "--status", "done"]);
         // Whatever state the crash left, the next commit-turn completes the turn exactly once.
-        let out = env.run(&["commit-turn", "s1"]);
+        let out = env.run(&["commit-turn", "s1", "--status", "done"]);
         assert!(
             out.status.success(),
             "{at}: {}",
