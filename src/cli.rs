@@ -18,7 +18,12 @@ use crate::out::Printer;
 /// on-disk layout is the only contract between them. Installed on PATH, the
 /// binary also runs as `git session <command>`.
 #[derive(Debug, Parser)]
-#[command(name = "git-session", version, propagate_version = true)]
+#[command(
+    name = "git-session",
+    version,
+    propagate_version = true,
+    args_override_self = true
+)]
 #[command(
     after_help = "Exit status: 0 success, 1 the answer is no (or a refused request), \
 2 usage error, 75 a lock is busy, 128 fatal error."
@@ -62,6 +67,7 @@ pub enum Command {
     CommitTurn(commands::commit_turn::CommitTurnArgs),
     Log(commands::log::LogArgs),
     Show(commands::show::ShowArgs),
+    Demo(commands::demo::DemoArgs),
 }
 
 /// What every command gets.
@@ -124,5 +130,6 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::CommitTurn(a) => commands::commit_turn::run(&ctx, a),
         Command::Log(a) => commands::log::run(&ctx, a),
         Command::Show(a) => commands::show::run(&ctx, a),
+        Command::Demo(a) => commands::demo::run(&ctx, a),
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod append;
 pub mod commit_turn;
+pub mod demo;
 pub mod init;
 pub mod log;
 pub mod show;

@@ -703,3 +703,47 @@ fn large_history_trees_go_through_the_writer_thread() {
         "turn 3: again\nturn 2: after\nturn 1: big task\nsession init\n"
     );
 }
+
+#[test]
+fn demo_records_sessions_that_git_accepts() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("demo");
+    let out = env.ok(&["demo", dir.to_str().unwrap()]);
+    assert!(
+        out.contains("Try:") && out.contains("log refactor --all"),
+        "{out}"
+    );
+    for s in ["refactor", "notes"] {
+        let repo = dir.join("state/sessions").join(s);
+        let fsck = env.git_in(&repo, &["fsck", "--strict"]);
+        assert!(fsck.status.success());
+        let status = env.git_in(&repo, &["status", "--porcelain"]);
+        assert!(
+            status.stdout.is_empty(),
+            "{s}: {}",
+            String::from_utf8_lossy(&status.stdout)
+        );
+    }
+    let repo = dir.join("state/sessions/refactor");
+    let branches = String::from_utf8(
+        env.git_in(&repo, &["branch", "--format=%(refname:short)"])
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        branches.contains("main") && branches.contains("retry-"),
+        "{branches}"
+    );
+    // The printed commands work as printed.
+    let state = dir.join("state");
+    let log = env.ok(&[
+        "--state-dir",
+        state.to_str().unwrap(),
+        "log",
+        "refactor",
+        "--all",
+    ]);
+    assert_eq!(log.lines().count(), 4);
+    // A second run into the same directory is refused, not merged.
+    env.fails(&["demo", dir.to_str().unwrap()], 1);
+}

@@ -1,0 +1,197 @@
+//! `demo`: record sample sessions into a fresh state dir and say what to look
+//! at next (SPEC §5.16).
+//!
+//! Reads: nothing. Writes: `<DIR>/state/` (a new state dir). Locks: the
+//! sessions it writes. Prints: the state dir, then the commands to try.
+
+use std::path::PathBuf;
+
+use crate::cli::Ctx;
+use crate::error::{Error, IoContext, Result, exit};
+use crate::layout::schema::Meta;
+use crate::layout::{SessionDir, StateDir, atomic, ids, lock};
+use crate::mirror::{self, CommitOptions};
+use crate::store::{self, Created, NewNode, NewSession};
+
+/// Record two sample sessions (turns with tool calls, a retry branch) into
+/// DIR and print what to try next.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Where to write the demo [default: a new directory under the system temp dir]
+    pub dir: Option<PathBuf>,
+}
+
+struct Demo<'a> {
+    ctx: &'a Ctx,
+    state: StateDir,
+    clock: f64,
+}
+
+impl Demo<'_> {
+    fn tick(&mut self, secs: f64) -> f64 {
+        self.clock += secs;
+        self.clock
+    }
+
+    fn node(
+        &mut self,
+        sd: &SessionDir,
+        role: &str,
+        text: &str,
+        name: &str,
+        pred: Option<&str>,
+    ) -> Result<String> {
+        let _l = self.ctx.lock_session(sd, lock::Kind::Exclusive)?;
+        let mut meta = Meta::read(&sd.meta())?;
+        let now = self.tick(1.7);
+        let node = store::append(
+            sd,
+            &mut meta,
+            NewNode {
+                role: role.into(),
+                name: (!name.is_empty()).then(|| name.to_string()),
+                output: text.into(),
+                predecessor: pred.map(|p| Some(p.to_string())),
+                ..Default::default()
+            },
+            now,
+        )?;
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        Ok(node.id)
+    }
+
+    fn commit(&mut self, sd: &SessionDir, id: &str) -> Result<()> {
+        let _l = self.ctx.lock_session(sd, lock::Kind::Exclusive)?;
+        let mut meta = Meta::read(&sd.meta())?;
+        let catalog = crate::layout::history::Catalog::load(sd)?;
+        if meta.title().is_empty()
+            && let Some(t) = store::first_user_text(sd, &catalog)
+        {
+            meta.set("title", crate::session::title_from_text(&t));
+            meta.set("_auto_titled", true);
+            atomic::write(&sd.meta(), &meta.to_json())?;
+        }
+        let opts = CommitOptions {
+            now: self.clock,
+            ..Default::default()
+        };
+        let out = self.ctx.out;
+        mirror::commit_pending(sd, id, &opts, &mut |_| Ok(()), &mut |w| out.warn(w))?;
+        Ok(())
+    }
+
+    fn turn(
+        &mut self,
+        sd: &SessionDir,
+        id: &str,
+        user: &str,
+        reply: &str,
+        tools: &[&str],
+        pred: Option<&str>,
+    ) -> Result<String> {
+        self.node(sd, "user", user, "", pred)?;
+        let a = self.node(sd, "llm", reply, "demo-model", None)?;
+        for t in tools {
+            self.node(sd, "code", &format!("{t}: ok"), t, None)?;
+        }
+        self.commit(sd, id)?;
+        Ok(a)
+    }
+
+    fn session(&mut self, id: &str, source: &str) -> Result<SessionDir> {
+        let spec = NewSession {
+            id: id.into(),
+            agent_id: Some("demo".into()),
+            source: Some(source.into()),
+            ..Default::default()
+        };
+        let now = self.tick(0.5);
+        match store::create(&self.state, &spec, None, now)? {
+            Created::New(sd) => Ok(sd),
+            Created::Existing(_) => Err(Error::refused(
+                format!(
+                    "session `{id}` already exists in `{}`",
+                    self.state.root.display()
+                ),
+                Some("give `demo` an empty or new directory".into()),
+            )),
+        }
+    }
+}
+
+pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
+    let dir = match args.dir {
+        Some(d) => d,
+        None => std::env::temp_dir().join(format!("git-session-demo-{}", ids::generate(""))),
+    };
+    std::fs::create_dir_all(&dir).io("create", &dir)?;
+    let dir = dir.canonicalize().io("resolve", &dir)?;
+    let state = StateDir {
+        root: dir.join("state"),
+    };
+    let mut demo = Demo {
+        ctx,
+        state: state.clone(),
+        clock: crate::out::now() - 3600.0,
+    };
+
+    let sd = demo.session("refactor", "cli")?;
+    let a1 = demo.turn(
+        &sd,
+        "refactor",
+        "Why does `cargo build` fail on the CI runner?",
+        "The runner has an older Rust: `let chains` need 1.88. I checked the toolchain file and the CI config.",
+        &["read", "grep", "grep"],
+        None,
+    )?;
+    demo.turn(
+        &sd,
+        "refactor",
+        "Pin the toolchain in CI.",
+        "Done: the workflow now installs the version from rust-toolchain.toml.",
+        &["edit", "run_tests"],
+        None,
+    )?;
+    // Go back to turn 1's answer and ask differently: a retry branch.
+    demo.turn(
+        &sd,
+        "refactor",
+        "Instead, rewrite the code so it builds on the old toolchain.",
+        "Rewrote the two `if let` chains as nested matches; it builds on 1.80.",
+        &["edit", "run_tests"],
+        Some(&a1),
+    )?;
+    let sd2 = demo.session("notes", "tui")?;
+    demo.turn(
+        &sd2,
+        "notes",
+        "Summarise today's standup.",
+        "Three items: CI toolchain, release notes, on-call swap.",
+        &[],
+        None,
+    )?;
+
+    let sdir = state.root.display();
+    ctx.out.record(
+        "demo",
+        &serde_json::json!({"dir": dir, "state_dir": state.root, "sessions": ["refactor", "notes"]}),
+    );
+    ctx.out.line(format!("Recorded two sessions into {sdir}"));
+    ctx.out.line("");
+    ctx.out.line("Try:");
+    for cmd in [
+        format!("git-session --state-dir {sdir} log refactor --all"),
+        format!("git-session --state-dir {sdir} show refactor"),
+        format!(
+            "git -C {} log --graph --all --format='%h %s %d'",
+            sd.dir.display()
+        ),
+        format!("git -C {} show --stat HEAD", sd.dir.display()),
+        format!("git-session --state-dir {sdir} append notes --text 'and one more thing'"),
+        format!("git-session --state-dir {sdir} commit-turn notes"),
+    ] {
+        ctx.out.line(format!("  {cmd}"));
+    }
+    let _ = sd2;
+    Ok(exit::OK)
+}
