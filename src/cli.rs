@@ -67,6 +67,8 @@ pub enum Command {
     CommitTurn(commands::commit_turn::CommitTurnArgs),
     Log(commands::log::LogArgs),
     Show(commands::show::ShowArgs),
+    Backfill(commands::backfill::BackfillArgs),
+    Verify(commands::verify::VerifyArgs),
     Demo(commands::demo::DemoArgs),
 }
 
@@ -130,6 +132,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::CommitTurn(a) => commands::commit_turn::run(&ctx, a),
         Command::Log(a) => commands::log::run(&ctx, a),
         Command::Show(a) => commands::show::run(&ctx, a),
+        Command::Backfill(a) => commands::backfill::run(&ctx, a),
+        Command::Verify(a) => commands::verify::run(&ctx, a),
         Command::Demo(a) => commands::demo::run(&ctx, a),
     }
 }

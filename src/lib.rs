@@ -2,6 +2,7 @@
 //! with one commit per turn. Arrows point down: `commands` → `mirror` →
 //! `session`, `layout`, `git`, `out`.
 
+pub mod backfill;
 pub mod cli;
 pub mod commands;
 pub mod error;
@@ -11,3 +12,4 @@ pub mod mirror;
 pub mod out;
 pub mod session;
 pub mod store;
+pub mod verify;

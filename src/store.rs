@@ -36,6 +36,7 @@ pub fn create(
     spec: &NewSession,
     first: Option<NewNode>,
     now: f64,
+    locks: crate::layout::lock::LockOptions,
 ) -> Result<Created> {
     ids::session_id(&spec.id)?;
     state.ensure()?;
@@ -107,9 +108,17 @@ pub fn create(
         .as_ref()
         .filter(|n| n.role == "user")
         .map(|n| schema::preview(&n.text()));
-    registry::journal_append(
+    // A new session is rare: fold the journal and write its row into
+    // index.json now, so the index exists from the first session on.
+    let row = schema::index_row(&meta, &spec.id, preview.as_deref());
+    let id = spec.id.clone();
+    registry::update_index(
         state,
-        &schema::index_row(&meta, &spec.id, preview.as_deref()),
+        locks,
+        || registry::rebuild(state),
+        move |index| {
+            index.insert(id, row);
+        },
     )?;
     Ok(Created::New(SessionDir::new(target)))
 }

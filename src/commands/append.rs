@@ -252,7 +252,7 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
                 source: args.init.source.clone(),
                 work_dir: None,
             };
-            match store::create(&ctx.state, &spec, Some(new.clone()), now)? {
+            match store::create(&ctx.state, &spec, Some(new.clone()), now, ctx.locks)? {
                 Created::New(sd) => {
                     let catalog = crate::layout::history::Catalog::read(&sd.history())?;
                     let entry = catalog

@@ -72,6 +72,8 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         tokens: args.tokens,
         failed: args.status == TurnStatus::Failed,
         now: crate::out::now(),
+        dry_run: false,
+        rescan: false,
     };
     let out = ctx.out;
     let before = Meta::read(&sd.meta())?;
@@ -110,7 +112,10 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
     }
-    maintain(ctx, &sd)?;
+    if mirror::maintain_if_due(&sd)? == Some(false) {
+        ctx.out
+            .warn("`git` was not found: skipping background packing of the session repo");
+    }
     Ok(exit::OK)
 }
 
@@ -133,21 +138,6 @@ fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<(
                 meta.set("_title_gen_count", 1);
             }
         }
-    }
-    Ok(())
-}
-
-/// Every 50 turns, start `git gc --auto` in the background (SPEC §2.3).
-fn maintain(ctx: &Ctx, sd: &SessionDir) -> Result<()> {
-    const EVERY: u64 = 50;
-    let mut snap = sd.read_snapshot();
-    if snap.turns >= EVERY {
-        if !crate::git::spawn_maintenance(&sd.dir) {
-            ctx.out
-                .warn("`git` was not found: skipping background packing of the session repo");
-        }
-        snap.turns = 0;
-        sd.write_snapshot(&snap)?;
     }
     Ok(())
 }

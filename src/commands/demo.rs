@@ -106,7 +106,7 @@ impl Demo<'_> {
             ..Default::default()
         };
         let now = self.tick(0.5);
-        match store::create(&self.state, &spec, None, now)? {
+        match store::create(&self.state, &spec, None, now, self.ctx.locks)? {
             Created::New(sd) => Ok(sd),
             Created::Existing(_) => Err(Error::refused(
                 format!(

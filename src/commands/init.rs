@@ -55,7 +55,13 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
         }
         None => ids::generate(""),
     };
-    let created = store::create(&ctx.state, &args.spec(id.clone()), None, crate::out::now())?;
+    let created = store::create(
+        &ctx.state,
+        &args.spec(id.clone()),
+        None,
+        crate::out::now(),
+        ctx.locks,
+    )?;
     let (sd, new) = match created {
         Created::New(sd) => (sd, true),
         Created::Existing(sd) => {

@@ -694,6 +694,28 @@ impl SessionRepo {
         }
     }
 
+    /// The entries of one tree: (name, mode as octal number, id).
+    pub fn tree_entries(&self, tree: ObjectId) -> Result<Vec<(String, u32, ObjectId)>> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| self.err(&format!("read tree {tree}"), e))?;
+        let decoded = t
+            .decode()
+            .map_err(|e| self.err(&format!("decode tree {tree}"), e))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    e.filename.to_str_lossy().into_owned(),
+                    e.mode.value() as u32,
+                    e.oid.to_owned(),
+                )
+            })
+            .collect())
+    }
+
     pub fn git_dir(&self) -> &Path {
         self.repo.git_dir()
     }
@@ -713,6 +735,12 @@ impl SessionRepo {
             .map_err(|e| self.err("look up a tree entry", e))?;
         Ok(found.map(|e| e.object_id()))
     }
+}
+
+/// The id git gives `data` as a blob.
+pub fn blob_id(data: &[u8]) -> ObjectId {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data)
+        .expect("sha1 hashing of a buffer cannot fail")
 }
 
 /// Path of an index entry as UTF-8-lossy text.

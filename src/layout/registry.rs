@@ -265,6 +265,34 @@ pub fn journal_path(state: &StateDir) -> PathBuf {
     state.index_journal()
 }
 
+/// Replace the index with rows rebuilt from every valid session's meta.json.
+pub fn rebuild_index(state: &StateDir, opts: LockOptions) -> Result<usize> {
+    let fresh = rebuild(state)?;
+    let n = fresh.len();
+    update_index(state, opts, || Ok(Index::new()), move |idx| *idx = fresh)?;
+    Ok(n)
+}
+
+/// Drop entries from `locations.json`.
+pub fn remove_locations(state: &StateDir, ids: &[String], opts: LockOptions) -> Result<()> {
+    state.ensure()?;
+    let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, opts)?;
+    let path = state.locations_json();
+    let mut map: Map<String, Value> = match std::fs::read(&path) {
+        Ok(b) => match serde_json::from_slice(&b) {
+            Ok(Value::Object(m)) => m,
+            _ => return Ok(()),
+        },
+        Err(_) => return Ok(()),
+    };
+    for id in ids {
+        map.remove(id);
+    }
+    let mut bytes = serde_json::to_vec_pretty(&map).expect("a map always serializes");
+    bytes.push(b'\n');
+    atomic::write_with_mode(&path, &bytes, 0o600)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

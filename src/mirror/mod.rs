@@ -32,6 +32,12 @@ pub struct CommitOptions {
     pub failed: bool,
     /// Time of a commit that holds no node (a metadata-only change).
     pub now: f64,
+    /// Plan only: return the turns that would be committed (without commit
+    /// ids) and write nothing.
+    pub dry_run: bool,
+    /// Also compare committed node files by stat and content (node files are
+    /// immutable by contract, so a turn does not; `verify --fix` does).
+    pub rescan: bool,
 }
 
 /// One commit made.
@@ -53,6 +59,11 @@ struct Staged {
     mode: gix::index::entry::Mode,
     id: Oid,
     stat: gix::index::entry::Stat,
+}
+
+/// Does an index entry's stat data describe this file as it is?
+pub fn stat_matches(stat: &gix::index::entry::Stat, md: &std::fs::Metadata) -> bool {
+    *stat == stat_of(md)
 }
 
 fn stat_of(md: &std::fs::Metadata) -> gix::index::entry::Stat {
@@ -257,6 +268,22 @@ fn sweep_others(
 enum Parent {
     Commit(Oid),
     Planned(usize),
+}
+
+/// Committed node files whose stat no longer matches the index.
+fn modified_history(
+    index: &gix::index::State,
+    history_dir: &Path,
+    catalog: &Catalog,
+) -> Vec<(String, std::fs::Metadata)> {
+    catalog
+        .entries()
+        .filter_map(|e| {
+            let entry = index.entry_by_path(format!("history/{}", e.file).as_bytes().as_bstr())?;
+            let md = std::fs::symlink_metadata(history_dir.join(&e.file)).ok()?;
+            (!stat_matches(&entry.stat, &md)).then_some((e.file, md))
+        })
+        .collect()
 }
 
 /// `history/` against the index.
@@ -516,6 +543,11 @@ pub fn commit_pending(
     let catalog = Catalog::load(sd)?;
     crate::out::trace("mirror: catalog read");
     let diff = diff_history(&work.index, &catalog);
+    let rescanned: Vec<(String, std::fs::Metadata)> = if opts.rescan {
+        modified_history(&work.index, &history_dir, &catalog)
+    } else {
+        Vec::new()
+    };
     let new_files = diff.new_files;
     let gone_history = diff.gone;
     let committed_seqs = diff.committed_seqs;
@@ -564,59 +596,6 @@ pub fn commit_pending(
         .filter_map(|(f, e)| e.as_ref().map(|e| (e.id.as_str(), f.as_str())))
         .collect();
     crate::out::trace("mirror: pending parsed");
-    before_write(&pending)?;
-
-    // Phase 2: write.
-    for (f, data, md) in new_data {
-        let id = repo.write_blob(&data)?;
-        work.new_history.insert(
-            f.to_string(),
-            Staged {
-                path: format!("history/{f}").into_bytes(),
-                mode: mode_of(&md),
-                id,
-                stat: stat_of(&md),
-            },
-        );
-    }
-    pending.sort_by_key(|n| n.seq);
-
-    crate::out::trace("mirror: blobs written");
-    sweep_others(&mut repo, &sd.dir, &mut work, warn)?;
-    crate::out::trace("mirror: swept");
-    work.gone.extend(gone_history);
-    // Foreign history files (not node names) go with the last commit.
-    let foreign: Vec<String> = new_files
-        .iter()
-        .filter(|(_, e)| e.is_none())
-        .map(|(f, _)| f.clone())
-        .filter(|f| work.new_history.contains_key(f))
-        .collect();
-    for f in foreign {
-        let s = work.new_history.remove(&f).expect("key listed above");
-        work.others.push(s);
-    }
-
-    if pending.is_empty() && work.others.is_empty() && work.gone.is_empty() {
-        if !work.refreshed.is_empty() || index_rebuilt {
-            let refreshed = std::mem::take(&mut work.refreshed);
-            work.apply(refreshed);
-            repo.write_index(&mut work.index)?;
-            if let Some(c) = head.commit {
-                sd.write_snapshot(&Snapshot {
-                    commit: Some(c.to_string()),
-                    turns: snapshot.turns,
-                })?;
-            }
-        }
-        if catalog.full_diff {
-            history::mark_diffed(sd);
-        }
-        return Ok(Vec::new());
-    }
-    let refreshed = std::mem::take(&mut work.refreshed);
-    work.apply(refreshed);
-
     let groups = session::group_pending(&pending);
     let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
     let mut tips: Vec<Oid> = head.commit.into_iter().collect();
@@ -751,10 +730,96 @@ pub fn commit_pending(
             planner.continued.push((l.commit, me));
         }
     }
+    drop(planner);
+    if opts.dry_run {
+        return Ok(plans
+            .iter()
+            .map(|p| Made {
+                commit: String::new(),
+                parent: None,
+                turn: p.turn,
+                branch: String::new(),
+                new_branch: false,
+                first_seq: p.range.map(|r| r.0),
+                last_seq: p.range.map(|r| r.1),
+                nodes: p.count,
+            })
+            .collect());
+    }
+    before_write(&pending)?;
+
+    // Phase 2: write.
+    for (f, data, md) in new_data {
+        let id = repo.write_blob(&data)?;
+        work.new_history.insert(
+            f.to_string(),
+            Staged {
+                path: format!("history/{f}").into_bytes(),
+                mode: mode_of(&md),
+                id,
+                stat: stat_of(&md),
+            },
+        );
+    }
+    pending.sort_by_key(|n| n.seq);
+
+    crate::out::trace("mirror: blobs written");
+    sweep_others(&mut repo, &sd.dir, &mut work, warn)?;
+    for (f, md) in rescanned {
+        let path = history_dir.join(&f);
+        let data = crate::layout::schema::read_bounded(&path)?;
+        let id = repo.write_blob(&data)?;
+        let staged = Staged {
+            path: format!("history/{f}").into_bytes(),
+            mode: mode_of(&md),
+            id,
+            stat: stat_of(&md),
+        };
+        match work.index.entry_by_path(staged.path.as_bstr()) {
+            Some(e) if e.id == id => work.refreshed.push(staged),
+            _ => work.others.push(staged),
+        }
+    }
+    crate::out::trace("mirror: swept");
+    work.gone.extend(gone_history);
+    // Foreign history files (not node names) go with the last commit.
+    let foreign: Vec<String> = new_files
+        .iter()
+        .filter(|(_, e)| e.is_none())
+        .map(|(f, _)| f.clone())
+        .filter(|f| work.new_history.contains_key(f))
+        .collect();
+    for f in foreign {
+        let s = work.new_history.remove(&f).expect("key listed above");
+        work.others.push(s);
+    }
+
+    if pending.is_empty() && work.others.is_empty() && work.gone.is_empty() {
+        if !work.refreshed.is_empty() || index_rebuilt {
+            let refreshed = std::mem::take(&mut work.refreshed);
+            work.apply(refreshed);
+            repo.write_index(&mut work.index)?;
+            if let Some(c) = head.commit {
+                sd.write_snapshot(&Snapshot {
+                    commit: Some(c.to_string()),
+                    turns: snapshot.turns,
+                })?;
+            }
+        }
+        if catalog.full_diff {
+            history::mark_diffed(sd);
+        }
+        return Ok(Vec::new());
+    }
+    let refreshed = std::mem::take(&mut work.refreshed);
+    work.apply(refreshed);
+
     if plans.is_empty() {
         // No node: the directory changed otherwise (meta.json, workdir/).
         let turn = match cur_tip {
-            Some(t) => planner.decoded(t)?.1.turn.unwrap_or(0),
+            Some(t) => Trailers::parse(&repo.commit_info(t)?.message)
+                .turn
+                .unwrap_or(0),
             None => 0,
         };
         let mut msg = format!(
@@ -779,7 +844,6 @@ pub fn commit_pending(
             retry_name: String::new(),
         });
     }
-    drop(planner);
 
     // Write the commits in order; parents made in this run are resolved here.
     let mut made_ids: Vec<Oid> = Vec::new();
@@ -882,6 +946,20 @@ pub fn commit_pending(
     }
     crate::out::trace("mirror: index written");
     Ok(made)
+}
+
+/// Every 50 turns committed, start `git gc --auto` in the background (SPEC
+/// §2.3). Returns `None` when not due, `Some(started)` when due.
+pub fn maintain_if_due(sd: &SessionDir) -> Result<Option<bool>> {
+    const EVERY: u64 = 50;
+    let mut snap = sd.read_snapshot();
+    if snap.turns < EVERY {
+        return Ok(None);
+    }
+    let started = crate::git::spawn_maintenance(&sd.dir);
+    snap.turns = 0;
+    sd.write_snapshot(&snap)?;
+    Ok(Some(started))
 }
 
 /// Is `path` (relative) one of ours that never goes into a commit?

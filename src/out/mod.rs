@@ -107,6 +107,50 @@ impl Printer {
     }
 }
 
+/// A progress bar on stderr, only when a person is watching: stderr is a
+/// terminal, and neither `--json` nor `-q` was given. It appears after a
+/// short delay so quick runs stay silent.
+pub struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    pub fn new(printer: &Printer, len: u64, what: &str) -> Progress {
+        use std::io::IsTerminal;
+        if printer.json || printer.quiet || !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(len),
+            indicatif::ProgressDrawTarget::stderr_with_hz(10),
+        );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} ({eta})")
+                .expect("the template is valid"),
+        );
+        bar.set_message(what.to_string());
+        Progress(Some(bar))
+    }
+
+    pub fn inc(&self) {
+        if let Some(b) = &self.0 {
+            b.inc(1);
+        }
+    }
+
+    /// Print a line above the bar (or plainly, without one).
+    pub fn suspend(&self, f: impl FnOnce()) {
+        match &self.0 {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,39 @@ pub fn group_pending(nodes: &[Node]) -> Vec<Group> {
     groups
 }
 
+/// The turn number of each group (SPEC §2.2: the N-th turn on the path from
+/// the root): for a group that starts a turn, the count of turn starts on its
+/// predecessor chain; for more nodes of a turn, that turn's number. `nodes`
+/// are every node of the session in seq order (a predecessor is written
+/// before its successors, so one pass suffices).
+pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
+    use std::collections::HashMap;
+    let mut depth: HashMap<&str, u64> = HashMap::with_capacity(nodes.len());
+    for n in nodes {
+        let before = n
+            .predecessor
+            .as_deref()
+            .and_then(|p| depth.get(p).copied())
+            .unwrap_or(0);
+        depth.insert(&n.id, before + u64::from(n.starts_turn()));
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    let mut last = 0;
+    for g in groups {
+        let t = if g.starts_turn {
+            depth
+                .get(nodes[g.range.start].id.as_str())
+                .copied()
+                .unwrap_or(1)
+        } else {
+            last
+        };
+        out.push(t);
+        last = t;
+    }
+    out
+}
+
 /// The first `n` characters of `s`.
 pub fn cut(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
@@ -339,6 +372,26 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn turn_numbers_follow_the_predecessor_chain() {
+        let mk = |seq: i64, role: &str, caller: &str, pred: Option<&str>| {
+            let mut n = node(seq, role, caller, "", "", 0.0);
+            n.predecessor = pred.map(str::to_string);
+            n
+        };
+        let nodes = vec![
+            mk(1, "user", "", Some("ROOT")),
+            mk(2, "llm", "", Some("n1")),
+            mk(3, "code", "n2", None),
+            mk(4, "user", "", Some("n2")),
+            mk(5, "llm", "", Some("n4")),
+            mk(6, "user", "", Some("n2")), // a retry of turn 2
+            mk(7, "user", "", Some("n5")),
+        ];
+        let groups = group_pending(&nodes);
+        assert_eq!(turn_numbers(&nodes, &groups), vec![1, 2, 2, 3]);
     }
 
     #[test]

@@ -34,9 +34,11 @@ fn init_creates_a_repo_with_an_empty_root_commit() {
     assert_eq!(meta["created_at"], 1_796_017_556.0);
     assert_eq!(meta["updated_at"], 1_796_017_556.0);
     assert_eq!(meta["project_id"], "default");
-    // An index row is on its way (journal, folded by the next registry writer).
-    let journal = std::fs::read_to_string(env.state().join("sessions/index.journal")).unwrap();
-    let row: serde_json::Value = serde_json::from_str(journal.lines().last().unwrap()).unwrap();
+    // The row is in index.json at once (appends go to the journal later).
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("sessions/index.json")).unwrap())
+            .unwrap();
+    let row = &index["s1"];
     assert_eq!(row["id"], "s1");
     assert_eq!(row["status"], "idle");
     assert_eq!(row["agent_id"], "bot");

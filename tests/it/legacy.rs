@@ -19,7 +19,7 @@ fn node(dir: &Path, seq: u64, letter: char, id: &str, body: serde_json::Value) {
 }
 
 /// Built the way the Python store builds a session (reference §3.3, §4).
-fn python_session(env: &TestEnv, id: &str) -> std::path::PathBuf {
+pub fn python_session(env: &TestEnv, id: &str) -> std::path::PathBuf {
     let dir = env.session_dir(id);
     std::fs::create_dir_all(dir.join("history")).unwrap();
     std::fs::create_dir_all(dir.join("workdir")).unwrap();

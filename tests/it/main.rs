@@ -7,3 +7,4 @@ mod core;
 mod crash;
 mod env;
 mod legacy;
+mod verify;

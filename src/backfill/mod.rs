@@ -1,0 +1,196 @@
+//! Backfill (SPEC §5.13): bring sessions whose DAG is ahead of git up to
+//! date, turn by turn, in seq order. A directory with `history/` but no
+//! `.git` gets a repository first; a repository with uncommitted nodes gets
+//! the missing turns. Commit times come from the nodes, so the result is
+//! deterministic: run twice, or on a copy, and the commit ids are the same.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::SessionRepo;
+use crate::layout::history::{self, Catalog};
+use crate::layout::lock::{self, LockOptions};
+use crate::layout::schema::Meta;
+use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
+use crate::mirror::{self, CommitOptions, Made};
+
+/// One session to backfill.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub id: String,
+    pub dir: SessionDir,
+}
+
+/// Every session directory in the state dir: those with a `meta.json` or a
+/// `history/` (a session the Python store never gave a repository still
+/// counts), in the standard places and in `locations.json`. Sorted by id.
+pub fn all_targets(state: &StateDir) -> Result<Vec<Target>> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut scan = |dir: PathBuf| {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for de in rd.flatten() {
+            let name = de.file_name().to_string_lossy().into_owned();
+            if ids::session_id(&name).is_err() {
+                continue;
+            }
+            let p = de.path();
+            let is_dir = de.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && (p.join("meta.json").is_file() || p.join("history").is_dir()) {
+                found.entry(name).or_insert(p);
+            }
+        }
+    };
+    scan(state.sessions());
+    if let Ok(rd) = std::fs::read_dir(state.sessions().join("projects")) {
+        for de in rd.flatten() {
+            scan(de.path());
+        }
+    }
+    for (id, path) in registry::read_locations(state)? {
+        let p = PathBuf::from(path);
+        if ids::session_id(&id).is_ok()
+            && (p.join("meta.json").is_file() || p.join("history").is_dir())
+        {
+            found.entry(id).or_insert(p);
+        }
+    }
+    Ok(found
+        .into_iter()
+        .map(|(id, dir)| Target {
+            id,
+            dir: SessionDir::new(dir),
+        })
+        .collect())
+}
+
+/// What backfill did (or, dry, would do) to one session.
+#[derive(Debug, serde::Serialize)]
+pub struct Outcome {
+    pub session: String,
+    pub created_repo: bool,
+    pub commits: Vec<Made>,
+}
+
+/// The time a session began, for its root commit: `created_at`, else its
+/// first node's time.
+fn start_time(sd: &SessionDir, meta: Option<&Meta>, catalog: &Catalog) -> f64 {
+    if let Some(t) = meta.and_then(|m| m.f64("created_at")) {
+        return t;
+    }
+    catalog
+        .entries()
+        .next()
+        .and_then(|e| history::read_node(&sd.history(), &e).ok())
+        .map(|n| n.created_at)
+        .unwrap_or(0.0)
+}
+
+/// The time of a commit that holds no node: the session's last activity.
+fn last_time(meta: Option<&Meta>) -> f64 {
+    meta.and_then(|m| m.f64("updated_at").or_else(|| m.f64("created_at")))
+        .unwrap_or(0.0)
+}
+
+/// Give `sd` a repository: built beside it under a temp name, then its `.git`
+/// renamed into place, so a crash leaves either no repo or a whole one.
+/// Returns false when another process made it first.
+fn init_in_place(sd: &SessionDir, time: f64) -> Result<bool> {
+    let tmp = sd
+        .dir
+        .join(format!("{TEMP_PREFIX}gitinit-{}", ids::generate("")));
+    std::fs::create_dir(&tmp).io("create", &tmp)?;
+    let result = (|| {
+        SessionRepo::init(&tmp, time)?;
+        atomic::crash_point("backfill-before-publish");
+        match std::fs::rename(tmp.join(".git"), sd.git_dir()) {
+            Ok(()) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::DirectoryNotEmpty
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e).io("publish the repository", sd.git_dir()),
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    let made = result?;
+    atomic::sync_dir(&sd.dir)?;
+    Ok(made)
+}
+
+/// Backfill one session.
+pub fn one(
+    t: &Target,
+    locks: LockOptions,
+    dry_run: bool,
+    warn: &mut dyn FnMut(String),
+) -> Result<Outcome> {
+    let sd = &t.dir;
+    let md = std::fs::symlink_metadata(&sd.dir).io("inspect the session directory", &sd.dir)?;
+    if md.file_type().is_symlink() {
+        return Err(Error::refused(
+            format!(
+                "session directory `{}` is a symbolic link",
+                sd.dir.display()
+            ),
+            Some("backfill does not follow symlinked session directories".into()),
+        ));
+    }
+    let meta = match Meta::read(&sd.meta()) {
+        Ok(m) => Some(m),
+        Err(_) if !sd.meta().exists() => None,
+        Err(e) => return Err(e),
+    };
+    let mut created_repo = false;
+    if !sd.git_dir().exists() {
+        let catalog = Catalog::read(&sd.history())?;
+        if dry_run {
+            // Plan against an empty history: every turn is new.
+            let nodes = history::read_all(&sd.history(), &catalog, warn);
+            let groups = crate::session::group_pending(&nodes);
+            let turns = crate::session::turn_numbers(&nodes, &groups);
+            return Ok(Outcome {
+                session: t.id.clone(),
+                created_repo: true,
+                commits: groups
+                    .iter()
+                    .zip(turns)
+                    .map(|(g, turn)| {
+                        let ns = &nodes[g.range.clone()];
+                        Made {
+                            commit: String::new(),
+                            parent: None,
+                            turn,
+                            branch: String::new(),
+                            new_branch: false,
+                            first_seq: ns.first().map(|n| n.seq.max(0) as u64),
+                            last_seq: ns.last().map(|n| n.seq.max(0) as u64),
+                            nodes: ns.len(),
+                        }
+                    })
+                    .collect(),
+            });
+        }
+        created_repo = init_in_place(sd, start_time(sd, meta.as_ref(), &catalog))?;
+    }
+    let _lock = lock::acquire(&sd.lock_file(), lock::Kind::Exclusive, locks)?;
+    let opts = CommitOptions {
+        now: last_time(meta.as_ref()),
+        dry_run,
+        ..Default::default()
+    };
+    let commits = mirror::commit_pending(sd, &t.id, &opts, &mut |_| Ok(()), warn)?;
+    if !dry_run {
+        mirror::maintain_if_due(sd)?;
+    }
+    Ok(Outcome {
+        session: t.id.clone(),
+        created_repo,
+        commits,
+    })
+}

@@ -1,0 +1,155 @@
+//! `backfill`: bring sessions whose DAG is ahead of git up to date (SPEC §5.13).
+//!
+//! Reads: each session's files and repository. Writes: missing repositories,
+//! one commit per uncommitted turn, refs, the index. Locks: each session,
+//! exclusive, one at a time per worker. Prints: one record per session
+//! changed, then a one-line summary.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use crate::backfill::{self, Outcome, Target};
+use crate::cli::Ctx;
+use crate::error::{Error, Result, exit};
+use crate::out::Progress;
+
+/// Commit every node not yet in git, turn by turn, with the nodes' own times.
+///
+/// A session directory with `history/` but no `.git` gets a repository. The
+/// result is deterministic: a second run changes nothing, and a copy of the
+/// state dir backfills to the same commit ids.
+#[derive(Debug, clap::Args)]
+pub struct BackfillArgs {
+    /// Sessions to backfill
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub sessions: Vec<String>,
+    /// Every session in the state dir
+    #[arg(long)]
+    pub all: bool,
+    /// Say what would be committed, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Sessions processed in parallel [default: the number of cores]
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
+    let started = std::time::Instant::now();
+    let targets: Vec<Target> = if args.all {
+        backfill::all_targets(&ctx.state)?
+    } else {
+        args.sessions
+            .iter()
+            .map(|id| {
+                Ok(Target {
+                    id: id.clone(),
+                    dir: ctx.state.find_session(id)?,
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 64);
+    if args.jobs == Some(0) {
+        return Err(Error::usage("`--jobs` must be at least 1", None));
+    }
+    let progress = Progress::new(&ctx.out, targets.len() as u64, "backfill");
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Outcome>, Vec<String>)>();
+    let (mut changed, mut repos, mut commits, mut turns, mut failed) = (0, 0, 0, 0u64, 0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(targets.len().max(1)) {
+            let tx = tx.clone();
+            let (targets, next) = (&targets, &next);
+            let locks = ctx.locks;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(t) = targets.get(i) else { break };
+                    let mut warnings = Vec::new();
+                    let r = backfill::one(t, locks, args.dry_run, &mut |w| warnings.push(w));
+                    if tx.send((i, r, warnings)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, r, warnings) in rx {
+            progress.inc();
+            for w in warnings {
+                progress.suspend(|| ctx.out.warn(&w));
+            }
+            match r {
+                Ok(o) => {
+                    if o.commits.is_empty() && !o.created_repo {
+                        continue;
+                    }
+                    changed += 1;
+                    repos += usize::from(o.created_repo);
+                    commits += o.commits.len();
+                    turns += o.commits.iter().filter(|c| c.nodes > 0).count() as u64;
+                    ctx.out.record(
+                        if args.dry_run {
+                            "backfill_plan"
+                        } else {
+                            "backfill"
+                        },
+                        &o,
+                    );
+                    let verb = if args.dry_run {
+                        "would commit"
+                    } else {
+                        "committed"
+                    };
+                    let turns: Vec<String> =
+                        o.commits.iter().map(|c| format!("{}", c.turn)).collect();
+                    progress.suspend(|| {
+                        ctx.out.line(format!(
+                            "{}: {verb} {} turn{}{} ({})",
+                            o.session,
+                            o.commits.len(),
+                            if o.commits.len() == 1 { "" } else { "s" },
+                            if o.created_repo {
+                                " into a new repository"
+                            } else {
+                                ""
+                            },
+                            turns.join(", ")
+                        ))
+                    });
+                }
+                Err(e) => {
+                    failed += 1;
+                    let id = &targets[i].id;
+                    progress.suspend(|| {
+                        eprintln!(
+                            "git-session: backfill of `{id}` failed:\n{:?}",
+                            miette::Report::new(e)
+                        )
+                    });
+                }
+            }
+        }
+    });
+    progress.finish();
+    let secs = started.elapsed().as_secs_f64();
+    let summary = serde_json::json!({
+        "sessions": targets.len(), "changed": changed, "new_repos": repos,
+        "commits": commits, "turns": turns, "failed": failed, "dry_run": args.dry_run,
+        "seconds": secs,
+    });
+    ctx.out.record("summary", &summary);
+    ctx.out.note(format!(
+        "{} {changed} of {} session{} ({repos} new repositor{}), {commits} commit{}, {failed} failed, in {secs:.2}s",
+        if args.dry_run { "would backfill" } else { "backfilled" },
+        targets.len(),
+        if targets.len() == 1 { "" } else { "s" },
+        if repos == 1 { "y" } else { "ies" },
+        if commits == 1 { "" } else { "s" },
+    ));
+    Ok(if failed > 0 { exit::NO } else { exit::OK })
+}

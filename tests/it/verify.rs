@@ -1,0 +1,358 @@
+//! backfill and verify: the DAG and its git mirror agree (SPEC §5.13–§5.14).
+
+use crate::env::TestEnv;
+
+/// A session whose last three turns were appended but never committed.
+fn three_uncommitted(env: &TestEnv) {
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "committed one", &[]);
+    for (i, t) in [1_796_020_000.0, 1_796_020_100.0, 1_796_020_200.0]
+        .iter()
+        .enumerate()
+    {
+        let mut c = env.cmd();
+        c.env("GIT_SESSION_NOW", format!("{t}"));
+        let out = c
+            .args(["append", "s1", "--text", &format!("pending {i}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let out = env
+            .cmd()
+            .env("GIT_SESSION_NOW", format!("{}", t + 5.0))
+            .args(["append", "s1", "--role", "assistant", "--text", "reply"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+}
+
+fn findings(env: &TestEnv, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut a = vec!["verify", "--json"];
+    a.extend_from_slice(args);
+    let out = env.run(&a);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "finding")
+        .map(|r| r["data"].clone())
+        .collect()
+}
+
+fn kinds(env: &TestEnv, args: &[&str]) -> Vec<String> {
+    let mut k: Vec<String> = findings(env, args)
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect();
+    k.sort();
+    k.dedup();
+    k
+}
+
+#[test]
+fn uncommitted_turns_are_found_then_backfilled_with_their_times() {
+    let env = TestEnv::new();
+    three_uncommitted(&env);
+    let err = env.fails(&["verify", "s1"], 1);
+    let out = env.run(&["verify", "s1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("uncommitted_node: 6 node(s) not in git"),
+        "{text}{err}"
+    );
+    assert!(text.contains("fix: git-session backfill s1"));
+    let plan = env.ok(&["backfill", "s1", "--dry-run"]);
+    assert!(plan.contains("would commit 3 turns (2, 3, 4)"), "{plan}");
+    assert_eq!(
+        env.git("s1", &["rev-list", "--count", "HEAD"]),
+        "2\n",
+        "dry run wrote nothing"
+    );
+    env.ok(&["backfill", "s1"]);
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    let dates = env.git("s1", &["log", "-3", "--format=%at %ct %s"]);
+    assert_eq!(
+        dates,
+        "1796020205 1796020205 turn 4: pending 2\n1796020105 1796020105 turn 3: pending 1\n1796020005 1796020005 turn 2: pending 0\n"
+    );
+}
+
+#[test]
+fn a_session_without_a_repository_is_backfilled_deterministically() {
+    let env = TestEnv::new();
+    three_uncommitted(&env);
+    std::fs::remove_dir_all(env.session_dir("s1").join(".git")).unwrap();
+    assert!(kinds(&env, &["s1"]).contains(&"no_repository".to_string()));
+    let copy = env.tmp.path().join("copy");
+    let status = std::process::Command::new("cp")
+        .args(["-a"])
+        .arg(env.state())
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Different clocks: the commits must not depend on when backfill runs.
+    let out = env
+        .cmd()
+        .env("GIT_SESSION_NOW", "1900000000")
+        .args(["backfill", "--all"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.assert_clean("s1");
+    let ids = env.git("s1", &["log", "--format=%H %s"]);
+    assert_eq!(ids.lines().count(), 5, "{ids}");
+    assert!(ids.lines().last().unwrap().ends_with(" session init"));
+    // Twice: nothing changes.
+    let again = env.ok(&["backfill", "--all"]);
+    assert_eq!(again, "");
+    assert_eq!(env.git("s1", &["log", "--format=%H %s"]), ids);
+    // On the copy: the same commit ids.
+    let mut c = std::process::Command::new(crate::env::BIN);
+    env.isolate(&mut c);
+    let out = c
+        .env("GIT_SESSION_NOW", "2000000000")
+        .arg("--state-dir")
+        .arg(&copy)
+        .args(["backfill", "s1", "--jobs", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let copied = env.git_in(&copy.join("sessions/s1"), &["log", "--format=%H %s"]);
+    assert_eq!(String::from_utf8(copied.stdout).unwrap(), ids);
+    assert!(env.ok(&["verify", "--all"]).is_empty());
+}
+
+#[test]
+fn retry_turns_become_branches_when_backfilled() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "one"]);
+    let a1 = env.append("s1", &["--role", "assistant", "--text", "r1"]);
+    env.append("s1", &["--text", "two"]);
+    env.append("s1", &["--role", "assistant", "--text", "r2"]);
+    env.append("s1", &["--text", "two, again", "--predecessor", &a1]);
+    let a3 = env.append("s1", &["--role", "assistant", "--text", "r2b"]);
+    std::fs::remove_dir_all(env.session_dir("s1").join(".git")).unwrap();
+    env.ok(&["backfill", "s1"]);
+    env.assert_clean("s1");
+    let graph = env.git("s1", &["log", "--all", "--format=%s|%D"]);
+    assert!(
+        graph.contains(&format!("turn 2: two, again|HEAD -> retry-{a3}")),
+        "{graph}"
+    );
+    assert!(graph.contains("turn 2: two|main"), "{graph}");
+    assert!(env.ok(&["verify", "s1"]).is_empty());
+}
+
+#[test]
+fn each_corruption_is_its_own_finding() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, _) = env.turn("s1", "one", &["read"]);
+    env.turn("s1", "two", &[]);
+    assert_eq!(env.ok(&["verify", "--all"]), "", "clean to begin with");
+    let dir = env.session_dir("s1");
+    let hist = dir.join("history");
+    let check = |what: &str, expect: &str| {
+        let k = kinds(&env, &["--all"]);
+        assert!(
+            k.contains(&expect.to_string()),
+            "{what}: expected {expect} in {k:?}"
+        );
+    };
+    // A node that does not parse.
+    std::fs::write(hist.join("000050-u-broken.json"), b"{\"id\":\"broken\",").unwrap();
+    check("torn node", "node_unparsable");
+    std::fs::remove_file(hist.join("000050-u-broken.json")).unwrap();
+    // Name and payload disagree.
+    std::fs::write(
+        hist.join("000051-u-n51.json"),
+        br#"{"id":"other","seq":51,"role":"user"}"#,
+    )
+    .unwrap();
+    check("renamed node", "name_mismatch");
+    std::fs::remove_file(hist.join("000051-u-n51.json")).unwrap();
+    // Two files with one seq; two files with one id.
+    std::fs::write(
+        hist.join("000001-t-dupseq.json"),
+        br#"{"id":"dupseq","seq":1,"role":"code","caller":""}"#,
+    )
+    .unwrap();
+    check("seq twice", "duplicate_seq");
+    std::fs::remove_file(hist.join("000001-t-dupseq.json")).unwrap();
+    let first = env.history_files("s1")[0].clone();
+    let id = first
+        .split('-')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches(".json")
+        .to_string();
+    std::fs::write(
+        hist.join(format!("000060-u-{id}.json")),
+        format!(r#"{{"id":"{id}","seq":60,"role":"user"}}"#),
+    )
+    .unwrap();
+    check("id twice", "duplicate_id");
+    std::fs::remove_file(hist.join(format!("000060-u-{id}.json"))).unwrap();
+    // Dangling head, predecessor, caller.
+    let meta_path = dir.join("meta.json");
+    let meta = std::fs::read_to_string(&meta_path).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    m["head_id"] = "ghost".into();
+    std::fs::write(&meta_path, serde_json::to_vec(&m).unwrap()).unwrap();
+    check("head", "dangling_head");
+    std::fs::write(&meta_path, &meta).unwrap();
+    std::fs::write(
+        hist.join("000070-u-orph.json"),
+        br#"{"id":"orph","seq":70,"role":"user","predecessor":"ghost"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        hist.join("000071-t-orph2.json"),
+        br#"{"id":"orph2","seq":71,"role":"code","caller":"ghost2"}"#,
+    )
+    .unwrap();
+    let k = kinds(&env, &["s1"]);
+    assert!(
+        k.contains(&"dangling_predecessor".into())
+            && k.contains(&"dangling_caller".into())
+            && k.contains(&"uncommitted_node".into()),
+        "{k:?}"
+    );
+    std::fs::remove_file(hist.join("000070-u-orph.json")).unwrap();
+    std::fs::remove_file(hist.join("000071-t-orph2.json")).unwrap();
+    // A committed file changed on disk.
+    std::fs::write(
+        &meta_path,
+        meta.replace("\"status\":\"idle\"", "\"status\":\"idle\",\"x\":1"),
+    )
+    .unwrap();
+    check("edited meta", "tree_differs");
+    std::fs::write(&meta_path, &meta).unwrap();
+    // Temp files and stale git locks.
+    std::fs::write(dir.join(".gs-tmp-meta.json.abc"), b"x").unwrap();
+    check("temp", "stray_temp_file");
+    std::fs::remove_file(dir.join(".gs-tmp-meta.json.abc")).unwrap();
+    let lock = dir.join(".git/index.lock");
+    std::fs::write(&lock, b"").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    check("git lock", "stale_git_lock");
+    std::fs::remove_file(&lock).unwrap();
+    // A trailer that lies about the turn.
+    let c2 = env.git("s1", &["rev-parse", "HEAD"]);
+    let msg = env
+        .git("s1", &["log", "-1", "--format=%B"])
+        .replace("Turn: 2", "Turn: 7");
+    let tree = env.git("s1", &["rev-parse", "HEAD^{tree}"]);
+    let parent = env.git("s1", &["rev-parse", "HEAD^"]);
+    let mut ct = std::process::Command::new("git");
+    env.isolate(&mut ct);
+    let out = ct
+        .current_dir(&dir)
+        .args(["commit-tree", tree.trim(), "-p", parent.trim(), "-m", &msg])
+        .output()
+        .unwrap();
+    let forged = String::from_utf8(out.stdout).unwrap();
+    env.git("s1", &["update-ref", "refs/heads/main", forged.trim()]);
+    check("forged trailer", "trailer_turn_mismatch");
+    env.git("s1", &["update-ref", "refs/heads/main", c2.trim()]);
+    // A missing object.
+    let blob = env.git("s1", &["rev-parse", "HEAD:meta.json"]);
+    let obj = dir
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(blob[2..].trim());
+    let saved = std::fs::read(&obj).unwrap();
+    std::fs::remove_file(&obj).unwrap();
+    check("lost blob", "object_missing");
+    std::fs::write(&obj, saved).unwrap();
+    // The registries: rows without sessions, sessions without rows, dangling locations.
+    env.ok(&["init", "s2"]);
+    std::fs::remove_dir_all(env.session_dir("s2")).unwrap();
+    check("row without session", "index_row_orphan");
+    std::fs::remove_file(env.state().join("sessions/index.json")).unwrap();
+    check("index gone", "index_missing");
+    env.ok(&["verify", "--all", "--fix"]);
+    std::fs::write(
+        env.state().join("sessions/locations.json"),
+        format!(r#"{{"s1": "{}/nowhere"}}"#, env.tmp.path().display()),
+    )
+    .unwrap();
+    check("location", "location_dangling");
+    std::fs::create_dir_all(env.state().join("sessions/not-a-session")).unwrap();
+    check("stray dir", "invalid_session_dir");
+    std::fs::remove_dir_all(env.state().join("sessions/not-a-session")).unwrap();
+    // --fix repairs what is safe; every node is still there.
+    let before = env.history_files("s1");
+    env.ok(&["verify", "--all", "--fix"]);
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+    assert_eq!(env.history_files("s1"), before);
+    let _ = a1;
+}
+
+#[test]
+fn fix_commits_node_files_rewritten_in_place() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, _) = env.turn("s1", "one", &[]);
+    // The Python store stamps metadata into committed node files.
+    let f = env
+        .history_files("s1")
+        .into_iter()
+        .find(|f| f.contains(&a1))
+        .unwrap();
+    let p = env.session_dir("s1").join("history").join(&f);
+    let stamped = std::fs::read_to_string(&p).unwrap().replace(
+        "\"metadata\":{}",
+        "\"metadata\":{\"project_commit\":{\"sha\":\"abc\"}}",
+    );
+    std::fs::write(&p, stamped).unwrap();
+    assert_eq!(kinds(&env, &["s1"]), vec!["tree_differs".to_string()]);
+    let out = env.ok(&["verify", "s1", "--fix"]);
+    assert!(out.contains("fixed: committed the changed files"), "{out}");
+    env.assert_clean("s1");
+    assert!(
+        env.git("s1", &["show", &format!("HEAD:history/{f}")])
+            .contains("project_commit")
+    );
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
+
+#[test]
+fn python_sessions_with_only_the_legacy_commit_style_are_clean() {
+    let env = TestEnv::new();
+    crate::legacy::python_session(&env, "py1");
+    // Its last turn is uncommitted (as the Python store leaves it): one finding.
+    assert_eq!(kinds(&env, &["py1"]), vec!["uncommitted_node".to_string()]);
+    env.ok(&["backfill", "py1"]);
+    assert_eq!(
+        env.ok(&["verify", "py1"]),
+        "",
+        "`turn:` commits without trailers are not a problem"
+    );
+    env.assert_clean("py1");
+}
+
+#[test]
+fn backfill_and_verify_refuse_bad_targets() {
+    let env = TestEnv::new();
+    env.fails(&["backfill"], 2);
+    env.fails(&["verify"], 2);
+    env.fails(&["backfill", "--all", "s1"], 2);
+    env.fails(&["backfill", "nope"], 1);
+    env.fails(&["verify", "../x"], 2);
+    env.fails(&["backfill", "--all", "--jobs", "0"], 2);
+}
