@@ -182,6 +182,7 @@ pub fn one(
     let opts = CommitOptions {
         now: last_time(meta.as_ref()),
         dry_run,
+        bulk: true,
         ..Default::default()
     };
     let commits = mirror::commit_pending(sd, &t.id, &opts, &mut |_| Ok(()), warn)?;

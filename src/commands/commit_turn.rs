@@ -74,6 +74,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         now: crate::out::now(),
         dry_run: false,
         rescan: false,
+        bulk: false,
     };
     let out = ctx.out;
     let before = Meta::read(&sd.meta())?;

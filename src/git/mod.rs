@@ -103,6 +103,60 @@ pub struct SessionRepo {
     written: Vec<ObjectId>,
     /// The thread compressing and writing large objects.
     offload: Option<Offload>,
+    /// Bulk mode (backfill): objects collected and written as packs.
+    bulk: Option<Bulk>,
+    /// `.keep` files of packs written in bulk mode, removed once refs point
+    /// into them.
+    keeps: Vec<PathBuf>,
+}
+
+/// Objects waiting to be written as one pack.
+#[derive(Default)]
+struct Bulk {
+    objects: Vec<(gix::objs::Kind, Vec<u8>)>,
+    ids: HashSet<ObjectId>,
+    bytes: usize,
+}
+
+/// A pack is written once this much object data is waiting.
+const BULK_FLUSH_BYTES: usize = 64 * 1024 * 1024;
+
+/// The pack data stream of `objects` (version 2, no deltas).
+fn encode_pack(objects: &[(gix::objs::Kind, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut out =
+        Vec::with_capacity(objects.iter().map(|(_, d)| d.len() / 2 + 16).sum::<usize>() + 32);
+    out.extend_from_slice(b"PACK");
+    out.extend_from_slice(&2u32.to_be_bytes());
+    out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
+    for (kind, data) in objects {
+        let t: u8 = match kind {
+            gix::objs::Kind::Commit => 1,
+            gix::objs::Kind::Tree => 2,
+            gix::objs::Kind::Blob => 3,
+            gix::objs::Kind::Tag => 4,
+        };
+        let mut size = data.len();
+        let mut byte = (t << 4) | (size & 0x0f) as u8;
+        size >>= 4;
+        while size > 0 {
+            out.push(byte | 0x80);
+            byte = (size & 0x7f) as u8;
+            size >>= 7;
+        }
+        out.push(byte);
+        let mut z =
+            gix::zlib::stream::deflate::Write::new(&mut out, gix::zlib::Compression::BEST_SPEED);
+        z.write_all(data)?;
+        z.flush()?;
+    }
+    let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
+    h.update(&out);
+    let digest = h
+        .try_finalize()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    out.extend_from_slice(digest.as_bytes());
+    Ok(out)
 }
 
 /// Objects at least this large (a flat `history/` tree of thousands of
@@ -131,7 +185,25 @@ impl SessionRepo {
     /// Create `.git` in `dir` with branch `main`, the pinned config and an empty
     /// root commit `session init` dated `time`. Returns the root commit.
     pub fn init(dir: &Path, time: f64) -> Result<ObjectId> {
-        let repo = gix::init(dir).map_err(|e| Error::git("init the repository", dir, e))?;
+        // Isolated: a user's global `init.defaultBranch` must not rename `main`.
+        // Known capabilities: probing would create and delete test files.
+        let mac = cfg!(target_os = "macos");
+        let repo: gix::Repository = gix::ThreadSafeRepository::init_opts(
+            dir,
+            gix::create::Kind::WithWorktree,
+            gix::create::Options {
+                fs_capabilities: Some(gix::fs::Capabilities {
+                    precompose_unicode: mac,
+                    ignore_case: mac,
+                    executable_bit: true,
+                    symlink: true,
+                }),
+                ..Default::default()
+            },
+            gix::open::Options::isolated(),
+        )
+        .map_err(|e| Error::git("init the repository", dir, e))?
+        .into();
         let config = repo.git_dir().join("config");
         let mut text = std::fs::read_to_string(&config).io("read", &config)?;
         text.push_str(PINNED_CONFIG);
@@ -195,6 +267,8 @@ impl SessionRepo {
             dir: dir.to_path_buf(),
             written: Vec::new(),
             offload: None,
+            bulk: None,
+            keeps: Vec::new(),
         })
     }
 
@@ -309,6 +383,17 @@ impl SessionRepo {
     fn write_raw(&mut self, kind: gix::objs::Kind, buf: Vec<u8>) -> Result<ObjectId> {
         let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &buf)
             .map_err(|e| self.err("hash an object", e))?;
+        if let Some(bulk) = &mut self.bulk {
+            if !bulk.ids.contains(&id) && !self.repo.objects.exists_without_refresh(&id) {
+                bulk.ids.insert(id);
+                bulk.bytes += buf.len();
+                bulk.objects.push((kind, buf));
+                if bulk.bytes >= BULK_FLUSH_BYTES {
+                    self.flush_pack()?;
+                }
+            }
+            return Ok(id);
+        }
         // Not `has_object`: it counts the empty tree as present without a file.
         if !self.repo.objects.exists_without_refresh(&id) {
             if buf.len() >= OFFLOAD_BYTES {
@@ -384,6 +469,59 @@ impl SessionRepo {
             .tx
     }
 
+    /// From now on, collect objects and write them as packs (one file pair
+    /// instead of a loose file and often a directory per object).
+    pub fn begin_bulk(&mut self) {
+        self.bulk.get_or_insert_with(Bulk::default);
+    }
+
+    fn flush_pack(&mut self) -> Result<()> {
+        let Some(bulk) = self.bulk.as_mut() else {
+            return Ok(());
+        };
+        if bulk.objects.is_empty() {
+            return Ok(());
+        }
+        let objects = std::mem::take(&mut bulk.objects);
+        bulk.bytes = 0;
+        let stream = encode_pack(&objects).io("encode a pack for", &self.dir)?;
+        let pack_dir = self.repo.objects.store_ref().path().join("pack");
+        std::fs::create_dir_all(&pack_dir).io("create", &pack_dir)?;
+        let outcome = gix::odb::pack::Bundle::write_to_directory(
+            &mut std::io::Cursor::new(stream),
+            Some(&pack_dir),
+            &mut gix::progress::Discard,
+            &std::sync::atomic::AtomicBool::new(false),
+            None::<gix::odb::Cache<gix::odb::store::Handle<std::rc::Rc<gix::odb::Store>>>>,
+            gix::hash::Kind::Sha1,
+            gix::odb::pack::bundle::write::Options {
+                thread_limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| self.err("write a pack", e))?;
+        if atomic::durable() {
+            for p in [&outcome.data_path, &outcome.index_path]
+                .into_iter()
+                .flatten()
+            {
+                std::fs::File::open(p)
+                    .and_then(|f| f.sync_all())
+                    .io("sync", p)?;
+            }
+            atomic::sync_dir(&pack_dir)?;
+        }
+        self.keeps.extend(outcome.keep_path);
+        Ok(())
+    }
+
+    /// Let gc see the packs written in bulk mode (refs point into them now).
+    pub fn release_packs(&mut self) {
+        for k in self.keeps.drain(..) {
+            let _ = std::fs::remove_file(k);
+        }
+    }
+
     /// Wait for the writer thread: every object handed to it is on disk.
     pub fn finish_writes(&mut self) -> Result<()> {
         if let Some(Offload { tx, handle }) = self.offload.take() {
@@ -407,6 +545,7 @@ impl SessionRepo {
     /// ref can ever point at a missing object after a crash.
     pub fn sync_objects(&mut self) -> Result<()> {
         self.finish_writes()?;
+        self.flush_pack()?;
         if atomic::durable() {
             let objects = self.repo.objects.store_ref().path().to_path_buf();
             let mut dirs = HashSet::new();

@@ -38,6 +38,8 @@ pub struct CommitOptions {
     /// Also compare committed node files by stat and content (node files are
     /// immutable by contract, so a turn does not; `verify --fix` does).
     pub rescan: bool,
+    /// Write the objects as packs, not loose files (backfill: many commits).
+    pub bulk: bool,
 }
 
 /// One commit made.
@@ -498,6 +500,9 @@ pub fn commit_pending(
     crate::out::trace("mirror: start");
     let mut repo = SessionRepo::open(&sd.dir)?;
     repo.clear_stale_temps();
+    if opts.bulk {
+        repo.begin_bulk();
+    }
     let head = repo.head()?;
     crate::out::trace("mirror: repo open");
 
@@ -933,6 +938,7 @@ pub fn commit_pending(
         repo.abandon_index(new_index);
         return Err(e);
     }
+    repo.release_packs();
     crate::out::trace("mirror: refs moved");
     atomic::crash_point("commit-before-index");
     repo.commit_index(new_index)?;
