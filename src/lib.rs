@@ -13,3 +13,4 @@ pub mod out;
 pub mod session;
 pub mod store;
 pub mod verify;
+pub mod view;

@@ -3,7 +3,7 @@
 //! Reads: the session's git history. Writes: nothing. Locks: the session,
 //! shared. Prints: one row per commit, newest first.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use crate::cli::Ctx;
 use crate::error::{Result, exit};
@@ -53,24 +53,46 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
     if args.all {
         tips.extend(branches.iter().map(|(_, t)| *t));
     }
-    // Newest first: a walk by commit time over every parent (ties: id).
-    let mut seen = HashSet::new();
-    let mut queue: Vec<CommitInfo> = Vec::new();
-    for t in tips {
-        if seen.insert(t) {
-            queue.push(repo.commit_info(t)?);
+    // Every commit, then newest first in topological order: a commit only
+    // after all its children (ties: later time, then the later turn's nodes).
+    let mut all: BTreeMap<Oid, CommitInfo> = BTreeMap::new();
+    let mut stack = tips.clone();
+    while let Some(c) = stack.pop() {
+        if let std::collections::btree_map::Entry::Vacant(slot) = all.entry(c) {
+            let info = repo.commit_info(c)?;
+            stack.extend(info.parents.iter().copied());
+            slot.insert(info);
         }
     }
-    let mut printed = 0;
-    let limit = args.max_count.unwrap_or(usize::MAX);
-    while printed < limit && !queue.is_empty() {
-        queue.sort_by(|a, b| a.time.cmp(&b.time).then(a.id.cmp(&b.id)));
-        let c = queue.pop().expect("non-empty");
-        for p in &c.parents {
-            if seen.insert(*p) {
-                queue.push(repo.commit_info(*p)?);
+    let mut children: HashMap<Oid, usize> = HashMap::new();
+    for info in all.values() {
+        for p in &info.parents {
+            *children.entry(*p).or_default() += 1;
+        }
+    }
+    let key = |i: &CommitInfo| (i.time, Trailers::parse(&i.message).nodes.map(|n| n.1), i.id);
+    let mut ready: Vec<Oid> = all
+        .keys()
+        .filter(|c| !children.contains_key(*c))
+        .copied()
+        .collect();
+    let mut order = Vec::with_capacity(all.len());
+    while !ready.is_empty() {
+        ready.sort_by_key(|c| key(&all[c]));
+        let c = ready.pop().expect("non-empty");
+        for p in &all[&c].parents {
+            let n = children.get_mut(p).expect("counted above");
+            *n -= 1;
+            if *n == 0 {
+                ready.push(*p);
             }
         }
+        order.push(c);
+    }
+    let mut graph = Graph::default();
+    let limit = args.max_count.unwrap_or(usize::MAX);
+    for c in order.into_iter().take(limit) {
+        let c = all.remove(&c).expect("listed above");
         let t = Trailers::parse(&c.message);
         let subject = c.message.lines().next().unwrap_or("").to_string();
         let row = Row {
@@ -103,14 +125,73 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
         } else {
             format!(" ({})", deco.join(", "))
         };
+        let (lane, joins) = if args.all {
+            graph.place(c.id, c.parents.first().copied())
+        } else {
+            (String::new(), None)
+        };
         ctx.out.line(format!(
-            "{} {} {}{}",
+            "{lane}{} {} {}{}",
             row.short,
             crate::out::short_time(c.time as f64),
             row.subject,
             deco
         ));
-        printed += 1;
+        if let Some(j) = joins {
+            ctx.out.line(j);
+        }
     }
     Ok(exit::OK)
+}
+
+/// An ASCII graph of forks (session histories never merge): one lane per
+/// line of history still to be drawn.
+#[derive(Default)]
+struct Graph {
+    lanes: Vec<Oid>,
+}
+
+impl Graph {
+    /// The prefix for commit `c`, and a connector line when its lane joins
+    /// another one (a fork point below).
+    fn place(&mut self, c: Oid, parent: Option<Oid>) -> (String, Option<String>) {
+        let col = match self.lanes.iter().position(|l| *l == c) {
+            Some(i) => i,
+            None => {
+                self.lanes.push(c);
+                self.lanes.len() - 1
+            }
+        };
+        let prefix: String = (0..self.lanes.len())
+            .map(|i| if i == col { "* " } else { "| " })
+            .collect();
+        let mut join = None;
+        match parent {
+            Some(p) => match self.lanes.iter().position(|l| *l == p) {
+                Some(other) if other != col => {
+                    // This line forks off `p`'s lane: draw it joining.
+                    let n = self.lanes.len();
+                    let line: String = (0..n)
+                        .map(|i| {
+                            if i < col {
+                                "| "
+                            } else if i == col {
+                                "|/"
+                            } else {
+                                " /"
+                            }
+                        })
+                        .collect::<String>();
+                    let line = line.replacen("| |/", "|/", 1);
+                    self.lanes.remove(col);
+                    join = Some(line.trim_end().to_string());
+                }
+                _ => self.lanes[col] = p,
+            },
+            None => {
+                self.lanes.remove(col);
+            }
+        }
+        (prefix, join)
+    }
 }

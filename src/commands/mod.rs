@@ -2,6 +2,8 @@
 
 pub mod append;
 pub mod backfill;
+pub mod branch;
+pub mod checkout;
 pub mod commit_turn;
 pub mod demo;
 pub mod init;

@@ -12,11 +12,16 @@ use crate::layout::lock;
 use crate::layout::schema::{Meta, Node, ROOT};
 use crate::session;
 
-/// Print the conversation of a session as a person reads it.
+/// Print the conversation of a session as a person reads it: the branch that
+/// ends at the head (or at `--at`), with tool calls folded to one line each.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     /// Session id
     pub session: String,
+    /// Show the conversation as it stood at this turn (a turn number, prev,
+    /// next, branch, commit or node id) without moving anything
+    #[arg(long, value_name = "TARGET")]
+    pub at: Option<String>,
 }
 
 /// The branch ending at `tip`: conversation nodes root → tip, each followed by
@@ -78,7 +83,14 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     let catalog = Catalog::load(&sd)?;
     let out = ctx.out;
     let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
-    let rows = branch_nodes(&nodes, meta.head_id());
+    let tip = match &args.at {
+        Some(target) => {
+            let repo = crate::git::SessionRepo::open(&sd.dir)?;
+            Some(crate::view::resolve(target, &meta, &nodes, &repo)?.head)
+        }
+        None => meta.head_id().map(str::to_owned),
+    };
+    let rows = branch_nodes(&nodes, tip.as_deref());
     if !meta.title().is_empty() {
         ctx.out.line(format!("# {}", meta.title()));
     }

@@ -512,15 +512,6 @@ pub fn commit_pending(
     let snapshot = sd.read_snapshot();
     let mut index_rebuilt = false;
     let index = match head.commit {
-        Some(c) if snapshot.commit.as_deref() != Some(c.to_string().as_str()) => {
-            let tree = repo.commit_info(c)?.tree;
-            warn(format!(
-                "the git index of `{}` did not match HEAD; rebuilt it from HEAD",
-                sd.dir.display()
-            ));
-            index_rebuilt = true;
-            repo.index_from_tree(tree)?
-        }
         Some(c) => match repo.read_index() {
             Ok(i) => i,
             Err(e) => {
@@ -547,7 +538,30 @@ pub fn commit_pending(
     let history_dir = sd.history();
     let catalog = Catalog::load(sd)?;
     crate::out::trace("mirror: catalog read");
-    let diff = diff_history(&work.index, &catalog);
+    let mut diff = diff_history(&work.index, &catalog);
+    // The index mirrors the snapshot commit, the last one written. HEAD may
+    // differ after `checkout` (the index keeps mirroring the whole directory)
+    // or after a crash between moving the refs and writing the index: then
+    // HEAD's tree already holds the "new" nodes, and the index is rebuilt.
+    if let Some(c) = head.commit
+        && snapshot.commit.as_deref() != Some(c.to_string().as_str())
+        && !index_rebuilt
+        && let Some(f) = diff
+            .new_files
+            .iter()
+            .find_map(|(f, e)| e.as_ref().map(|_| f))
+        && repo
+            .tree_entry(repo.commit_info(c)?.tree, &format!("history/{f}"))?
+            .is_some()
+    {
+        warn(format!(
+            "the git index of `{}` was behind HEAD; rebuilt it from HEAD",
+            sd.dir.display()
+        ));
+        work.index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
+        index_rebuilt = true;
+        diff = diff_history(&work.index, &catalog);
+    }
     let rescanned: Vec<(String, std::fs::Metadata)> = if opts.rescan {
         modified_history(&work.index, &history_dir, &catalog)
     } else {
@@ -873,6 +887,13 @@ pub fn commit_pending(
         });
         let tree = repo.write_tree(&work.index)?;
         crate::out::trace("mirror: tree written");
+        // A change of files only that leaves the tree as it is: no commit.
+        if p.range.is_none()
+            && let Some(pid) = parent
+            && repo.commit_info(pid)?.tree == tree
+        {
+            continue;
+        }
         let parents: Vec<Oid> = parent.into_iter().collect();
         let id = repo.write_commit(tree, &parents, &p.msg, p.time)?;
         let (branch, new_branch) = match (&cur_branch, cur_tip) {
@@ -901,6 +922,16 @@ pub fn commit_pending(
         });
     }
 
+    if made.is_empty() {
+        repo.write_index(&mut work.index)?;
+        if let Some(c) = head.commit {
+            sd.write_snapshot(&Snapshot {
+                commit: Some(c.to_string()),
+                turns: snapshot.turns,
+            })?;
+        }
+        return Ok(made);
+    }
     // The index is written to index.lock while the writer thread finishes.
     crate::out::trace("mirror: commit written");
     let new_index = repo.prepare_index(&mut work.index)?;
@@ -973,4 +1004,28 @@ pub fn is_temp(path: &BStr) -> bool {
     path.rsplit_str("/")
         .next()
         .is_some_and(|n| n.starts_with(TEMP_PREFIX.as_bytes()))
+}
+
+/// The commit that holds node `seq` (by the `Nodes:` trailers) and its turn,
+/// searched from HEAD and every branch; the latest commit of that turn on
+/// its line of history.
+pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>> {
+    let head = repo.head()?;
+    let mut tips: Vec<Oid> = head.commit.into_iter().collect();
+    for (_, t) in repo.branches()? {
+        if !tips.contains(&t) {
+            tips.push(t);
+        }
+    }
+    let mut p = Planner {
+        repo,
+        made: Vec::new(),
+        continued: Vec::new(),
+        cache: HashMap::new(),
+    };
+    Ok(p.locate_committed(seq, &tips)?
+        .and_then(|l| match l.commit {
+            Parent::Commit(c) => Some((c, l.turn)),
+            Parent::Planned(_) => None,
+        }))
 }

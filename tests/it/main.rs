@@ -7,4 +7,5 @@ mod core;
 mod crash;
 mod env;
 mod legacy;
+mod timetravel;
 mod verify;

@@ -1,0 +1,111 @@
+//! `branch`: the DAG tips with their git branches (SPEC §5.7).
+//!
+//! Reads: meta.json, every node, the session's refs. Writes: nothing. Locks:
+//! the session, shared. Prints: one row per tip, the current one marked.
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::git::SessionRepo;
+use crate::layout::history::{self, Catalog};
+use crate::layout::lock;
+use crate::layout::schema::Meta;
+use crate::session;
+use crate::view::{self, Dag};
+
+/// List the conversation's branches: every DAG tip with its git branch, turn
+/// count and last activity; `*` marks the one being viewed.
+#[derive(Debug, clap::Args)]
+pub struct BranchArgs {
+    /// Session id
+    pub session: String,
+}
+
+#[derive(serde::Serialize)]
+struct Row {
+    tip: String,
+    branches: Vec<String>,
+    commit: Option<String>,
+    turns: u64,
+    last_activity: f64,
+    last_activity_rfc3339: String,
+    current: bool,
+    subject: String,
+}
+
+pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
+    let sd = ctx.state.find_session(&args.session)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
+    let meta = Meta::read(&sd.meta())?;
+    let out = ctx.out;
+    let catalog = Catalog::load(&sd)?;
+    let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
+    let repo = SessionRepo::open(&sd.dir)?;
+    let branches = repo.branches()?;
+    let dag = Dag::new(&nodes);
+    let current = view::view_tip(&meta, &dag);
+    let mut rows = Vec::new();
+    for tip in dag.tips() {
+        let chain = dag.chain(&tip.id);
+        let turns = Dag::turns(&chain).len() as u64;
+        let last_activity = nodes
+            .iter()
+            .filter(|n| n.id == tip.id || n.caller == tip.id)
+            .map(|n| n.created_at)
+            .fold(tip.created_at, f64::max);
+        let commit = crate::mirror::commit_holding(&repo, tip.seq.max(0) as u64)?.map(|(c, _)| c);
+        let names: Vec<String> = branches
+            .iter()
+            .filter(|(_, t)| Some(*t) == commit)
+            .map(|(b, _)| b.clone())
+            .collect();
+        let subject = chain
+            .iter()
+            .rev()
+            .find(|n| n.starts_turn())
+            .map(|n| session::cut(&session::one_line(&n.text()), 50))
+            .unwrap_or_default();
+        rows.push(Row {
+            current: current
+                .as_deref()
+                .is_some_and(|c| c == tip.id || dag.chain(c).iter().any(|n| n.id == tip.id)),
+            tip: tip.id.clone(),
+            branches: names,
+            commit: commit.map(|c| c.to_string()),
+            turns,
+            last_activity,
+            last_activity_rfc3339: crate::out::rfc3339(last_activity),
+            subject,
+        });
+    }
+    rows.sort_by(|a, b| {
+        b.last_activity
+            .total_cmp(&a.last_activity)
+            .then(a.tip.cmp(&b.tip))
+    });
+    let width = rows
+        .iter()
+        .map(|r| r.branches.join(",").len().max(13))
+        .max()
+        .unwrap_or(13);
+    for r in &rows {
+        ctx.out.record("branch", r);
+        let name = if r.branches.is_empty() {
+            if r.commit.is_some() {
+                "(no branch)".to_string()
+            } else {
+                "(uncommitted)".to_string()
+            }
+        } else {
+            r.branches.join(",")
+        };
+        ctx.out.line(format!(
+            "{} {name:<width$}  turn {:<3} {}  {}  {}",
+            if r.current { "*" } else { " " },
+            r.turns,
+            crate::out::short_time(r.last_activity),
+            r.tip,
+            r.subject
+        ));
+    }
+    Ok(exit::OK)
+}

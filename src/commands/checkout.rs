@@ -1,0 +1,119 @@
+//! `checkout`: look at an earlier turn (SPEC §2.3, §5.6): a read-only view
+//! that moves `meta.head_id` and git HEAD, deletes nothing, and makes the next
+//! turn fork from there.
+//!
+//! Reads: meta.json, every node, the session's history. Writes: meta.json
+//! (`head_id`, `view_tip`; never `updated_at`), git HEAD. Locks: the session,
+//! exclusive. Prints: where HEAD is now.
+
+use crate::cli::Ctx;
+use crate::error::{Error, Result, exit};
+use crate::git::{RefUpdate, SessionRepo};
+use crate::layout::history::{self, Catalog};
+use crate::layout::schema::Meta;
+use crate::layout::{atomic, lock};
+use crate::view::{self, Dag};
+
+/// Move the session's head to an earlier turn (or back to a branch tip).
+///
+/// TARGET is a turn number on the current branch, `prev` or `next`, a branch
+/// name (`main`, `retry-…`), a commit id or unique prefix, or a node id. No
+/// file is deleted; git HEAD is attached when the turn's commit is a branch
+/// tip and detached otherwise. The next `append` + `commit-turn` fork a
+/// `retry-<assistant id>` branch from the checked-out turn. Refused while the
+/// session's status is `running`.
+#[derive(Debug, clap::Args)]
+pub struct CheckoutArgs {
+    /// Session id
+    pub session: String,
+    /// Turn number, prev, next, branch, commit or node id
+    pub target: String,
+}
+
+pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
+    let sd = ctx.state.find_session(&args.session)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    let mut meta = Meta::read(&sd.meta())?;
+    if meta.status() == "running" {
+        return Err(Error::refused(
+            format!("session `{}` is running a turn", args.session),
+            Some("check out after the turn ends (`commit-turn` sets the status back)".into()),
+        ));
+    }
+    let out = ctx.out;
+    let catalog = Catalog::load(&sd)?;
+    let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
+    let repo = SessionRepo::open(&sd.dir)?;
+    let r = view::resolve(&args.target, &meta, &nodes, &repo)?;
+
+    // Keep browsing the same tip while the new head lies on its chain.
+    let dag = Dag::new(&nodes);
+    let viewing = view::view_tip(&meta, &dag).unwrap_or_else(|| r.head.clone());
+    let on_chain = dag.chain(&viewing).iter().any(|n| n.id == r.head);
+    let tip = if on_chain { viewing } else { r.head.clone() };
+    meta.set("head_id", r.head.as_str());
+    if tip == r.head {
+        meta.0.remove("view_tip");
+    } else {
+        meta.set("view_tip", tip.as_str());
+    }
+    atomic::write(&sd.meta(), &meta.to_json())?;
+
+    // git HEAD: attached to a branch whose tip is the turn's commit.
+    let head = repo.head()?;
+    let mut branch = None;
+    if let Some(c) = r.commit {
+        let at: Vec<String> = repo
+            .branches()?
+            .into_iter()
+            .filter(|(_, t)| *t == c)
+            .map(|(b, _)| b)
+            .collect();
+        branch = head
+            .branch
+            .clone()
+            .filter(|b| at.contains(b))
+            .or_else(|| at.iter().find(|b| *b == crate::git::MAIN).cloned())
+            .or_else(|| at.first().cloned());
+        let update = match &branch {
+            Some(b) => RefUpdate::AttachHead { branch: b.clone() },
+            None => RefUpdate::DetachHead { commit: c },
+        };
+        if head.commit != Some(c) || head.branch != branch {
+            repo.update_refs(&[update])?;
+        }
+    }
+    let subject = match r.commit {
+        Some(c) => repo
+            .commit_info(c)?
+            .message
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string(),
+        None => "(not committed yet)".into(),
+    };
+    ctx.out.record(
+        "checkout",
+        &serde_json::json!({
+            "session": args.session, "turn": r.turn, "head_id": r.head,
+            "commit": r.commit.map(|c| c.to_string()), "branch": branch,
+        }),
+    );
+    let at = match (&branch, r.commit) {
+        (Some(b), _) => format!("on branch `{b}`"),
+        (None, Some(c)) => format!("detached at {}", c.to_hex_with_len(7)),
+        (None, None) => "HEAD unchanged".into(),
+    };
+    let short = r
+        .commit
+        .map(|c| c.to_hex_with_len(7).to_string())
+        .unwrap_or_default();
+    ctx.out
+        .line(format!("HEAD is now at {short} {subject} ({at})"));
+    if branch.is_none() && r.commit.is_some() {
+        ctx.out
+            .note("the next turn starts a retry branch from here; `git-session checkout <session> main` goes back");
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,285 @@
+//! Views of the past (SPEC §2.3, §5.5–§5.7): resolve a target (turn number,
+//! `prev`/`next`, branch, commit, node id) to a turn: its number, its last
+//! conversational node and its commit. Used by `checkout`, `show --at` and
+//! `branch`.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Error, Result};
+use crate::git::{Oid, SessionRepo};
+use crate::layout::schema::{Meta, Node, ROOT};
+use crate::session::Trailers;
+
+/// A turn to look at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub turn: u64,
+    /// Its last conversational node: the head to move to.
+    pub head: String,
+    /// Its commit, when the turn is in git.
+    pub commit: Option<Oid>,
+}
+
+/// A conversational node: a top-level user or assistant message.
+pub fn is_conversational(n: &Node) -> bool {
+    (n.role == "user" || n.role == "llm") && n.is_top_level() && !n.is_root_marker()
+}
+
+/// The DAG, indexed.
+pub struct Dag<'a> {
+    pub nodes: &'a [Node],
+    pub by_id: HashMap<&'a str, &'a Node>,
+}
+
+impl<'a> Dag<'a> {
+    pub fn new(nodes: &'a [Node]) -> Dag<'a> {
+        Dag {
+            nodes,
+            by_id: nodes.iter().map(|n| (n.id.as_str(), n)).collect(),
+        }
+    }
+
+    /// Conversational nodes root → `tip` along predecessors.
+    pub fn chain(&self, tip: &str) -> Vec<&'a Node> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cur = Some(tip);
+        while let Some(id) = cur {
+            if id == ROOT || !seen.insert(id) {
+                break;
+            }
+            let Some(n) = self.by_id.get(id) else { break };
+            if is_conversational(n) {
+                out.push(*n);
+            }
+            cur = n.predecessor.as_deref();
+        }
+        out.reverse();
+        out
+    }
+
+    /// The turns of a chain: (turn number, its last conversational node).
+    pub fn turns(chain: &[&'a Node]) -> Vec<(u64, &'a Node)> {
+        let mut out: Vec<(u64, &Node)> = Vec::new();
+        for n in chain {
+            if n.starts_turn() {
+                out.push((out.len() as u64 + 1, n));
+            } else if let Some(last) = out.last_mut() {
+                last.1 = n;
+            }
+        }
+        out
+    }
+
+    /// Tips: conversational nodes that no conversational node continues.
+    pub fn tips(&self) -> Vec<&'a Node> {
+        let continued: HashSet<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| is_conversational(n))
+            .filter_map(|n| n.predecessor.as_deref())
+            .collect();
+        self.nodes
+            .iter()
+            .filter(|n| is_conversational(n) && !continued.contains(n.id.as_str()))
+            .collect()
+    }
+}
+
+/// The tip being browsed: `view_tip` while the head lies on its chain (set by
+/// `checkout`, so that `next` can go forward again), else the head.
+pub fn view_tip(meta: &Meta, dag: &Dag<'_>) -> Option<String> {
+    let head = meta.head_id()?.to_string();
+    if let Some(v) = meta.str("view_tip")
+        && dag.chain(v).iter().any(|n| n.id == head)
+    {
+        return Some(v.to_string());
+    }
+    Some(head)
+}
+
+/// The number of the turn `head` is in, on `chain`.
+fn turn_of(chain: &[&Node], head: &str) -> Option<u64> {
+    let pos = chain.iter().position(|n| n.id == head)?;
+    Some(chain[..=pos].iter().filter(|n| n.starts_turn()).count() as u64)
+}
+
+/// Resolve `target` for a session.
+pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) -> Result<Resolved> {
+    let dag = Dag::new(nodes);
+    let view = view_tip(meta, &dag);
+    let chain = view.as_deref().map(|v| dag.chain(v)).unwrap_or_default();
+    let turns = Dag::turns(&chain);
+    let valid_turns = if turns.is_empty() {
+        "this branch has no turn yet".to_string()
+    } else {
+        format!("turns on the current branch are 1..{}", turns.len())
+    };
+    let by_turn = |n: u64| -> Result<Resolved> {
+        match turns.iter().find(|(t, _)| *t == n) {
+            Some((t, last)) => Ok(Resolved {
+                turn: *t,
+                head: last.id.clone(),
+                commit: commit_of(repo, last)?,
+            }),
+            None => Err(Error::refused(
+                format!("there is no turn {n} on the current branch"),
+                Some(format!(
+                    "{valid_turns}; `git-session branch` lists the others"
+                )),
+            )),
+        }
+    };
+    if let Ok(n) = target.parse::<u64>() {
+        return by_turn(n);
+    }
+    if target == "prev" || target == "next" {
+        let head = meta.head_id().unwrap_or_default();
+        let cur = turn_of(&chain, head).unwrap_or(0);
+        let want = if target == "prev" {
+            cur.checked_sub(1)
+        } else {
+            Some(cur + 1)
+        };
+        return match want {
+            Some(n) if n >= 1 => by_turn(n),
+            _ => Err(Error::refused(
+                format!("there is no turn before turn {cur}"),
+                Some(valid_turns),
+            )),
+        };
+    }
+    // A node id.
+    if let Some(n) = dag.by_id.get(target) {
+        return turn_holding(&dag, n, repo);
+    }
+    // A branch name.
+    let branches = repo.branches()?;
+    if let Some((_, tip)) = branches.iter().find(|(b, _)| b == target) {
+        return at_commit(*tip, &dag, repo);
+    }
+    // A commit id or a unique prefix of at least 4 hex digits.
+    if target.len() >= 4 && target.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let lower = target.to_ascii_lowercase();
+        let mut found: Vec<Oid> = reachable(repo, &branches)?
+            .into_iter()
+            .filter(|c| c.to_string().starts_with(&lower))
+            .collect();
+        found.sort();
+        match found.len() {
+            1 => return at_commit(found[0], &dag, repo),
+            0 => {}
+            _ => {
+                return Err(Error::refused(
+                    format!("commit prefix `{target}` is ambiguous"),
+                    Some(format!(
+                        "it matches {}; give more digits",
+                        found
+                            .iter()
+                            .map(|c| c.to_hex_with_len(10).to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                ));
+            }
+        }
+    }
+    let names: Vec<&str> = branches.iter().map(|(b, _)| b.as_str()).collect();
+    Err(Error::refused(
+        format!("`{target}` is not a turn, branch, commit or node of this session"),
+        Some(format!(
+            "{valid_turns}; branches: {}; or `prev`, `next`, a commit id, a node id (see `git-session show`)",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )),
+    ))
+}
+
+/// Every commit reachable from the branches and HEAD.
+fn reachable(repo: &SessionRepo, branches: &[(String, Oid)]) -> Result<Vec<Oid>> {
+    let mut stack: Vec<Oid> = branches.iter().map(|(_, t)| *t).collect();
+    stack.extend(repo.head()?.commit);
+    let mut seen = HashSet::new();
+    while let Some(c) = stack.pop() {
+        if seen.insert(c) {
+            stack.extend(repo.commit_info(c)?.parents);
+        }
+    }
+    Ok(seen.into_iter().collect())
+}
+
+/// The turn that holds node `n`: its number, and its last conversational
+/// node (following the conversation forward while it stays in the turn).
+fn turn_holding(dag: &Dag<'_>, n: &Node, repo: &SessionRepo) -> Result<Resolved> {
+    // A tool node belongs to its caller's turn.
+    let mut anchor = n;
+    for _ in 0..64 {
+        if is_conversational(anchor) {
+            break;
+        }
+        match dag.by_id.get(anchor.caller.as_str()) {
+            Some(c) => anchor = c,
+            None => break,
+        }
+    }
+    let number = dag
+        .chain(&anchor.id)
+        .iter()
+        .filter(|m| m.starts_turn())
+        .count() as u64;
+    let mut last = anchor;
+    while let Some(m) = dag
+        .nodes
+        .iter()
+        .filter(|m| {
+            is_conversational(m)
+                && !m.starts_turn()
+                && m.predecessor.as_deref() == Some(last.id.as_str())
+        })
+        .min_by_key(|m| m.seq)
+    {
+        last = m;
+    }
+    Ok(Resolved {
+        turn: number.max(1),
+        head: last.id.clone(),
+        commit: commit_of(repo, last)?,
+    })
+}
+
+/// The turn a commit records.
+fn at_commit(c: Oid, dag: &Dag<'_>, repo: &SessionRepo) -> Result<Resolved> {
+    let info = repo.commit_info(c)?;
+    let t = Trailers::parse(&info.message);
+    let last = t.nodes.and_then(|(a, b)| {
+        dag.nodes
+            .iter()
+            .filter(|n| is_conversational(n) && (n.seq as u64) >= a && (n.seq as u64) <= b)
+            .max_by_key(|n| n.seq)
+    });
+    match last {
+        Some(n) => Ok(Resolved {
+            turn: t.turn.unwrap_or(0),
+            head: n.id.clone(),
+            commit: Some(c),
+        }),
+        None => Err(Error::refused(
+            format!(
+                "commit {} records no turn of this session",
+                c.to_hex_with_len(10)
+            ),
+            Some(
+                "give a turn number or a node id instead (`git-session log` lists the turns)"
+                    .into(),
+            ),
+        )),
+    }
+}
+
+/// The commit of the turn whose last conversational node is `last`.
+fn commit_of(repo: &SessionRepo, last: &Node) -> Result<Option<Oid>> {
+    Ok(crate::mirror::commit_holding(repo, last.seq.max(0) as u64)?.map(|(c, _)| c))
+}

@@ -1,0 +1,261 @@
+//! checkout, branch, show --at, log --all (SPEC §2.3, §5.5–§5.7).
+
+use crate::env::TestEnv;
+
+/// Five turns; returns (assistant ids, commit ids) per turn.
+fn five_turns(env: &TestEnv) -> (Vec<String>, Vec<String>) {
+    env.ok(&["init", "s1"]);
+    let mut a = Vec::new();
+    let mut c = Vec::new();
+    for i in 1..=5 {
+        let (ai, ci) = env.turn(
+            "s1",
+            &format!("question {i}"),
+            if i == 3 { &["read"] } else { &[] },
+        );
+        a.push(ai);
+        c.push(ci);
+    }
+    (a, c)
+}
+
+#[test]
+fn checkout_an_earlier_turn_and_fork_from_it() {
+    let env = TestEnv::new();
+    let (a, c) = five_turns(&env);
+    let files_before = env.history_files("s1");
+    let transcript_at_3 = env.ok(&["show", "s1", "--at", "3"]);
+    assert!(
+        transcript_at_3.contains("question 3") && !transcript_at_3.contains("question 4"),
+        "{transcript_at_3}"
+    );
+
+    let out = env.ok(&["checkout", "s1", "2"]);
+    assert!(
+        out.contains("turn 2: question 2") && out.contains("detached"),
+        "{out}"
+    );
+    assert_eq!(env.meta("s1")["head_id"], a[1].as_str());
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c[1]);
+    assert!(
+        env.git_in(&env.session_dir("s1"), &["symbolic-ref", "-q", "HEAD"])
+            .stdout
+            .is_empty(),
+        "detached"
+    );
+    assert_eq!(
+        env.history_files("s1"),
+        files_before,
+        "checkout deletes nothing"
+    );
+    assert_eq!(
+        env.meta("s1")["updated_at"],
+        1_796_017_556.0,
+        "a head move is not activity"
+    );
+    // The past reads as it was, from anywhere.
+    assert_eq!(env.ok(&["show", "s1", "--at", "3"]), transcript_at_3);
+    // log shows where HEAD is.
+    let log = env.ok(&["log", "s1"]);
+    assert!(
+        log.lines()
+            .next()
+            .unwrap()
+            .contains("turn 2: question 2 (HEAD)"),
+        "{log}"
+    );
+
+    // Continuing forks a retry branch from turn 2's commit.
+    env.append("s1", &["--text", "a different third question"]);
+    let a_new = env.append(
+        "s1",
+        &["--role", "assistant", "--text", "a different answer"],
+    );
+    let c_new = env.ok(&["commit-turn", "s1"]).trim().to_string();
+    let branch = format!("retry-{a_new}");
+    assert_eq!(env.git("s1", &["rev-parse", &branch]).trim(), c_new);
+    assert_eq!(
+        env.git("s1", &["rev-parse", &format!("{c_new}^")]).trim(),
+        c[1]
+    );
+    assert_eq!(
+        env.git("s1", &["rev-parse", "main"]).trim(),
+        c[4],
+        "main is untouched"
+    );
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s", &c_new]),
+        "turn 3: a different third question\n"
+    );
+    assert_eq!(env.git("s1", &["fsck", "--strict"]), "");
+
+    // Back to main: the original head.
+    let out = env.ok(&["checkout", "s1", "main"]);
+    assert!(out.contains("on branch `main`"), "{out}");
+    assert_eq!(env.meta("s1")["head_id"], a[4].as_str());
+    assert_eq!(
+        env.git("s1", &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "main"
+    );
+    assert_eq!(env.ok(&["show", "s1", "--at", "3"]), transcript_at_3);
+
+    // `branch` lists both tips, as git does.
+    let json = env.ok(&["branch", "s1", "--json"]);
+    let rows: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut names: Vec<String> = rows
+        .iter()
+        .flat_map(|r| {
+            r["data"]["branches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b.as_str().unwrap().to_string())
+        })
+        .collect();
+    names.sort();
+    let mut git_branches: Vec<String> = env
+        .git("s1", &["branch", "--format=%(refname:short)"])
+        .lines()
+        .map(String::from)
+        .collect();
+    git_branches.sort();
+    assert_eq!(names, git_branches);
+    let main_row = rows
+        .iter()
+        .find(|r| r["data"]["branches"][0] == "main")
+        .unwrap();
+    assert_eq!(main_row["data"]["turns"], 5);
+    assert_eq!(main_row["data"]["current"], true);
+    let retry_row = rows
+        .iter()
+        .find(|r| r["data"]["branches"][0] == branch.as_str())
+        .unwrap();
+    assert_eq!(retry_row["data"]["turns"], 3);
+    assert_eq!(retry_row["data"]["current"], false);
+    // The graph draws the fork.
+    let graph = env.ok(&["log", "s1", "--all"]);
+    assert!(graph.contains("|/"), "{graph}");
+    assert_eq!(
+        graph
+            .lines()
+            .filter(|l| l.contains(" turn ") || l.contains("session init"))
+            .count(),
+        7,
+        "{graph}"
+    );
+}
+
+#[test]
+fn prev_and_next_walk_the_current_branch() {
+    let env = TestEnv::new();
+    let (a, c) = five_turns(&env);
+    env.ok(&["checkout", "s1", "prev"]);
+    assert_eq!(env.meta("s1")["head_id"], a[3].as_str());
+    env.ok(&["checkout", "s1", "prev"]);
+    env.ok(&["checkout", "s1", "prev"]);
+    assert_eq!(env.meta("s1")["head_id"], a[1].as_str());
+    // Forward again along the branch we came from.
+    env.ok(&["checkout", "s1", "next"]);
+    assert_eq!(env.meta("s1")["head_id"], a[2].as_str());
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c[2]);
+    env.ok(&["checkout", "s1", "5"]);
+    assert_eq!(
+        env.git("s1", &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "main",
+        "attached at the tip"
+    );
+    let err = env.fails(&["checkout", "s1", "next"], 1);
+    assert!(err.contains("no turn 6") && err.contains("1..5"), "{err}");
+    // By node id (a tool node lands on its turn) and by commit prefix.
+    let tool = env
+        .history_files("s1")
+        .into_iter()
+        .find(|f| f.contains("-t-"))
+        .unwrap();
+    let tool_id = tool
+        .split('-')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches(".json")
+        .to_string();
+    env.ok(&["checkout", "s1", &tool_id]);
+    assert_eq!(env.meta("s1")["head_id"], a[2].as_str());
+    env.ok(&["checkout", "s1", &c[0][..10]]);
+    assert_eq!(env.meta("s1")["head_id"], a[0].as_str());
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c[0]);
+}
+
+#[test]
+fn bad_targets_list_the_valid_choices() {
+    let env = TestEnv::new();
+    five_turns(&env);
+    let before = crate::env::tree_bytes(&env.state());
+    for (target, needle) in [
+        ("0", "turns on the current branch are 1..5"),
+        ("6", "turns on the current branch are 1..5"),
+        ("no-such-branch", "branches: main"),
+        ("ghost-node", "a node id"),
+    ] {
+        let err = env.fails(&["checkout", "s1", target], 1);
+        assert!(
+            err.contains("help:") && err.contains(needle),
+            "{target}: {err}"
+        );
+        let err = env.fails(&["show", "s1", "--at", target], 1);
+        assert!(err.contains(needle), "{target}: {err}");
+    }
+    // An ambiguous prefix: find two commits sharing a first hex digit.
+    let ids: Vec<String> = env
+        .git("s1", &["rev-list", "--all"])
+        .lines()
+        .map(String::from)
+        .collect();
+    let mut pair = None;
+    for len in (4..8).rev() {
+        for i in 0..ids.len() {
+            for j in i + 1..ids.len() {
+                if ids[i][..len] == ids[j][..len] {
+                    pair = Some(ids[i][..len].to_string());
+                }
+            }
+        }
+    }
+    if let Some(p) = pair {
+        let err = env.fails(&["checkout", "s1", &p], 1);
+        assert!(err.contains("ambiguous"), "{err}");
+    }
+    assert_eq!(
+        before,
+        crate::env::tree_bytes(&env.state()),
+        "refused checkouts change nothing"
+    );
+}
+
+#[test]
+fn checkout_is_refused_while_running() {
+    let env = TestEnv::new();
+    five_turns(&env);
+    let meta_path = env.session_dir("s1").join("meta.json");
+    let mut m = env.meta("s1");
+    m["status"] = "running".into();
+    std::fs::write(&meta_path, serde_json::to_vec(&m).unwrap()).unwrap();
+    let err = env.fails(&["checkout", "s1", "2"], 1);
+    assert!(err.contains("is running"), "{err}");
+}
+
+#[test]
+fn checkout_survives_a_crash_recovery_and_verify() {
+    let env = TestEnv::new();
+    five_turns(&env);
+    env.ok(&["checkout", "s1", "3"]);
+    // The next commit after a checkout must not mistake the index for stale.
+    env.append("s1", &["--text", "fork"]);
+    env.append("s1", &["--role", "assistant", "--text", "ok"]);
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(env.git("s1", &["rev-list", "--count", "--all"]), "7\n");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    env.assert_clean("s1");
+}
