@@ -8,6 +8,7 @@ pub mod commands;
 pub mod error;
 pub mod git;
 pub mod layout;
+pub mod lifecycle;
 pub mod mirror;
 pub mod out;
 pub mod session;

@@ -7,5 +7,6 @@ mod core;
 mod crash;
 mod env;
 mod legacy;
+mod registry;
 mod timetravel;
 mod verify;

@@ -1,0 +1,57 @@
+//! `delete`: remove a session for good (SPEC §5.8).
+//!
+//! Reads: the session. Writes: removes its repository, index row, location
+//! and project bindings. Locks: the registry, then the session. Prints: the
+//! removed path. Asks on a terminal; elsewhere `--yes` is required.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use crate::cli::Ctx;
+use crate::error::{Error, Result, exit};
+use crate::lifecycle;
+
+/// Delete a session: its repository with every turn, its index row, its
+/// location and project bindings. There is no undo.
+///
+/// On a terminal it asks first; from a script, pass `--yes` (without it the
+/// command refuses, exit 2).
+#[derive(Debug, clap::Args)]
+pub struct DeleteArgs {
+    /// Session id
+    pub session: String,
+    /// Do not ask
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<u8> {
+    let sd = ctx.state.find_session(&args.session)?;
+    if !args.yes {
+        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+            return Err(Error::usage(
+                format!("deleting `{}` needs confirmation", args.session),
+                Some("pass `--yes` to delete without asking".into()),
+            ));
+        }
+        eprint!(
+            "git-session: delete session `{}` at `{}` and all its history? [y/N] ",
+            args.session,
+            sd.dir.display()
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            ctx.out.note("nothing deleted");
+            return Ok(exit::NO);
+        }
+    }
+    let path = lifecycle::delete(&ctx.state, &args.session, ctx.locks)?;
+    ctx.out.record(
+        "session_deleted",
+        &serde_json::json!({"id": args.session, "path": path}),
+    );
+    ctx.out
+        .line(format!("deleted {} ({})", args.session, path.display()));
+    Ok(exit::OK)
+}

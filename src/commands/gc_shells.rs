@@ -1,0 +1,73 @@
+//! `gc-shells`: delete empty sessions left behind (SPEC §5.12).
+//!
+//! Reads: the registry, each candidate's meta.json and history/. Writes:
+//! removes shells (as `delete` does). Locks: the registry, then the session.
+//! Prints: what it removed (or would remove).
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::layout::schema::Meta;
+use crate::lifecycle;
+
+/// Delete unarchived sessions older than `--older-than` that have no node.
+///
+/// Kept always: archived sessions, sessions whose project directory is
+/// unreachable, sessions being migrated. Nothing else is ever deleted by age.
+#[derive(Debug, clap::Args)]
+pub struct GcShellsArgs {
+    /// Minimum age (by created_at): 90s, 30m, 1h, 2d…
+    #[arg(long, value_name = "DUR", default_value = "1h")]
+    pub older_than: String,
+    /// Say what would be removed, remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Collect shells; returns how many were (or would be) removed.
+pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
+    let rows = lifecycle::load_rows(&ctx.state, ctx.locks)?;
+    let (_, project_paths) = lifecycle::projects(&ctx.state);
+    let migrating = lifecycle::migrating(&ctx.state);
+    let now = crate::out::now();
+    let mut removed = 0;
+    for id in rows.keys() {
+        let Ok(sd) = ctx.state.find_session(id) else {
+            continue;
+        };
+        let Ok(meta) = Meta::read(&sd.meta()) else {
+            continue;
+        };
+        if lifecycle::keep_reason(&sd, &meta, now, older_than, &project_paths, &migrating, id)
+            .is_some()
+        {
+            continue;
+        }
+        if !dry_run {
+            lifecycle::delete(&ctx.state, id, ctx.locks)?;
+        }
+        removed += 1;
+        ctx.out.record(
+            "shell_removed",
+            &serde_json::json!({"id": id, "dry_run": dry_run}),
+        );
+        ctx.out.line(format!(
+            "{} {id}",
+            if dry_run { "would remove" } else { "removed" }
+        ));
+    }
+    Ok(removed)
+}
+
+pub fn run(ctx: &Ctx, args: GcShellsArgs) -> Result<u8> {
+    let older = lifecycle::parse_duration(&args.older_than)?;
+    let n = collect(ctx, older, args.dry_run)?;
+    ctx.out.note(format!(
+        "{} {n} empty session(s)",
+        if args.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        }
+    ));
+    Ok(exit::OK)
+}

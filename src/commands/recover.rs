@@ -1,0 +1,54 @@
+//! `recover`: the start-up routine (SPEC §5.12).
+//!
+//! Reads: the registry and every session's meta.json. Writes: index.json when
+//! missing or corrupt; `running` → `interrupted` in meta.json and the index;
+//! then collects empty shells. Locks: the registry, each session in turn.
+//! Prints: what it did.
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::layout::registry;
+use crate::layout::schema::Meta;
+use crate::lifecycle::{self, Changes};
+
+/// Start-up repair: rebuild a missing or corrupt index, mark sessions left
+/// `running` by a crash as `interrupted`, then collect empty shells.
+#[derive(Debug, clap::Args)]
+pub struct RecoverArgs {
+    /// Shells younger than this are kept (see gc-shells)
+    #[arg(long, value_name = "DUR", default_value = "1h")]
+    pub older_than: String,
+}
+
+pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
+    let older = lifecycle::parse_duration(&args.older_than)?;
+    ctx.state.ensure()?;
+    if registry::load_index(&ctx.state)?.is_none() {
+        let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
+        ctx.out.record(
+            "recovered",
+            &serde_json::json!({"action": "index_rebuilt", "rows": n}),
+        );
+        ctx.out.line(format!("rebuilt index.json ({n} rows)"));
+    }
+    // meta.json is the truth: a row may say idle where meta says running.
+    for (id, dir) in registry::discover(&ctx.state)? {
+        let Ok(meta) = Meta::read(&dir.join("meta.json")) else {
+            continue;
+        };
+        if meta.status() == "running" {
+            let changes = Changes {
+                status: Some("interrupted".into()),
+                ..Default::default()
+            };
+            lifecycle::update(&ctx.state, &id, &changes, ctx.locks)?;
+            ctx.out.record(
+                "recovered",
+                &serde_json::json!({"action": "interrupted", "id": id}),
+            );
+            ctx.out.line(format!("{id}: running -> interrupted"));
+        }
+    }
+    super::gc_shells::collect(ctx, older, false)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,97 @@
+//! `update`, `archive`, `unarchive`: change a session's list fields (SPEC
+//! §5.8) without touching `updated_at`.
+//!
+//! Reads and writes: meta.json, one index journal row. Locks: the session,
+//! exclusive. Prints: with `--json`, one `session_updated` record holding the
+//! id and only the fields that changed.
+
+use crate::cli::Ctx;
+use crate::error::{Error, Result, exit};
+use crate::lifecycle::{self, Changes};
+
+/// Change a session's title, pin, status, read state or group.
+///
+/// A title given here counts as typed by the user (`_user_titled`): automatic
+/// titling leaves it alone. `updated_at` never moves (only appends are
+/// activity), so the list order stays.
+#[derive(Debug, clap::Args)]
+pub struct UpdateArgs {
+    /// Session id
+    pub session: String,
+    /// New title (empty: clear it, and let automatic titling name it again)
+    #[arg(long, value_name = "T")]
+    pub title: Option<String>,
+    /// Pin it to the top of a UI's list
+    #[arg(long, conflicts_with = "unpin")]
+    pub pin: bool,
+    #[arg(long)]
+    pub unpin: bool,
+    /// idle, running, needs_input, done, failed or interrupted
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// Mark as read
+    #[arg(long, conflicts_with = "unread")]
+    pub read: bool,
+    /// Mark as unread
+    #[arg(long)]
+    pub unread: bool,
+    /// Group name (empty: no group)
+    #[arg(long, value_name = "G")]
+    pub group: Option<String>,
+}
+
+/// Archive a session: hidden from `list`, fully readable, reversible.
+#[derive(Debug, clap::Args)]
+pub struct ArchiveArgs {
+    /// Session id
+    pub session: String,
+}
+
+fn apply(ctx: &Ctx, id: &str, changes: Changes) -> Result<u8> {
+    let changed = lifecycle::update(&ctx.state, id, &changes, ctx.locks)?;
+    let mut rec = serde_json::Map::new();
+    rec.insert("id".into(), id.into());
+    rec.extend(changed.clone());
+    ctx.out.record("session_updated", &rec);
+    if changed.is_empty() {
+        ctx.out.note(format!("session `{id}` unchanged"));
+    } else {
+        let keys: Vec<&str> = changed.keys().map(String::as_str).collect();
+        ctx.out.line(format!("updated {id}: {}", keys.join(", ")));
+    }
+    Ok(exit::OK)
+}
+
+pub fn run(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
+    let changes = Changes {
+        title: a.title,
+        pinned: (a.pin || a.unpin).then_some(a.pin),
+        status: a.status,
+        unread: (a.read || a.unread).then_some(a.unread),
+        group: a.group,
+        archived: None,
+    };
+    if changes.title.is_none()
+        && changes.pinned.is_none()
+        && changes.status.is_none()
+        && changes.unread.is_none()
+        && changes.group.is_none()
+    {
+        return Err(Error::usage(
+            "nothing to update",
+            Some("give --title, --pin/--unpin, --status, --read/--unread or --group".into()),
+        ));
+    }
+    apply(ctx, &a.session, changes)
+}
+
+pub fn archive(ctx: &Ctx, a: ArchiveArgs, archived: bool) -> Result<u8> {
+    apply(
+        ctx,
+        &a.session,
+        Changes {
+            archived: Some(archived),
+            ..Default::default()
+        },
+    )
+}

@@ -1,0 +1,377 @@
+//! Session lifecycle on the registry (SPEC §3, §5.8, §5.12): update fields,
+//! delete, recover after a crash, collect empty shells. Lock order: the
+//! registry, then the session.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+use crate::layout::history::Catalog;
+use crate::layout::lock::{self, LockOptions};
+use crate::layout::registry::{self, Index};
+use crate::layout::schema::{self, Meta};
+use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids};
+
+/// Fields `update` can change.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub title: Option<String>,
+    pub pinned: Option<bool>,
+    pub status: Option<String>,
+    pub unread: Option<bool>,
+    pub group: Option<String>,
+    pub archived: Option<bool>,
+}
+
+pub const STATUSES: [&str; 6] = [
+    "idle",
+    "running",
+    "needs_input",
+    "done",
+    "failed",
+    "interrupted",
+];
+
+/// Apply `changes` to a session's meta.json and index row. Never touches
+/// `updated_at` (only appends are activity). Returns the fields that changed.
+pub fn update(
+    state: &StateDir,
+    id: &str,
+    changes: &Changes,
+    locks: LockOptions,
+) -> Result<Map<String, Value>> {
+    let sd = state.find_session(id)?;
+    let _l = session_lock(&sd, locks)?;
+    let mut meta = Meta::read(&sd.meta())?;
+    let before = meta.clone();
+    if let Some(t) = &changes.title {
+        meta.set("title", t.as_str());
+        if t.is_empty() {
+            meta.0.remove("_user_titled");
+        } else {
+            meta.set("_user_titled", true);
+        }
+    }
+    if let Some(p) = changes.pinned {
+        meta.set("pinned", p);
+    }
+    if let Some(s) = &changes.status {
+        if !STATUSES.contains(&s.as_str()) {
+            return Err(Error::usage(
+                format!("unknown status `{s}`"),
+                Some(format!("statuses are {}", STATUSES.join(", "))),
+            ));
+        }
+        meta.set("status", s.as_str());
+    }
+    if let Some(u) = changes.unread {
+        meta.set("unread", u);
+    }
+    if let Some(g) = &changes.group {
+        if g.is_empty() {
+            meta.0.remove("group");
+        } else {
+            meta.set("group", g.as_str());
+        }
+    }
+    if let Some(a) = changes.archived {
+        meta.set("archived", a);
+    }
+    let mut changed = Map::new();
+    for (k, v) in &meta.0 {
+        if before.0.get(k) != Some(v) {
+            changed.insert(k.clone(), v.clone());
+        }
+    }
+    for k in before.0.keys() {
+        if !meta.0.contains_key(k) {
+            changed.insert(k.clone(), Value::Null);
+        }
+    }
+    if !changed.is_empty() {
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        registry::journal_append(state, &schema::index_row(&meta, id, None))?;
+    }
+    Ok(changed)
+}
+
+fn session_lock(sd: &SessionDir, locks: LockOptions) -> Result<Option<lock::Lock>> {
+    if sd.git_dir().is_dir() {
+        Ok(Some(lock::acquire(
+            &sd.lock_file(),
+            lock::Kind::Exclusive,
+            locks,
+        )?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Remove a session: its repository, index row, location and project
+/// bindings. The directory is first renamed to a temp name, so it vanishes at
+/// once; a crash leaves a temp directory that `verify --fix` removes.
+pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf> {
+    let sd = state.find_session(id)?;
+    let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
+    let session = session_lock(&sd, locks)?;
+    let parent = sd
+        .dir
+        .parent()
+        .expect("a session dir has a parent")
+        .to_path_buf();
+    let grave = parent.join(format!("{TEMP_PREFIX}delete-{id}-{}", ids::generate("")));
+    std::fs::rename(&sd.dir, &grave).io("remove", &sd.dir)?;
+    drop(session);
+    atomic::sync_dir(&parent)?;
+    atomic::crash_point("delete-after-rename");
+    let _ = std::fs::remove_dir_all(&grave);
+    registry::journal_append(
+        state,
+        &serde_json::from_value(serde_json::json!({"id": id, "_deleted": true}))
+            .expect("an object"),
+    )?;
+    drop(_registry);
+    registry::remove_locations(state, &[id.to_string()], locks)?;
+    unbind_everywhere(state, id, locks)?;
+    Ok(sd.dir)
+}
+
+/// Drop `id` from every project's `session_ids` in projects.json.
+fn unbind_everywhere(state: &StateDir, id: &str, locks: LockOptions) -> Result<()> {
+    let path = state.projects_json();
+    if !path.exists() {
+        return Ok(());
+    }
+    let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
+    let Ok(Value::Object(mut projects)) =
+        serde_json::from_slice::<Value>(&std::fs::read(&path).io("read", &path)?)
+    else {
+        return Ok(());
+    };
+    let mut changed = false;
+    for p in projects.values_mut() {
+        if let Some(Value::Array(ids)) = p.get_mut("session_ids") {
+            let before = ids.len();
+            ids.retain(|v| v.as_str() != Some(id));
+            changed |= ids.len() != before;
+        }
+    }
+    if changed {
+        let mut bytes = serde_json::to_vec_pretty(&projects).expect("an object serializes");
+        bytes.push(b'\n');
+        atomic::write(&path, &bytes)?;
+    }
+    Ok(())
+}
+
+/// Project of each session and its name, from projects.json's reverse index.
+pub fn projects(
+    state: &StateDir,
+) -> (
+    BTreeMap<String, (String, String)>,
+    BTreeMap<String, Option<String>>,
+) {
+    let mut of_session = BTreeMap::new();
+    let mut paths = BTreeMap::new();
+    let Ok(bytes) = std::fs::read(state.projects_json()) else {
+        return (of_session, paths);
+    };
+    let Ok(Value::Object(projects)) = serde_json::from_slice::<Value>(&bytes) else {
+        return (of_session, paths);
+    };
+    for (pid, p) in &projects {
+        let name = p
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(pid)
+            .to_string();
+        paths.insert(
+            pid.clone(),
+            p.get("path").and_then(Value::as_str).map(str::to_owned),
+        );
+        for s in p
+            .get("session_ids")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(s) = s.as_str() {
+                of_session
+                    .entry(s.to_string())
+                    .or_insert((pid.clone(), name.clone()));
+            }
+        }
+    }
+    (of_session, paths)
+}
+
+/// The index as `list` sees it: index.json with the journal folded in (a
+/// missing or corrupt index is rebuilt and saved once), plus rows for
+/// session directories the index does not know (self-healing).
+pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<Index> {
+    let mut index = match registry::load_index(state)? {
+        Some(i) => i,
+        None if state.sessions().is_dir() => {
+            registry::rebuild_index(state, locks)?;
+            registry::load_index(state)?.unwrap_or_default()
+        }
+        None => Index::new(),
+    };
+    // Directory names only: no per-session read unless one is missing.
+    let mut names = BTreeSet::new();
+    let mut scan = |dir: PathBuf| {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if ids::session_id(&n).is_ok() {
+                names.insert((n, e.path()));
+            }
+        }
+    };
+    scan(state.sessions());
+    for p in std::fs::read_dir(state.sessions().join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        scan(p.path());
+    }
+    let mut found = Vec::new();
+    for (id, path) in names {
+        if index.contains_key(&id) {
+            continue;
+        }
+        let sd = SessionDir::new(path);
+        if let Ok(meta) = Meta::read(&sd.meta()) {
+            found.push((id, row_from_disk(&sd, &meta)));
+        }
+    }
+    for (id, row) in found {
+        let r = row.clone();
+        let i = id.clone();
+        registry::update_index(
+            state,
+            locks,
+            || registry::rebuild(state),
+            move |idx| {
+                idx.entry(i).or_insert(r);
+            },
+        )?;
+        index.insert(id, row);
+    }
+    Ok(index)
+}
+
+fn row_from_disk(sd: &SessionDir, meta: &Meta) -> Map<String, Value> {
+    let id = meta.str("id").unwrap_or_default().to_string();
+    let preview = Catalog::peek(sd).ok().and_then(|c| {
+        c.rev_entries()
+            .filter(|e| e.letter == 'u')
+            .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
+            .find(|n| n.starts_turn())
+            .map(|n| schema::preview(&n.text()))
+    });
+    let id = if id.is_empty() {
+        sd.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    } else {
+        id
+    };
+    schema::index_row(meta, &id, preview.as_deref())
+}
+
+/// Sessions named in the migration journal (never collected while migrating).
+pub fn migrating(state: &StateDir) -> BTreeSet<String> {
+    let path = state.sessions().join(".migration").join("journal.json");
+    match std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    {
+        Some(Value::Object(m)) => m
+            .get("sessions")
+            .and_then(Value::as_object)
+            .map(|s| s.keys().cloned().collect())
+            .unwrap_or_default(),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// Why a shell is kept, or `None` when it may be collected.
+pub fn keep_reason(
+    sd: &SessionDir,
+    meta: &Meta,
+    now: f64,
+    older_than: f64,
+    projects: &BTreeMap<String, Option<String>>,
+    migrating: &BTreeSet<String>,
+    id: &str,
+) -> Option<&'static str> {
+    if meta.flag("archived") {
+        return Some("archived");
+    }
+    if migrating.contains(id) {
+        return Some("being migrated");
+    }
+    if let Some(pid) = meta.str("project_id").filter(|p| *p != "default") {
+        let reachable = projects
+            .get(pid)
+            .and_then(|p| p.as_deref())
+            .is_some_and(|p| std::path::Path::new(p).is_dir());
+        if !reachable {
+            return Some("its project directory is unreachable");
+        }
+    }
+    let created = meta.f64("created_at").unwrap_or(now);
+    if now - created < older_than {
+        return Some("too young");
+    }
+    match Catalog::peek(sd) {
+        Ok(c) if c.is_empty() && c.foreign.is_empty() => None,
+        _ => Some("has nodes"),
+    }
+}
+
+/// Parse `90s`, `30m`, `1h`, `2d`, `1w` or plain seconds.
+pub fn parse_duration(s: &str) -> Result<f64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len()));
+    let n: f64 = num.trim().parse().map_err(|_| bad_duration(s))?;
+    let mult = match unit {
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        "w" => 604_800.0,
+        _ => return Err(bad_duration(s)),
+    };
+    if !(n.is_finite() && n >= 0.0) {
+        return Err(bad_duration(s));
+    }
+    Ok(n * mult)
+}
+
+fn bad_duration(s: &str) -> Error {
+    Error::usage(
+        format!("invalid duration `{s}`"),
+        Some("write a number with s, m, h, d or w, e.g. `90m` or `2d`".into()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), 90.0);
+        assert_eq!(parse_duration("30m").unwrap(), 1800.0);
+        assert_eq!(parse_duration("1h").unwrap(), 3600.0);
+        assert_eq!(parse_duration("2d").unwrap(), 172_800.0);
+        for bad in ["", "h", "1y", "-1h", "abc"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! The registry and the session lifecycle (SPEC §3, §5.8, §5.9, §5.12).
+
+use crate::env::TestEnv;
+
+fn ids(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// Three sessions with one turn each, the later the newer.
+fn three(env: &mut TestEnv) {
+    for (i, s) in ["old", "mid", "new"].iter().enumerate() {
+        env.now = Some(1_796_017_556.0 + 100.0 * i as f64);
+        env.ok(&["append", s, "--create", "--text", &format!("hello {s}")]);
+        env.ok(&["commit-turn", s]);
+    }
+    env.now = Some(1_796_018_000.0);
+}
+
+fn rows(env: &TestEnv, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut a = vec!["list", "--json"];
+    a.extend_from_slice(args);
+    env.ok(&a)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["data"].clone())
+        .collect()
+}
+
+#[test]
+fn list_order_survives_renames_pins_and_archiving() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    assert_eq!(ids(&env.ok(&["list"])), ["new", "mid", "old"]);
+    let out = env.ok(&["update", "mid", "--title", "Renamed", "--pin", "--json"]);
+    let rec: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(rec["type"], "session_updated");
+    assert_eq!(
+        rec["data"],
+        serde_json::json!({"id": "mid", "title": "Renamed", "_user_titled": true, "pinned": true})
+    );
+    env.ok(&[
+        "update",
+        "old",
+        "--status",
+        "needs_input",
+        "--unread",
+        "--group",
+        "work",
+    ]);
+    assert_eq!(
+        ids(&env.ok(&["list"])),
+        ["new", "mid", "old"],
+        "updates are not activity"
+    );
+    env.ok(&["archive", "mid"]);
+    assert_eq!(ids(&env.ok(&["list"])), ["new", "old"]);
+    assert_eq!(ids(&env.ok(&["list", "--archived"])), ["mid"]);
+    env.ok(&["unarchive", "mid"]);
+    assert_eq!(
+        ids(&env.ok(&["list"])),
+        ["new", "mid", "old"],
+        "back in its old place"
+    );
+    let r = rows(&env, &["--status", "needs_input"]);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["group"], "work");
+    assert_eq!(r[0]["unread"], true);
+    assert_eq!(
+        ids(&env.ok(&["list", "--limit", "1", "--offset", "1"])),
+        ["mid"]
+    );
+    // Every row carries the 15 fields, the preview and the project.
+    for f in [
+        "id",
+        "agent_id",
+        "title",
+        "created_at",
+        "updated_at",
+        "source",
+        "channel",
+        "account_id",
+        "peer_display",
+        "peer_id",
+        "pinned",
+        "archived",
+        "group",
+        "status",
+        "unread",
+        "preview",
+        "project",
+    ] {
+        assert!(r[0].get(f).is_some(), "row lacks {f}: {}", r[0]);
+    }
+    assert_eq!(r[0]["preview"], "hello old");
+    assert_eq!(env.meta("mid")["updated_at"], 1_796_017_656.0);
+}
+
+#[test]
+fn a_missing_or_corrupt_index_is_rebuilt_with_the_same_rows() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    env.ok(&["update", "old", "--title", "Kept title"]);
+    let before = rows(&env, &[]);
+    let index = env.state().join("sessions/index.json");
+    std::fs::remove_file(&index).unwrap();
+    std::fs::remove_file(env.state().join("sessions/index.journal")).unwrap();
+    assert_eq!(
+        rows(&env, &[]),
+        before,
+        "rebuilt from meta.json, preview included"
+    );
+    assert!(index.exists(), "list saved the rebuilt index");
+    std::fs::write(&index, b"{ not json").unwrap();
+    assert_eq!(rows(&env, &[]), before);
+    // A session the index does not know is picked up by the directory scan.
+    env.ok(&["append", "late", "--create", "--text", "late one"]);
+    let mut idx: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index).unwrap()).unwrap();
+    idx.as_object_mut().unwrap().remove("late");
+    std::fs::write(&index, serde_json::to_vec(&idx).unwrap()).unwrap();
+    std::fs::remove_file(env.state().join("sessions/index.journal")).ok();
+    assert!(ids(&env.ok(&["list"])).contains(&"late".to_string()));
+}
+
+#[test]
+fn recover_marks_running_sessions_interrupted() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    env.ok(&["update", "mid", "--status", "running"]);
+    // As the Python store leaves it: the row says idle, meta.json says running.
+    let meta_path = env.session_dir("old").join("meta.json");
+    let mut m = env.meta("old");
+    m["status"] = "running".into();
+    std::fs::write(&meta_path, serde_json::to_vec(&m).unwrap()).unwrap();
+    let out = env.ok(&["recover"]);
+    assert!(
+        out.contains("mid: running -> interrupted") && out.contains("old: running -> interrupted"),
+        "{out}"
+    );
+    assert_eq!(env.meta("mid")["status"], "interrupted");
+    assert_eq!(env.meta("old")["status"], "interrupted");
+    let r = rows(&env, &["--status", "interrupted"]);
+    assert_eq!(r.len(), 2);
+    assert!(env.ok(&["recover"]).is_empty(), "nothing left to do");
+}
+
+#[test]
+fn gc_shells_removes_only_old_empty_unprotected_sessions() {
+    let mut env = TestEnv::new();
+    env.now = Some(1_796_000_000.0);
+    for s in [
+        "shell",
+        "archived-shell",
+        "project-shell",
+        "migrating-shell",
+        "with-node",
+    ] {
+        env.ok(&["init", s]);
+    }
+    env.ok(&["append", "with-node", "--text", "x"]);
+    env.ok(&["archive", "archived-shell"]);
+    // Bound to a project whose directory is gone.
+    let meta_path = env.session_dir("project-shell").join("meta.json");
+    let mut m = env.meta("project-shell");
+    m["project_id"] = "proj_ab12".into();
+    std::fs::write(&meta_path, serde_json::to_vec(&m).unwrap()).unwrap();
+    std::fs::create_dir_all(env.state().join("projects")).unwrap();
+    std::fs::write(
+        env.state().join("projects/projects.json"),
+        r#"{"proj_ab12": {"id": "proj_ab12", "name": "gone", "path": "/nonexistent/project", "session_ids": ["project-shell"]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.state().join("sessions/.migration")).unwrap();
+    std::fs::write(
+        env.state().join("sessions/.migration/journal.json"),
+        r#"{"sessions": {"migrating-shell": {"step": "copied"}}}"#,
+    )
+    .unwrap();
+    env.now = Some(1_796_000_000.0 + 1800.0);
+    assert_eq!(env.ok(&["gc-shells"]), "", "nothing is an hour old yet");
+    env.now = Some(1_796_000_000.0 + 7200.0);
+    assert_eq!(env.ok(&["gc-shells", "--dry-run"]), "would remove shell\n");
+    assert!(env.session_dir("shell").exists());
+    assert_eq!(env.ok(&["gc-shells"]), "removed shell\n");
+    assert!(!env.session_dir("shell").exists());
+    for kept in [
+        "archived-shell",
+        "project-shell",
+        "migrating-shell",
+        "with-node",
+    ] {
+        assert!(env.session_dir(kept).exists(), "{kept} must be kept");
+    }
+    assert!(!ids(&env.ok(&["list", "--include-archived"])).contains(&"shell".to_string()));
+    env.fails(&["gc-shells", "--older-than", "soon"], 2);
+}
+
+#[test]
+fn concurrent_updates_of_different_sessions_both_land() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    std::thread::scope(|s| {
+        for id in ["old", "new"] {
+            let env = &env;
+            s.spawn(move || {
+                for i in 0..15 {
+                    env.ok(&["update", id, "--title", &format!("{id} v{i}")]);
+                }
+            });
+        }
+    });
+    // A creation folds the journal into index.json.
+    env.ok(&["init", "another"]);
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("sessions/index.json")).unwrap())
+            .unwrap();
+    assert_eq!(index["old"]["title"], "old v14");
+    assert_eq!(index["new"]["title"], "new v14");
+}
+
+#[test]
+fn a_killed_append_leaves_an_index_list_can_read() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    for i in 0..20u64 {
+        let mut child = env
+            .cmd()
+            .args(["append", "mid", "--text", &format!("message {i}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros((i * 211) % 3000));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    // A torn journal line, as a kill mid-write could leave.
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.state().join("sessions/index.journal"))
+        .unwrap()
+        .write_all(b"{\"id\":\"mid\",\"tit")
+        .unwrap();
+    assert_eq!(ids(&env.ok(&["list"])).len(), 3);
+    // The killed appends' nodes (if any got out) are committed by --fix; then all is clean.
+    env.run(&["verify", "--all", "--fix"]);
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+}
+
+#[test]
+fn python_sessions_are_listed_with_titles_and_previews() {
+    let env = TestEnv::new();
+    crate::legacy::python_session(&env, "py1");
+    // A legacy in-project repo, found through locations.json.
+    let project = env.tmp.path().join("proj/.openprogram/sessions/p1");
+    std::fs::create_dir_all(project.parent().unwrap()).unwrap();
+    std::fs::rename(env.session_dir("py1"), &project).unwrap();
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(project.join("meta.json")).unwrap()).unwrap();
+    m["id"] = "p1".into();
+    std::fs::write(project.join("meta.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    std::fs::write(
+        env.state().join("sessions/locations.json"),
+        format!("{{\n  \"p1\": \"{}\"\n}}", project.display()),
+    )
+    .unwrap();
+    crate::legacy::python_session(&env, "py2");
+    let r = rows(&env, &[]);
+    assert_eq!(r.len(), 2, "{r:?}");
+    for row in &r {
+        assert_eq!(row["title"], "Hello");
+        assert_eq!(row["preview"], "second question");
+    }
+    let out = env.ok(&["show", "p1"]);
+    assert!(out.contains("hello world"));
+}
+
+#[test]
+fn lifecycle_refusals() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    env.fails(&["update", "ghost", "--pin"], 1);
+    env.fails(&["archive", "ghost"], 1);
+    env.fails(&["unarchive", "ghost"], 1);
+    env.fails(&["update", "old"], 2);
+    env.fails(&["update", "old", "--status", "sleeping"], 2);
+    let err = env.fails(&["delete", "old"], 2);
+    assert!(err.contains("--yes"), "{err}");
+    assert!(env.session_dir("old").exists());
+    env.ok(&["delete", "old", "--yes"]);
+    assert!(!env.session_dir("old").exists());
+    assert_eq!(ids(&env.ok(&["list"])), ["new", "mid"]);
+    env.fails(&["delete", "old", "--yes"], 1);
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+}
+
+#[test]
+fn titles_in_two_phases_and_at_thresholds() {
+    let mut env = TestEnv::new();
+    env.ok(&["init", "t1"]);
+    env.append(
+        "t1",
+        &[
+            "--text",
+            "Please refactor the parser so that errors carry spans and messages",
+        ],
+    );
+    env.append("t1", &["--role", "assistant", "--text", "Done"]);
+    env.ok(&["commit-turn", "t1"]);
+    assert_eq!(
+        env.meta("t1")["title"],
+        "Please refactor the parser so that errors carry sp…"
+    );
+    let script = env.tmp.path().join("namer.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat > /dev/null\necho 'Title: \"Parser error spans\"'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cmd = script.to_str().unwrap();
+    assert_eq!(
+        env.ok(&["title", "t1", "--auto", "--command", cmd]),
+        "Parser error spans\n"
+    );
+    assert_eq!(env.meta("t1")["_title_gen_count"], 2);
+    // Not due again until the branch has 6 replies.
+    std::fs::write(&script, "#!/bin/sh\necho 'Another name'\n").unwrap();
+    assert_eq!(
+        env.ok(&["title", "t1", "--auto", "--command", cmd]),
+        "Parser error spans\n"
+    );
+    for i in 0..5 {
+        env.append("t1", &["--text", &format!("more {i}")]);
+        env.append("t1", &["--role", "assistant", "--text", "ok"]);
+    }
+    assert_eq!(
+        env.ok(&["title", "t1", "--auto", "--command", cmd]),
+        "Another name\n"
+    );
+    // A failing command keeps the title: exit 0 and a warning.
+    let out = env
+        .cmd()
+        .args(["title", "t1", "--command", "exit 3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("title kept"));
+    assert_eq!(env.meta("t1")["title"], "Another name");
+    // A typed title is never replaced; the env var names the command too.
+    env.ok(&["update", "t1", "--title", "Mine"]);
+    let out = env
+        .cmd()
+        .env("GIT_SESSION_TITLE_CMD", cmd)
+        .args(["title", "t1"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Mine\n");
+    assert_eq!(env.meta("t1")["updated_at"], 1_796_017_556.0);
+    env.now = None;
+}
