@@ -166,13 +166,13 @@ fn unbind_everywhere(state: &StateDir, id: &str, locks: LockOptions) -> Result<(
     Ok(())
 }
 
+/// Session id → (project id, project name).
+pub type ProjectOf = BTreeMap<String, (String, String)>;
+/// Project id → its recorded path.
+pub type ProjectPaths = BTreeMap<String, Option<String>>;
+
 /// Project of each session and its name, from projects.json's reverse index.
-pub fn projects(
-    state: &StateDir,
-) -> (
-    BTreeMap<String, (String, String)>,
-    BTreeMap<String, Option<String>>,
-) {
+pub fn projects(state: &StateDir) -> (ProjectOf, ProjectPaths) {
     let mut of_session = BTreeMap::new();
     let mut paths = BTreeMap::new();
     let Ok(bytes) = std::fs::read(state.projects_json()) else {
