@@ -5,7 +5,7 @@
 //! when it was missing, corrupt or incomplete. Locks: the registry, briefly,
 //! for those writes. Prints: one row per session.
 
-use serde_json::Value;
+use crate::layout::registry::ListRow;
 
 use crate::cli::Ctx;
 use crate::error::{Result, exit};
@@ -40,80 +40,87 @@ pub struct ListArgs {
     pub offset: usize,
 }
 
-fn s<'a>(row: &'a serde_json::Map<String, Value>, k: &str) -> &'a str {
-    row.get(k).and_then(Value::as_str).unwrap_or("")
+#[derive(serde::Serialize)]
+struct Out<'a> {
+    #[serde(flatten)]
+    row: &'a ListRow,
+    project_id: &'a str,
+    project: &'a str,
 }
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
+    use std::fmt::Write;
     let index = lifecycle::load_rows(&ctx.state, ctx.locks)?;
     let (project_of, _) = lifecycle::projects(&ctx.state);
-    let mut rows: Vec<_> = index
-        .into_iter()
+    let st = ListRow::str;
+    let mut rows: Vec<(&String, &ListRow)> = index
+        .iter()
+        .map(|(id, r)| (id, &**r))
         .filter(|(_, r)| {
-            let archived = r.get("archived").and_then(Value::as_bool).unwrap_or(false);
+            let archived = ListRow::flag(&r.archived);
             if args.archived {
                 archived
             } else {
                 args.include_archived || !archived
             }
         })
-        .filter(|(_, r)| args.agent.as_deref().is_none_or(|a| s(r, "agent_id") == a))
-        .filter(|(_, r)| args.source.as_deref().is_none_or(|a| s(r, "source") == a))
-        .filter(|(_, r)| args.status.as_deref().is_none_or(|a| s(r, "status") == a))
+        .filter(|(_, r)| args.agent.as_deref().is_none_or(|a| st(&r.agent_id) == a))
+        .filter(|(_, r)| args.source.as_deref().is_none_or(|a| st(&r.source) == a))
+        .filter(|(_, r)| args.status.as_deref().is_none_or(|a| st(&r.status) == a))
         .filter(|(id, _)| {
             args.project
                 .as_deref()
-                .is_none_or(|p| match project_of.get(id) {
+                .is_none_or(|p| match project_of.get(*id) {
                     Some((pid, name)) => pid == p || name == p,
                     None => p == "default",
                 })
         })
         .collect();
-    let updated = |r: &serde_json::Map<String, Value>| {
-        r.get("updated_at").and_then(Value::as_f64).unwrap_or(0.0)
-    };
+    let updated = |r: &ListRow| r.updated_at.as_f64().unwrap_or(0.0);
     rows.sort_by(|(ia, a), (ib, b)| updated(b).total_cmp(&updated(a)).then_with(|| ia.cmp(ib)));
-    for (id, mut row) in rows
-        .into_iter()
+    crate::out::trace("list: filtered and sorted");
+    // One write for the whole listing: thousands of rows, one syscall.
+    let mut text = String::new();
+    let default = ("default".to_string(), "default".to_string());
+    for &(id, row) in rows
+        .iter()
         .skip(args.offset)
         .take(args.limit.unwrap_or(usize::MAX))
     {
-        let (pid, pname) = project_of
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| ("default".into(), "default".into()));
-        row.insert("project_id".into(), pid.into());
-        row.insert("project".into(), pname.clone().into());
-        ctx.out.record("session", &row);
-        let title = match s(&row, "title") {
+        let (pid, pname) = project_of.get(id).unwrap_or(&default);
+        if ctx.out.json {
+            let rec = serde_json::json!({"type": "session", "data": Out { row, project_id: pid, project: pname }});
+            let _ = writeln!(text, "{rec}");
+            continue;
+        }
+        let title = match st(&row.title) {
             "" => "(untitled)",
             t => t,
         };
         // A channel session shows its source as a prefix; its title is untouched.
-        let prefix = match (s(&row, "channel"), s(&row, "source")) {
-            ("", _) => String::new(),
-            (_, "") => String::new(),
+        let prefix = match (st(&row.channel), st(&row.source)) {
+            ("", _) | (_, "") => String::new(),
             (_, src) => format!("[{src}] "),
         };
-        let flags = format!(
-            "{}{}",
-            if row.get("pinned").and_then(Value::as_bool) == Some(true) {
+        let _ = writeln!(
+            text,
+            "{id:<16} {}  {:<11} {}{}{prefix}{title}  — {}",
+            crate::out::short_time(updated(row)),
+            st(&row.status),
+            if ListRow::flag(&row.pinned) {
                 "📌 "
             } else {
                 ""
             },
-            if row.get("unread").and_then(Value::as_bool) == Some(true) {
+            if ListRow::flag(&row.unread) {
                 "● "
             } else {
                 ""
-            }
+            },
+            st(&row.preview),
         );
-        ctx.out.line(format!(
-            "{id:<16} {}  {:<11} {flags}{prefix}{title}  — {}",
-            crate::out::short_time(updated(&row)),
-            s(&row, "status"),
-            s(&row, "preview"),
-        ));
     }
+    crate::out::trace("list: formatted");
+    ctx.out.block(&text);
     Ok(exit::OK)
 }

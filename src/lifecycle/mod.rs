@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, IoContext, Result};
 use crate::layout::history::Catalog;
 use crate::layout::lock::{self, LockOptions};
-use crate::layout::registry::{self, Index};
+use crate::layout::registry::{self, ListRow};
 use crate::layout::schema::{self, Meta};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids};
 
@@ -209,23 +209,25 @@ pub fn projects(state: &StateDir) -> (ProjectOf, ProjectPaths) {
 
 /// The index as `list` sees it: index.json with the journal folded in (a
 /// missing or corrupt index is rebuilt and saved once), plus rows for
-/// session directories the index does not know (self-healing).
-pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<Index> {
-    let mut index = match registry::load_index(state)? {
+/// session directories the index does not know (self-healing; a scan of
+/// names only, no per-session read unless one is missing).
+pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<BTreeMap<String, Box<ListRow>>> {
+    let mut index = match registry::load_list(state)? {
         Some(i) => i,
         None if state.sessions().is_dir() => {
             registry::rebuild_index(state, locks)?;
-            registry::load_index(state)?.unwrap_or_default()
+            registry::load_list(state)?.unwrap_or_default()
         }
-        None => Index::new(),
+        None => BTreeMap::new(),
     };
-    // Directory names only: no per-session read unless one is missing.
-    let mut names = BTreeSet::new();
+    crate::out::trace("list: index parsed");
+    let mut missing = Vec::new();
     let mut scan = |dir: PathBuf| {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if ids::session_id(&n).is_ok() {
-                names.insert((n, e.path()));
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let Some(n) = name.to_str() else { continue };
+            if !index.contains_key(n) && ids::session_id(n).is_ok() {
+                missing.push((n.to_string(), dir.join(n)));
             }
         }
     };
@@ -237,19 +239,14 @@ pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<Index> {
     {
         scan(p.path());
     }
-    let mut found = Vec::new();
-    for (id, path) in names {
-        if index.contains_key(&id) {
-            continue;
-        }
+    crate::out::trace("list: directories scanned");
+    for (id, path) in missing {
         let sd = SessionDir::new(path);
-        if let Ok(meta) = Meta::read(&sd.meta()) {
-            found.push((id, row_from_disk(&sd, &meta)));
-        }
-    }
-    for (id, row) in found {
-        let r = row.clone();
-        let i = id.clone();
+        let Ok(meta) = Meta::read(&sd.meta()) else {
+            continue;
+        };
+        let row = row_from_disk(&sd, &meta);
+        let (i, r) = (id.clone(), row.clone());
         registry::update_index(
             state,
             locks,
@@ -258,7 +255,7 @@ pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<Index> {
                 idx.entry(i).or_insert(r);
             },
         )?;
-        index.insert(id, row);
+        index.insert(id, Box::new(ListRow::from_row(row)));
     }
     Ok(index)
 }

@@ -93,6 +93,13 @@ impl Printer {
         }
     }
 
+    /// Already formatted output (lines or records) in one write.
+    pub fn block(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
     /// A note for a person on stderr (not under `-q`).
     pub fn note(&self, text: impl AsRef<str>) {
         if !self.quiet {

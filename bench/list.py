@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""`list` and `append` with a large registry, in one run.
+
+Builds a state dir with SESSIONS sessions (meta.json + index.json rows, as the
+Python store leaves them) plus one real session, then times (medians of whole
+processes, alternating):
+  list:    `git-session list` (and --json)      vs  python3 loading index.json
+                                                     (the Python store's list)
+  append:  `git-session append` to the real session, with SESSIONS rows in the index
+  floor:   `git-session --version` (process start)
+
+Usage: bench/list.py [--bin PATH] [--sessions 10000] [--runs 21]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+ENV = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", GIT_SESSION_FSYNC="0")
+DEVNULL = os.open(os.devnull, os.O_RDWR)
+
+
+def spawn(argv):
+    t = time.perf_counter()
+    pid = os.posix_spawnp(argv[0], argv, ENV, file_actions=[
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 0), (os.POSIX_SPAWN_DUP2, DEVNULL, 1), (os.POSIX_SPAWN_DUP2, DEVNULL, 2)])
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, argv
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--sessions", type=int, default=10000)
+    ap.add_argument("--runs", type=int, default=21)
+    args = ap.parse_args()
+    b = os.path.abspath(args.bin)
+    with tempfile.TemporaryDirectory(prefix="gs-bench-list-") as root:
+        state = os.path.join(root, "state")
+        sdir = os.path.join(state, "sessions")
+        os.makedirs(sdir)
+        index = {}
+        for i in range(args.sessions):
+            sid = f"s{i:05d}"
+            d = os.path.join(sdir, sid)
+            os.makedirs(os.path.join(d, "history"))
+            t = 1796000000.0 + i
+            meta = {"id": sid, "agent_id": "main", "title": f"Session number {i}", "source": "web",
+                    "created_at": t, "updated_at": t + 60, "project_id": "default", "status": "idle"}
+            with open(os.path.join(d, "meta.json"), "w") as f:
+                json.dump(meta, f)
+            index[sid] = {"id": sid, "status": "idle", "pinned": False, "archived": i % 10 == 0,
+                          "unread": False, "agent_id": "main", "title": meta["title"], "source": "web",
+                          "created_at": t, "updated_at": t + 60, "channel": None, "account_id": None,
+                          "peer_display": None, "peer_id": None, "group": None,
+                          "preview": f"what about item {i}? " * 3}
+        with open(os.path.join(sdir, "index.json"), "w") as f:
+            json.dump(index, f, indent=2)
+        spawn([b, "--state-dir", state, "-q", "init", "real"])
+        spawn([b, "--state-dir", state, "list"])  # warm the page cache
+        lists, jsons, pys, appends, floors = [], [], [], [], []
+        py = [sys.executable, "-c", f"import json; json.load(open({os.path.join(sdir, 'index.json')!r}))"]
+        for k in range(args.runs):
+            lists.append(spawn([b, "--state-dir", state, "list"]))
+            jsons.append(spawn([b, "--state-dir", state, "list", "--json"]))
+            pys.append(spawn(py))
+            appends.append(spawn([b, "--state-dir", state, "append", "real", "--text", f"message {k}"]))
+            floors.append(spawn([b, "--version"]))
+        ms = lambda xs: statistics.median(xs) * 1000
+        print(f"{args.sessions} sessions in the index; medians of {args.runs} whole-process runs")
+        print(f"  list          {ms(lists):7.2f} ms")
+        print(f"  list --json   {ms(jsons):7.2f} ms")
+        print(f"  python3 json.load(index.json) {ms(pys):7.2f} ms   (ratio to list: {ms(pys) / ms(lists):.1f}x)")
+        print(f"  append        {ms(appends):7.2f} ms")
+        print(f"  process floor {ms(floors):7.2f} ms  (git-session --version)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
