@@ -58,6 +58,31 @@ pub struct GlobalArgs {
     /// Fail at once (exit 75) when a lock is busy
     #[arg(long, global = true)]
     pub no_wait: bool,
+    /// Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    /// Whether diagnostics on stderr use colour.
+    pub fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stderr().is_terminal()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,6 +106,8 @@ pub enum Command {
     Backfill(commands::backfill::BackfillArgs),
     Verify(commands::verify::VerifyArgs),
     Demo(commands::demo::DemoArgs),
+    Man(commands::man::ManArgs),
+    Completions(commands::man::CompletionsArgs),
 }
 
 /// What every command gets.
@@ -156,5 +183,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Backfill(a) => commands::backfill::run(&ctx, a),
         Command::Verify(a) => commands::verify::run(&ctx, a),
         Command::Demo(a) => commands::demo::run(&ctx, a),
+        Command::Man(a) => commands::man::run(&ctx, a),
+        Command::Completions(a) => commands::man::completions(&ctx, a),
     }
 }

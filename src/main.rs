@@ -21,9 +21,17 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // Diagnostics are read by scripts and tests as much as by people: no wrapping.
-    let _ = miette::set_hook(Box::new(|_| {
-        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
+    // Diagnostics are read by scripts and tests as much as by people: no
+    // wrapping; colour only when asked for or on a terminal without NO_COLOR.
+    let color = cli.global.color.enabled();
+    let _ = miette::set_hook(Box::new(move |_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .wrap_lines(false)
+                .color(color)
+                .unicode(color)
+                .build(),
+        )
     }));
     let result = cli::run(cli);
     git_session::out::trace("done");

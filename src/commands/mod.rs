@@ -11,6 +11,7 @@ pub mod gc_shells;
 pub mod init;
 pub mod list;
 pub mod log;
+pub mod man;
 pub mod recover;
 pub mod show;
 pub mod title;

@@ -5,6 +5,7 @@ mod bad_input;
 mod concurrency;
 mod core;
 mod crash;
+mod docs;
 mod env;
 mod legacy;
 mod registry;

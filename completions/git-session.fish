@@ -1,0 +1,338 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_git_session_global_optspecs
+    string join \n state-dir= json q/quiet lock-timeout= no-wait color= h/help V/version
+end
+
+function __fish_git_session_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_git_session_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_git_session_using_subcommand
+    set -l cmd (__fish_git_session_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c git-session -n "__fish_git_session_needs_command" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_needs_command" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_needs_command" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_needs_command" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_needs_command" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_needs_command" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_needs_command" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "init" -d 'Create a session: its repository, meta.json and index row'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "append" -d 'Append one node to a session\'s DAG'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "commit-turn" -d 'Commit the turn: one git commit per turn not yet in git'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "log" -d 'Show the turn commits of a session, newest first'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "show" -d 'Print the conversation of a session as a person reads it: the branch that ends at the head (or at `--at`), with tool calls folded to one line each'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "checkout" -d 'Move the session\'s head to an earlier turn (or back to a branch tip)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "branch" -d 'List the conversation\'s branches: every DAG tip with its git branch, turn count and last activity; `*` marks the one being viewed'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "list" -d 'List sessions, most recently active first (archived ones hidden)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "update" -d 'Change a session\'s title, pin, status, read state or group'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "archive" -d 'Archive a session: hidden from `list`, fully readable, reversible'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "unarchive" -d 'Bring an archived session back into `list`'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "delete" -d 'Delete a session: its repository with every turn, its index row, its location and project bindings. There is no undo'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "title" -d 'Name a session: phase 1 (the first user message, 50 chars) and phase 2 (the first line CMD prints, given the conversation on stdin)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "recover" -d 'Start-up repair: rebuild a missing or corrupt index, mark sessions left `running` by a crash as `interrupted`, then collect empty shells'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "gc-shells" -d 'Delete unarchived sessions older than `--older-than` that have no node'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "backfill" -d 'Commit every node not yet in git, turn by turn, with the nodes\' own times'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "verify" -d 'Check that the DAG files and their git mirror agree'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "demo" -d 'Record two sample sessions (turns with tool calls, a retry branch) into DIR and print what to try next'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "man" -d 'Print a man page, or write them all: git-session(1), one git-session-<command>(1) per subcommand and git-session-layout(5)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "completions" -d 'Print a shell completion script, or write them all'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l agent -d 'Agent id stored in meta.json' -r
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l title -d 'Title (a title given here counts as typed by the user)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l source -d 'Where the session comes from: cli, web, tui, a channel name…' -r
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l workdir -d 'Working directory of the agent, stored as `work_dir`' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand init" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand init" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l role -d 'Role of the node' -r -f -a "user\t''
+assistant\t''
+tool\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l id -d 'Node id [default: generated]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l predecessor -d 'Previous node of the conversation; an earlier node starts a retry; `ROOT` for a first turn' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l caller -d 'Node that invoked this one (for tool calls)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l name -d 'Model id (assistant) or tool name (tool)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l text -d 'The node\'s text' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l file -d 'Read the node\'s text from a file (`-` for stdin)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l input -d 'Tool arguments as JSON' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l attach -d 'Copy a file into workdir/attachments/ and record it in the node' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l agent -d 'With --create: agent id' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l title -d 'With --create: title' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l source -d 'With --create: source' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l json-node -d 'Read a whole node as JSON from stdin (id, role, name, input, output, caller, predecessor, reads, metadata)'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l create -d 'Create the session when missing, atomically with this first node'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand append" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s m -l message -d 'Subject text instead of the user message\'s first line (more lines become the body)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l duration -d 'How long the turn took, in seconds [default: from the nodes\' times]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l tokens -d 'Tokens the turn used [default: from the nodes\' metadata]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l status -d 'Session status after the turn (`done` also marks it unread; `failed` adds a trailer)' -r -f -a "idle\t''
+done\t''
+failed\t''
+needs-input\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -s n -l max-count -d 'Show at most N commits' -r
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l all -d 'Every branch, not only HEAD\'s'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l at -d 'Show the conversation as it stood at this turn (a turn number, prev, next, branch, commit or node id) without moving anything' -r
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand show" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand show" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand show" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l agent -d 'Only this agent\'s sessions' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l source -d 'Only sessions from this source (cli, web, a channel…)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l project -d 'Only sessions of this project (id or name)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l status -d 'Only sessions with this status' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l limit -d 'At most N rows' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l offset -d 'Skip the first N rows' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l archived -d 'Only archived sessions'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l include-archived -d 'Archived sessions too'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l title -d 'New title (empty: clear it, and let automatic titling name it again)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l status -d 'idle, running, needs_input, done, failed or interrupted' -r
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l group -d 'Group name (empty: no group)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l pin -d 'Pin it to the top of a UI\'s list'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l unpin
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l read -d 'Mark as read'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l unread -d 'Mark as unread'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand update" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -s y -l yes -d 'Do not ask'
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l command -d 'Command that prints a title (run with `sh -c`, prompt on stdin)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l timeout -d 'Seconds to wait for the command' -r
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l auto -d 'Retitle only at the progressive thresholds'
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand title" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand title" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand title" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l older-than -d 'Shells younger than this are kept (see gc-shells)' -r
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l older-than -d 'Minimum age (by created_at): 90s, 30m, 1h, 2d…' -r
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l dry-run -d 'Say what would be removed, remove nothing'
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s j -l jobs -d 'Sessions processed in parallel [default: the number of cores]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l all -d 'Every session in the state dir'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l dry-run -d 'Say what would be committed, write nothing'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -s j -l jobs -d 'Sessions checked in parallel [default: the number of cores]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l all -d 'Every session and the state dir itself'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l fix -d 'Repair what is safe (never deletes a node) and say what was done'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l dir -d 'Write every page into DIR instead' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l dir -d 'Write the scripts into DIR instead (git-session.bash, _git-session, git-session.fish)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "init" -d 'Create a session: its repository, meta.json and index row'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "append" -d 'Append one node to a session\'s DAG'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "commit-turn" -d 'Commit the turn: one git commit per turn not yet in git'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "log" -d 'Show the turn commits of a session, newest first'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "show" -d 'Print the conversation of a session as a person reads it: the branch that ends at the head (or at `--at`), with tool calls folded to one line each'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "checkout" -d 'Move the session\'s head to an earlier turn (or back to a branch tip)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "branch" -d 'List the conversation\'s branches: every DAG tip with its git branch, turn count and last activity; `*` marks the one being viewed'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "list" -d 'List sessions, most recently active first (archived ones hidden)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "update" -d 'Change a session\'s title, pin, status, read state or group'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "archive" -d 'Archive a session: hidden from `list`, fully readable, reversible'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "unarchive" -d 'Bring an archived session back into `list`'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "delete" -d 'Delete a session: its repository with every turn, its index row, its location and project bindings. There is no undo'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "title" -d 'Name a session: phase 1 (the first user message, 50 chars) and phase 2 (the first line CMD prints, given the conversation on stdin)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "recover" -d 'Start-up repair: rebuild a missing or corrupt index, mark sessions left `running` by a crash as `interrupted`, then collect empty shells'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "gc-shells" -d 'Delete unarchived sessions older than `--older-than` that have no node'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "backfill" -d 'Commit every node not yet in git, turn by turn, with the nodes\' own times'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "verify" -d 'Check that the DAG files and their git mirror agree'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "demo" -d 'Record two sample sessions (turns with tool calls, a retry branch) into DIR and print what to try next'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "man" -d 'Print a man page, or write them all: git-session(1), one git-session-<command>(1) per subcommand and git-session-layout(5)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "completions" -d 'Print a shell completion script, or write them all'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells backfill verify demo man completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,246 @@
+//! `man` and `completions`: documentation generated from the clap
+//! definitions (SPEC §5.16). The committed copies under `man/` and
+//! `completions/` are checked fresh by a test.
+//!
+//! Reads: nothing. Writes: with `--dir`, the pages or completion scripts.
+//! Prints: one page or script on stdout otherwise.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::CommandFactory;
+
+use crate::cli::{Cli, Ctx};
+use crate::error::{Error, IoContext, Result, exit};
+
+/// Print a man page, or write them all: git-session(1), one
+/// git-session-<command>(1) per subcommand and git-session-layout(5).
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The page: a command name, or `layout` [default: git-session(1)]
+    pub page: Option<String>,
+    /// Write every page into DIR instead
+    #[arg(long, value_name = "DIR", conflicts_with = "page")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Print a shell completion script, or write them all.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh or fish (`all` with --dir)
+    pub shell: String,
+    /// Write the scripts into DIR instead (git-session.bash, _git-session, git-session.fish)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+Success.
+.TP
+\fB1\fR
+The command ran and the answer is no: problems found (\fBverify\fR), a refused request (unknown session, unknown predecessor, duplicate node id, a bad checkout target).
+.TP
+\fB2\fR
+Usage error: a bad flag, an invalid id.
+.TP
+\fB75\fR
+A lock is busy (\fB\-\-no\-wait\fR, or \fB\-\-lock\-timeout\fR ran out).
+.TP
+\fB128\fR
+Fatal: an I/O error, a file that does not parse, a damaged repository.
+"#;
+
+const FILES: &str = r#".SH FILES
+.TP
+\fI<state>/sessions/<id>/\fR
+A session repository: \fImeta.json\fR, \fIhistory/\fR (one JSON file per DAG node), \fIworkdir/\fR, \fI.git/\fR.
+.TP
+\fI<state>/sessions/index.json\fR, \fIindex.journal\fR
+The list registry (a cache rebuilt from meta.json) and its append-only journal.
+.TP
+\fI<state>/sessions/locations.json\fR
+Session repositories outside the standard places.
+.TP
+\fI<state>/projects/projects.json\fR
+The project registry.
+.PP
+The state directory is \fB\-\-state\-dir\fR, else \fB$OPENPROGRAM_HOME\fR, else \fI~/.openprogram\-$OPENPROGRAM_PROFILE\fR, else \fI~/.openprogram\fR. See \fBgit\-session\-layout\fR(5) for the whole contract.
+"#;
+
+const LAYOUT: &str = r#".TH git-session-layout 5 "" "git-session" "git-session manual"
+.SH NAME
+git-session-layout \- the on-disk contract of git-session
+.SH DESCRIPTION
+Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory locks; this layout is the only contract between them, and what another tool implements against.
+.SH "STATE DIRECTORY"
+\fB\-\-state\-dir\fR, else \fB$OPENPROGRAM_HOME\fR, else \fI~/.openprogram\-$OPENPROGRAM_PROFILE\fR when that variable is set, else \fI~/.openprogram\fR; created with mode 0700.
+.nf
+<state>/sessions/index.json              list rows (cache)
+<state>/sessions/index.journal           appended rows, folded into index.json
+<state>/sessions/locations.json          session id -> repository path
+<state>/sessions/<id>/                   a session in the default project
+<state>/sessions/projects/<project>/<id>/   a session bound to a project
+<state>/projects/projects.json           project registry
+.fi
+Session ids are 1\-128 characters of [A\-Za\-z0\-9._\-], not starting with . or \-, not \fIprojects\fR. Project ids are \fIdefault\fR or \fIproj_\fR followed by hex.
+.SH "SESSION REPOSITORY"
+.TP
+\fImeta.json\fR
+An open JSON object (unknown keys are kept): id, agent_id, title, created_at, updated_at (float unix seconds; moves only when a node is appended), source, project_id, status (idle, running, needs_input, done, failed, interrupted), pinned, archived, unread, group, channel, account_id, peer_display, peer_id, head_id (the active DAG tip), view_tip (the tip browsed by checkout), _user_titled, _auto_titled, _title_gen_count.
+.TP
+\fIhistory/<seq>\-<letter>\-<id>.json\fR
+One compact JSON object per DAG node: id, created_at, seq (the sort key, unique), role (user, llm, code), name, input, output, caller ("" or ROOT at top level), predecessor (ROOT on a first turn, null for sub-calls), reads, metadata. Written here as seq padded to 6 digits and letters u, a, t; readers accept any padding and the letters u l c a t s x, and order by the payload's seq. Nodes are never deleted by git-session.
+.TP
+\fIworkdir/\fR
+Scratch space; \fIworkdir/attachments/\fR holds files copied in by \fBappend \-\-attach\fR.
+.TP
+\fI.git/\fR
+Branch \fImain\fR, branches \fIretry\-<assistant id>\fR for retries, repo-local config pinned (no hooks, no signing, index.skipHash).
+.TP
+\fI.git/git\-session.lock\fR
+The session's advisory lock (flock): shared for readers, exclusive for writers. Never deleted.
+.TP
+\fI.git/git\-session/\fR
+\fIcatalog\fR and \fIcatalog.stamp\fR (a cache of history/ names), \fIsnapshot\fR (the commit the index mirrors, and turns since the last background gc).
+.SH "TURNS AND COMMITS"
+A turn starts at a top-level user node and holds every node appended after it up to the next one. Each turn is one commit whose tree is the whole session directory (temp files excluded); its parent is the commit of the turn that holds the new turn's predecessor. The message is
+.nf
+turn <N>: <first 60 chars of the user message>
+
+assistant: <first 80 chars of the reply>
+tools: read, grep x 3, list
+
+[meta: turn took 12.3s, 18 tools, 4521 tokens]
+
+Session: <id>
+Turn: <N>
+Nodes: <first seq>..<last seq>
+.fi
+with a \fIStatus: failed\fR trailer for a failed turn. Commit times are the nodes' own times, so \fBbackfill\fR is deterministic.
+.SH LOCKS
+One lock per session, one for the registries (\fIsessions/.registry.lock\fR); the order is registry, then project, then session. git's own \fI*.lock\fR files mean git is busy: git-session waits and never deletes them. Every file is written through a temp file (prefix \fI.gs\-tmp\-\fR) renamed into place.
+.SH "SEE ALSO"
+\fBgit-session\fR(1), \fBgit-session-verify\fR(1)
+"#;
+
+fn render(cmd: clap::Command, title: &str) -> Result<Vec<u8>> {
+    let cmd = cmd.version(env!("CARGO_PKG_VERSION"));
+    let has_subcommands = cmd.has_subcommands();
+    let man = clap_mangen::Man::new(cmd)
+        .title(title)
+        .section("1")
+        .source("git-session")
+        .manual("git-session manual");
+    let mut out = Vec::new();
+    let io = |r: std::io::Result<()>| r.io("render a man page", "<memory>");
+    io(man.render_title(&mut out))?;
+    io(man.render_name_section(&mut out))?;
+    io(man.render_synopsis_section(&mut out))?;
+    io(man.render_description_section(&mut out))?;
+    io(man.render_options_section(&mut out))?;
+    if has_subcommands {
+        io(man.render_subcommands_section(&mut out))?;
+    }
+    out.extend_from_slice(EXIT_STATUS.as_bytes());
+    out.extend_from_slice(FILES.as_bytes());
+    io(man.render_version_section(&mut out))?;
+    Ok(out)
+}
+
+/// Every page: (file name, roff).
+pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
+    let mut root = Cli::command();
+    root.build(); // the subcommands get the global options
+    let mut out = vec![(
+        "git-session.1".to_string(),
+        render(root.clone(), "git-session")?,
+    )];
+    for sub in root.get_subcommands() {
+        let name = format!("git-session-{}", sub.get_name());
+        let cmd = sub
+            .clone()
+            .name(name.clone())
+            .bin_name(format!("git-session {}", sub.get_name()));
+        out.push((format!("{name}.1"), render(cmd, &name)?));
+    }
+    out.push(("git-session-layout.5".into(), LAYOUT.as_bytes().to_vec()));
+    Ok(out)
+}
+
+pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
+    let pages = pages()?;
+    if let Some(dir) = args.dir {
+        std::fs::create_dir_all(&dir).io("create", &dir)?;
+        for (name, roff) in &pages {
+            crate::layout::atomic::write(&dir.join(name), roff)?;
+        }
+        ctx.out.note(format!(
+            "wrote {} pages into `{}`",
+            pages.len(),
+            dir.display()
+        ));
+        return Ok(exit::OK);
+    }
+    let want = match args.page.as_deref() {
+        None => "git-session.1".to_string(),
+        Some("layout") => "git-session-layout.5".to_string(),
+        Some(p) => format!("git-session-{p}.1"),
+    };
+    let Some((_, roff)) = pages.iter().find(|(n, _)| *n == want) else {
+        return Err(Error::usage(
+            format!("no man page `{want}`"),
+            Some("give a command name (`append`, `verify`…) or `layout`".into()),
+        ));
+    };
+    let _ = std::io::stdout().lock().write_all(roff);
+    Ok(exit::OK)
+}
+
+fn script(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "git-session", &mut out);
+    out
+}
+
+/// Every completion script: (file name, content).
+pub fn scripts() -> Vec<(&'static str, Vec<u8>)> {
+    use clap_complete::Shell;
+    vec![
+        ("git-session.bash", script(Shell::Bash)),
+        ("_git-session", script(Shell::Zsh)),
+        ("git-session.fish", script(Shell::Fish)),
+    ]
+}
+
+pub fn completions(ctx: &Ctx, args: CompletionsArgs) -> Result<u8> {
+    use clap_complete::Shell;
+    if let Some(dir) = args.dir {
+        if args.shell != "all" {
+            return Err(Error::usage("with `--dir`, give `all`", None));
+        }
+        std::fs::create_dir_all(&dir).io("create", &dir)?;
+        for (name, s) in scripts() {
+            crate::layout::atomic::write(&dir.join(name), &s)?;
+        }
+        ctx.out.note(format!(
+            "wrote the completion scripts into `{}`",
+            dir.display()
+        ));
+        return Ok(exit::OK);
+    }
+    let shell = match args.shell.as_str() {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        other => {
+            return Err(Error::usage(
+                format!("unknown shell `{other}`"),
+                Some("shells are bash, zsh and fish".into()),
+            ));
+        }
+    };
+    let _ = std::io::stdout().lock().write_all(&script(shell));
+    Ok(exit::OK)
+}
