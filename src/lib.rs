@@ -11,6 +11,7 @@ pub mod layout;
 pub mod lifecycle;
 pub mod mirror;
 pub mod out;
+pub mod project;
 pub mod session;
 pub mod store;
 pub mod verify;

@@ -19,6 +19,8 @@ pub struct NewSession {
     pub title: Option<String>,
     pub source: Option<String>,
     pub work_dir: Option<String>,
+    /// Bound project id (`None`: the default project).
+    pub project: Option<String>,
 }
 
 /// What `create` did.
@@ -43,12 +45,21 @@ pub fn create(
     if let Ok(sd) = state.find_session(&spec.id) {
         return Ok(Created::Existing(sd));
     }
-    let target = state.default_session_dir(&spec.id);
-    let staging = state.sessions().join(format!(
-        "{TEMP_PREFIX}init-{}-{}",
-        spec.id,
-        ids::generate("")
-    ));
+    let target = match &spec.project {
+        Some(p) => state.project_session_dir(p, &spec.id),
+        None => state.default_session_dir(&spec.id),
+    };
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).io("create", parent)?;
+    }
+    let staging = target
+        .parent()
+        .expect("a session dir has a parent")
+        .join(format!(
+            "{TEMP_PREFIX}init-{}-{}",
+            spec.id,
+            ids::generate("")
+        ));
     let result = (|| {
         std::fs::create_dir(&staging).io("create", &staging)?;
         let sd = SessionDir::new(staging.clone());
@@ -59,7 +70,7 @@ pub fn create(
         meta.set("source", spec.source.as_deref().unwrap_or("cli"));
         meta.set("created_at", now);
         meta.set("updated_at", now);
-        meta.set("project_id", "default");
+        meta.set("project_id", spec.project.as_deref().unwrap_or("default"));
         meta.set("status", "idle");
         if let Some(w) = &spec.work_dir {
             meta.set("work_dir", w.as_str());
@@ -103,7 +114,10 @@ pub fn create(
             return Err(e).io("publish the session", &target);
         }
     }
-    atomic::sync_dir(&state.sessions())?;
+    atomic::sync_dir(target.parent().expect("a session dir has a parent"))?;
+    if let Some(p) = &spec.project {
+        crate::project::add_session(state, p, &spec.id, locks)?;
+    }
     let preview = node
         .as_ref()
         .filter(|n| n.role == "user")

@@ -251,6 +251,7 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
                 title: args.init.title.clone(),
                 source: args.init.source.clone(),
                 work_dir: None,
+                project: None,
             };
             match store::create(&ctx.state, &spec, Some(new.clone()), now, ctx.locks)? {
                 Created::New(sd) => {

@@ -6,12 +6,13 @@
 //! session, exclusive. Prints: one commit id per commit made.
 
 use crate::cli::Ctx;
-use crate::error::{Result, exit};
+use crate::error::{IoContext, Result, exit};
 use crate::layout::SessionDir;
-use crate::layout::history::Catalog;
+use crate::layout::history::{self, Catalog};
 use crate::layout::schema::{self, Meta};
 use crate::layout::{atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
+use crate::project::{self, Decision};
 use crate::session;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +54,11 @@ pub struct CommitTurnArgs {
     /// Session status after the turn (`done` also marks it unread; `failed` adds a trailer)
     #[arg(long, value_enum, default_value_t = TurnStatus::Idle)]
     pub status: TurnStatus,
+    /// The files the agent changed in the project (relative to it): with
+    /// auto-commit, only these are committed, and only if none was dirty
+    /// when the turn began
+    #[arg(long, value_name = "P", num_args = 1..)]
+    pub project_paths: Vec<String>,
 }
 
 pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
@@ -75,10 +81,45 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         dry_run: false,
         rescan: false,
         bulk: false,
+        modified: Vec::new(),
     };
     let out = ctx.out;
     let before = Meta::read(&sd.meta())?;
     let mut meta = before.clone();
+    // Project-Git: decide before the session commit, so that a skip reason
+    // goes into this turn's commit with its assistant node.
+    let project =
+        project::of_session(&ctx.state, &args.session, &before)?.filter(|p| p.auto_commit);
+    let baseline_path = sd.private_dir().join("baseline.json");
+    let mut decision = None;
+    if let Some(p) = &project {
+        let root = p.path.clone().unwrap_or_default();
+        let declared: Vec<String> = args
+            .project_paths
+            .iter()
+            .map(|d| project::project_relative(&root, d))
+            .collect::<Result<_>>()?;
+        let baseline: Option<serde_json::Value> = std::fs::read(&baseline_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let d = project::decide(p, baseline.as_ref(), &declared)?;
+        if let Decision::Skip(reason) = &d {
+            ctx.out
+                .warn(format!("no agent commit in project `{}`: {reason}", p.id));
+            if let Some(reply) = project::reply_node(&sd)? {
+                project::stamp(
+                    &sd,
+                    &reply,
+                    serde_json::json!({"project_id": p.id, "skipped": reason}),
+                )?;
+            }
+            ctx.out.record(
+                "project_commit",
+                &serde_json::json!({"session": args.session, "project": p.id, "skipped": reason}),
+            );
+        }
+        decision = Some(d);
+    }
     let made = mirror::commit_pending(
         &sd,
         &args.session,
@@ -95,6 +136,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     if meta != before {
         registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     }
+    let _ = std::fs::remove_file(&baseline_path);
     if made.is_empty() {
         ctx.out.note(format!(
             "nothing new to commit in session `{}`",
@@ -113,11 +155,142 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
     }
+    if let (Some(p), Some(Decision::Commit { repo, paths })) = (&project, decision) {
+        agent_commit(
+            ctx,
+            &sd,
+            &args.session,
+            p,
+            &repo,
+            &paths,
+            made.last().expect("made is not empty"),
+        )?;
+    }
     if mirror::maintain_if_due(&sd)? == Some(false) {
         ctx.out
             .warn("`git` was not found: skipping background packing of the session repo");
     }
     Ok(exit::OK)
+}
+
+/// Commit the agent's paths in the project's repository, record the commit
+/// in the turn's assistant node, and commit that record to the session.
+fn agent_commit(
+    ctx: &Ctx,
+    sd: &SessionDir,
+    session_id: &str,
+    p: &crate::layout::projects::Project,
+    repo: &crate::git::project::UserRepo,
+    paths: &[String],
+    turn: &mirror::Made,
+) -> Result<()> {
+    let reply = project::reply_node(sd)?;
+    let reply_node = reply
+        .as_ref()
+        .and_then(|e| history::read_node(&sd.history(), e).ok());
+    let model = reply_node
+        .as_ref()
+        .map(|n| n.name.as_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or("agent");
+    let catalog = Catalog::load(sd)?;
+    let user_text = catalog
+        .rev_entries()
+        .filter(|e| e.letter == 'u')
+        .filter_map(|e| history::read_node(&sd.history(), &e).ok())
+        .find(|n| n.starts_turn())
+        .map(|n| {
+            session::cut(
+                &session::one_line(n.text().lines().next().unwrap_or("")),
+                60,
+            )
+        })
+        .unwrap_or_default();
+    let message = format!(
+        "[agent {session_id}] turn {}: {user_text}\n\nSession: {session_id}\nSession-Commit: {}\n",
+        turn.turn, turn.commit
+    );
+    let name = format!("agent ({model} via OpenProgram)");
+    let email = "agent@openprogram.local";
+    let now = crate::out::now();
+    let sha = if p.hooks {
+        hooked_commit(&repo.root, paths, &name, email, &message)?
+    } else {
+        repo.commit_paths(paths, &name, email, &message, now)?
+            .to_string()
+    };
+    let record = serde_json::json!({
+        "project_id": p.id, "repo": repo.root, "sha": sha, "session_commit": turn.commit, "paths": paths,
+    });
+    ctx.out.record(
+        "project_commit",
+        &serde_json::json!({"session": session_id, "project": p.id, "commit": sha, "paths": paths}),
+    );
+    ctx.out.note(format!(
+        "agent commit {} in project `{}` ({} path(s))",
+        &sha[..7.min(sha.len())],
+        p.id,
+        paths.len()
+    ));
+    if let Some(reply) = reply {
+        project::stamp(sd, &reply, record)?;
+        let opts = CommitOptions {
+            message: Some(format!(
+                "record project commit {}",
+                &sha[..7.min(sha.len())]
+            )),
+            now,
+            modified: vec![reply.file.clone()],
+            ..Default::default()
+        };
+        let out = ctx.out;
+        mirror::commit_pending(sd, session_id, &opts, &mut |_| Ok(()), &mut |w| out.warn(w))?;
+    }
+    Ok(())
+}
+
+/// An agent commit through git itself, so that the project's hooks run
+/// (`project set --hooks true`). The declared paths are staged; others are
+/// left as they are (`commit --only`).
+fn hooked_commit(
+    root: &std::path::Path,
+    paths: &[String],
+    name: &str,
+    email: &str,
+    message: &str,
+) -> Result<String> {
+    let git = |args: &[&str]| -> Result<String> {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args([
+                "-c",
+                &format!("user.name={name}"),
+                "-c",
+                &format!("user.email={email}"),
+            ])
+            .args(args)
+            .output()
+            .io("run git in", root)?;
+        if !out.status.success() {
+            return Err(crate::error::Error::refused(
+                format!(
+                    "git {} failed in the project: {}",
+                    args[0],
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+                Some("a hook refused the commit, or git is busy; nothing was committed".into()),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let mut add = vec!["add", "--"];
+    add.extend(paths.iter().map(String::as_str));
+    git(&add)?;
+    let mut commit = vec!["commit", "--only", "-q", "-m", message, "--"];
+    commit.extend(paths.iter().map(String::as_str));
+    git(&commit)?;
+    git(&["rev-parse", "HEAD"])
 }
 
 /// Status after the turn, and the phase-1 title on the first turn.

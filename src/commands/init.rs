@@ -30,6 +30,9 @@ pub struct InitArgs {
     /// Working directory of the agent, stored as `work_dir`
     #[arg(long, value_name = "PATH")]
     pub workdir: Option<std::path::PathBuf>,
+    /// Bind to a project: its id, name, or a directory (registered on the fly)
+    #[arg(long, value_name = "ID|PATH")]
+    pub project: Option<String>,
 }
 
 impl InitArgs {
@@ -43,6 +46,7 @@ impl InitArgs {
                 .workdir
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned()),
+            project: None,
         }
     }
 }
@@ -55,20 +59,44 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
         }
         None => ids::generate(""),
     };
-    let created = store::create(
-        &ctx.state,
-        &args.spec(id.clone()),
-        None,
-        crate::out::now(),
-        ctx.locks,
-    )?;
+    let mut spec = args.spec(id.clone());
+    spec.project = match args.project.as_deref().filter(|p| *p != "default") {
+        None => None,
+        Some(key) => {
+            let p = match crate::project::get(&ctx.state, key) {
+                Ok(p) => p,
+                Err(_) if std::path::Path::new(key).is_dir() => {
+                    crate::project::add(
+                        &ctx.state,
+                        std::path::Path::new(key),
+                        None,
+                        None,
+                        ctx.locks,
+                    )?
+                    .0
+                }
+                Err(e) => return Err(e),
+            };
+            if p.path_missing() {
+                return Err(crate::error::Error::refused(
+                    format!("project `{}` has no directory", p.id),
+                    Some(format!(
+                        "run `git-session relocate {} <new path>` first",
+                        p.id
+                    )),
+                ));
+            }
+            Some(p.id)
+        }
+    };
+    let created = store::create(&ctx.state, &spec, None, crate::out::now(), ctx.locks)?;
     let (sd, new) = match created {
         Created::New(sd) => (sd, true),
         Created::Existing(sd) => {
             // Idempotent for the same project; sessions bound elsewhere are refused.
             let meta = Meta::read(&sd.meta())?;
             let project = meta.str("project_id").unwrap_or("default");
-            if project != "default" {
+            if project != spec.project.as_deref().unwrap_or("default") {
                 return Err(crate::error::Error::refused(
                     format!("session `{id}` exists and is bound to project `{project}`"),
                     Some("use another session id".into()),

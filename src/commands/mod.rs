@@ -2,6 +2,7 @@
 
 pub mod append;
 pub mod backfill;
+pub mod begin_turn;
 pub mod branch;
 pub mod checkout;
 pub mod commit_turn;
@@ -12,7 +13,9 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod man;
+pub mod project;
 pub mod recover;
+pub mod relocate;
 pub mod show;
 pub mod title;
 pub mod update;

@@ -10,6 +10,9 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
+pub mod index_edit;
+pub mod project;
+
 use crate::error::{Error, IoContext, Result};
 use crate::layout::{SessionDir, atomic};
 

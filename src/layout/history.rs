@@ -300,6 +300,21 @@ pub fn record(sd: &SessionDir, catalog: &Catalog, e: &Entry) -> Result<()> {
     Ok(())
 }
 
+/// Rewrite a node file in place (atomically), keeping the catalog cache
+/// current: the name does not change, only the directory's time does.
+pub fn rewrite(sd: &SessionDir, e: &Entry, bytes: &[u8]) -> Result<()> {
+    let history = sd.history();
+    let current = Catalog::from_cache(sd, &history).map(|c| c.full_diff);
+    super::atomic::write(&history.join(&e.file), bytes)?;
+    if let Some(full) = current
+        && let Some(m) = mtime_ns(&history)
+        && let Ok(md) = std::fs::metadata(sd.catalog_file())
+    {
+        let _ = write_stamp(sd, m, md.len(), full);
+    }
+    Ok(())
+}
+
 /// Parse one node file; the name must agree with the payload's id.
 pub fn read_node(history: &Path, entry: &Entry) -> Result<Node> {
     let path = history.join(&entry.file);

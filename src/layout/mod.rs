@@ -7,6 +7,7 @@ pub mod history;
 pub mod ids;
 pub mod lock;
 pub mod paths;
+pub mod projects;
 pub mod registry;
 pub mod schema;
 

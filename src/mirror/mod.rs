@@ -40,6 +40,8 @@ pub struct CommitOptions {
     pub rescan: bool,
     /// Write the objects as packs, not loose files (backfill: many commits).
     pub bulk: bool,
+    /// Committed node files rewritten on purpose (a stamp): re-hash them.
+    pub modified: Vec<String>,
 }
 
 /// One commit made.
@@ -55,47 +57,7 @@ pub struct Made {
     pub nodes: usize,
 }
 
-/// A file to add or update in the index.
-struct Staged {
-    path: Vec<u8>,
-    mode: gix::index::entry::Mode,
-    id: Oid,
-    stat: gix::index::entry::Stat,
-}
-
-/// Does an index entry's stat data describe this file as it is?
-pub fn stat_matches(stat: &gix::index::entry::Stat, md: &std::fs::Metadata) -> bool {
-    *stat == stat_of(md)
-}
-
-fn stat_of(md: &std::fs::Metadata) -> gix::index::entry::Stat {
-    use std::os::unix::fs::MetadataExt;
-    let t = |s: i64, ns: i64| gix::index::entry::stat::Time {
-        secs: s as u32,
-        nsecs: ns as u32,
-    };
-    gix::index::entry::Stat {
-        mtime: t(md.mtime(), md.mtime_nsec()),
-        ctime: t(md.ctime(), md.ctime_nsec()),
-        dev: md.dev() as u32,
-        ino: md.ino() as u32,
-        uid: md.uid(),
-        gid: md.gid(),
-        size: md.len() as u32,
-    }
-}
-
-fn mode_of(md: &std::fs::Metadata) -> gix::index::entry::Mode {
-    use gix::index::entry::Mode;
-    use std::os::unix::fs::PermissionsExt;
-    if md.file_type().is_symlink() {
-        Mode::SYMLINK
-    } else if md.permissions().mode() & 0o111 != 0 {
-        Mode::FILE_EXECUTABLE
-    } else {
-        Mode::FILE
-    }
-}
+pub use crate::git::index_edit::{Staged, mode_of, stat_matches, stat_of};
 
 /// The index state we commit from, with the changes still to apply.
 struct Work {
@@ -111,36 +73,8 @@ struct Work {
 }
 
 impl Work {
-    /// Update existing entries in place (lookups need sorted entries), then
-    /// push the new ones and sort once.
     fn apply(&mut self, staged: Vec<Staged>) {
-        let mut new = Vec::new();
-        for s in staged {
-            match self.index.entry_mut_by_path_and_stage(
-                s.path.as_bstr(),
-                gix::index::entry::Stage::Unconflicted,
-            ) {
-                Some(e) => {
-                    e.id = s.id;
-                    e.mode = s.mode;
-                    e.stat = s.stat;
-                }
-                None => new.push(s),
-            }
-        }
-        if new.is_empty() {
-            return;
-        }
-        for s in new {
-            self.index.dangerously_push_entry(
-                s.stat,
-                s.id,
-                gix::index::entry::Flags::empty(),
-                s.mode,
-                s.path.as_bstr(),
-            );
-        }
-        self.index.sort_entries();
+        crate::git::index_edit::apply(&mut self.index, staged);
     }
 
     fn remove_gone(&mut self) {
@@ -562,11 +496,18 @@ pub fn commit_pending(
         index_rebuilt = true;
         diff = diff_history(&work.index, &catalog);
     }
-    let rescanned: Vec<(String, std::fs::Metadata)> = if opts.rescan {
+    let mut rescanned: Vec<(String, std::fs::Metadata)> = if opts.rescan {
         modified_history(&work.index, &history_dir, &catalog)
     } else {
         Vec::new()
     };
+    for f in &opts.modified {
+        if !rescanned.iter().any(|(r, _)| r == f)
+            && let Ok(md) = std::fs::symlink_metadata(history_dir.join(f))
+        {
+            rescanned.push((f.clone(), md));
+        }
+    }
     let new_files = diff.new_files;
     let gone_history = diff.gone;
     let committed_seqs = diff.committed_seqs;

@@ -155,6 +155,10 @@ impl TestEnv {
         serde_json::from_slice(&bytes).unwrap()
     }
 
+    pub fn meta_at(&self, dir: &Path) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap()
+    }
+
     pub fn history_files(&self, session: &str) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.session_dir(session).join("history"))
             .map(|rd| {

@@ -1,0 +1,61 @@
+//! `begin-turn`: a turn starts (SPEC §5.10).
+//!
+//! Reads: the session, its project's working tree. Writes: meta.json
+//! (`status=running`), one index journal row, and for a bound project the
+//! baseline in `.git/git-session/baseline.json`; with auto-commit on, a
+//! project directory without a repository gets one, with a baseline commit
+//! of the files already there. Locks: the session, exclusive. Prints: the
+//! baseline.
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::layout::schema::{self, Meta};
+use crate::layout::{atomic, lock, registry};
+use crate::project;
+
+/// Mark a turn as running and, for a bound project, record the baseline of
+/// its working tree (HEAD and the dirty paths, .gitignore honoured), so that
+/// `commit-turn` can tell the agent's changes from the user's.
+#[derive(Debug, clap::Args)]
+pub struct BeginTurnArgs {
+    /// Session id
+    pub session: String,
+}
+
+pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
+    let sd = ctx.state.find_session(&args.session)?;
+    let _l = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    let mut meta = Meta::read(&sd.meta())?;
+    meta.set("status", "running");
+    atomic::write(&sd.meta(), &meta.to_json())?;
+    registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
+    let path = sd.private_dir().join("baseline.json");
+    match project::of_session(&ctx.state, &args.session, &meta)? {
+        Some(p) => {
+            let b = project::baseline(&p, crate::out::now())?;
+            atomic::write(&path, &serde_json::to_vec_pretty(&b).expect("json"))?;
+            ctx.out.record("baseline", &b);
+            match b.get("error").and_then(|e| e.as_str()) {
+                Some(e) => ctx.out.warn(format!(
+                    "project `{}`: {e}; no agent commit this turn",
+                    p.id
+                )),
+                None => ctx.out.line(format!(
+                    "{}: running; project `{}` at {} with {} dirty path(s)",
+                    args.session,
+                    p.id,
+                    b["head"]
+                        .as_str()
+                        .map(|h| &h[..7.min(h.len())])
+                        .unwrap_or("(no commit)"),
+                    b["dirty"].as_array().map_or(0, |d| d.len())
+                )),
+            }
+        }
+        None => {
+            let _ = std::fs::remove_file(&path);
+            ctx.out.line(format!("{}: running", args.session));
+        }
+    }
+    Ok(exit::OK)
+}

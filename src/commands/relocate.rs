@@ -1,0 +1,128 @@
+//! `relocate`: a project's directory moved (SPEC §5.11).
+//!
+//! Reads: projects.json, locations.json. Writes: the project's path (same
+//! id), legacy locations under the old path, and one record node in each
+//! bound session (or the one named). Locks: the registry, then each session.
+//! Prints: what changed.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::cli::Ctx;
+use crate::error::{Error, Result, exit};
+use crate::layout::projects;
+use crate::layout::schema::{self, Meta};
+use crate::layout::{atomic, lock, registry};
+use crate::store::{self, NewNode};
+
+/// Point a project at its new directory: the id stays, the path changes,
+/// and each bound session (or `--session`) gets a `project/relocate` record
+/// node (the head does not move). The default project is refused.
+#[derive(Debug, clap::Args)]
+pub struct RelocateArgs {
+    /// Project id, name or old path
+    pub project: String,
+    /// The existing directory it moved to
+    pub new_path: PathBuf,
+    /// Record the move in this session only
+    #[arg(long, value_name = "S")]
+    pub session: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
+    let p = crate::project::get(&ctx.state, &args.project)?;
+    if p.id == "default" {
+        return Err(Error::refused(
+            "the default project cannot be relocated",
+            Some("it is a label with no directory".into()),
+        ));
+    }
+    let new = std::fs::canonicalize(&args.new_path)
+        .ok()
+        .filter(|n| n.is_dir())
+        .ok_or_else(|| {
+            Error::refused(
+                format!("`{}` is not an existing directory", args.new_path.display()),
+                Some("give the directory the project moved to".into()),
+            )
+        })?;
+    let old = p.path.clone().unwrap_or_default();
+    projects::update(&ctx.state, ctx.locks, |ps| {
+        ps.get_mut(&p.id)
+            .expect("found above")
+            .insert("path".into(), new.to_string_lossy().into_owned().into());
+        Ok(())
+    })?;
+    // Legacy in-project repositories moved with the directory.
+    let mut moved = Vec::new();
+    for (id, loc) in registry::read_locations(&ctx.state)? {
+        let lp = PathBuf::from(&loc);
+        if let Ok(rest) = lp.strip_prefix(&old) {
+            moved.push((id, new.join(rest)));
+        }
+    }
+    if !moved.is_empty() {
+        let _r = lock::acquire(&ctx.state.registry_lock(), lock::Kind::Exclusive, ctx.locks)?;
+        let mut map: serde_json::Map<String, serde_json::Value> =
+            std::fs::read(ctx.state.locations_json())
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+        for (id, path) in &moved {
+            map.insert(id.clone(), path.to_string_lossy().into_owned().into());
+        }
+        let mut bytes = serde_json::to_vec_pretty(&map).expect("json");
+        bytes.push(b'\n');
+        atomic::write_with_mode(&ctx.state.locations_json(), &bytes, 0o600)?;
+    }
+    let sessions: Vec<String> = match &args.session {
+        Some(s) => vec![s.clone()],
+        None => p.session_ids.clone(),
+    };
+    let now = crate::out::now();
+    for s in &sessions {
+        let Ok(sd) = ctx.state.find_session(s) else {
+            ctx.out.warn(format!(
+                "session `{s}` of project `{}` was not found; no record node",
+                p.id
+            ));
+            continue;
+        };
+        let _l = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+        let mut meta = Meta::read(&sd.meta())?;
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("display".into(), "runtime".into());
+        metadata.insert("project_id".into(), p.id.clone().into());
+        metadata.insert("old_path".into(), old.to_string_lossy().into_owned().into());
+        metadata.insert("new_path".into(), new.to_string_lossy().into_owned().into());
+        let node = store::append(
+            &sd,
+            &mut meta,
+            NewNode {
+                role: "code".into(),
+                id: Some(crate::layout::ids::generate("reloc_")),
+                caller: Some("ROOT".into()),
+                predecessor: Some(None),
+                name: Some("project/relocate".into()),
+                output: format!("{} → {}", old.display(), new.display()).into(),
+                metadata,
+                ..Default::default()
+            },
+            now,
+        )?;
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        registry::journal_append(&ctx.state, &schema::index_row(&meta, s, None))?;
+        ctx.out
+            .record("relocate_node", &json!({"session": s, "node": node.id}));
+    }
+    ctx.out.record("relocated", &json!({"project": p.id, "old_path": old, "new_path": new, "sessions": sessions.len(), "locations": moved.len()}));
+    ctx.out.line(format!(
+        "{}: {} -> {} ({} session(s) recorded)",
+        p.id,
+        old.display(),
+        new.display(),
+        sessions.len()
+    ));
+    Ok(exit::OK)
+}

@@ -1,0 +1,339 @@
+//! A user's project repository (SPEC §5.10): dirty paths, and agent commits
+//! that take exactly the chosen paths. Nothing the user changed is staged,
+//! reset or deleted: the commit is built from HEAD's tree plus those paths,
+//! and only their index entries are updated.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::{BString, ByteSlice};
+
+use super::index_edit::{self, Staged};
+use crate::error::{Error, IoContext, Result};
+
+/// What is at a project path.
+pub enum Found {
+    Repo(Box<UserRepo>),
+    /// No repository here or above.
+    NoRepo,
+    /// The directory lies inside another repository (its root is given).
+    InsideOther(PathBuf),
+}
+
+pub struct UserRepo {
+    pub repo: gix::Repository,
+    pub root: PathBuf,
+}
+
+/// Open the repository whose root is `path` (the user's config applies:
+/// it is the user's repository).
+pub fn find(path: &Path) -> Result<Found> {
+    if path.join(".git").exists() {
+        let repo =
+            gix::open(path).map_err(|e| Error::git("open the project repository", path, e))?;
+        return Ok(Found::Repo(Box::new(UserRepo {
+            repo,
+            root: path.to_path_buf(),
+        })));
+    }
+    match gix::discover(path) {
+        Ok(r) => Ok(Found::InsideOther(
+            r.workdir()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| r.git_dir().to_path_buf()),
+        )),
+        Err(_) => Ok(Found::NoRepo),
+    }
+}
+
+fn agent_sig(name: &str, email: &str, time: f64) -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: name.into(),
+        email: email.into(),
+        time: gix::date::Time {
+            seconds: time.floor() as i64,
+            offset: 0,
+        },
+    }
+}
+
+/// Create a repository in `path` with a baseline commit of the files already
+/// there (honouring a `.gitignore`), or an empty `openprogram: project init`.
+pub fn init_with_baseline(path: &Path, time: f64) -> Result<UserRepo> {
+    let repo: gix::Repository =
+        gix::init(path).map_err(|e| Error::git("init the project repository", path, e))?;
+    let me = UserRepo {
+        repo,
+        root: path.to_path_buf(),
+    };
+    let files: Vec<String> = me.dirty()?.into_iter().collect();
+    let empty = me
+        .repo
+        .write_object(gix::objs::Tree::empty())
+        .map_err(|e| Error::git("write a tree", path, e))?
+        .detach();
+    let (tree, staged) = me.tree_with(empty, &files)?;
+    let msg = if files.is_empty() {
+        "openprogram: project init\n"
+    } else {
+        "openprogram: baseline (pre-existing files)\n"
+    };
+    let sig = agent_sig("OpenProgram", "openprogram@local", time);
+    let mut buf = gix::date::parse::TimeBuf::default();
+    let mut buf2 = gix::date::parse::TimeBuf::default();
+    me.repo
+        .commit_as(
+            sig.to_ref(&mut buf),
+            sig.to_ref(&mut buf2),
+            "HEAD",
+            msg,
+            tree,
+            Vec::<ObjectId>::new(),
+        )
+        .map_err(|e| Error::git("commit the baseline", path, e))?;
+    me.update_index(staged, &HashSet::new())?;
+    Ok(me)
+}
+
+impl UserRepo {
+    /// HEAD's commit and branch (None when detached or unborn).
+    pub fn head(&self) -> Result<(Option<ObjectId>, Option<String>)> {
+        let head = self
+            .repo
+            .head()
+            .map_err(|e| Error::git("read HEAD", &self.root, e))?;
+        let branch = head
+            .referent_name()
+            .map(|n| n.shorten().to_str_lossy().into_owned());
+        let detached = head.is_detached();
+        let id = head.into_peeled_id().ok().map(|i| i.detach());
+        Ok((id, if detached { None } else { branch }))
+    }
+
+    /// Every path that differs from HEAD: modified, staged, deleted,
+    /// untracked (one by one), never ignored ones.
+    pub fn dirty(&self) -> Result<BTreeSet<String>> {
+        let err = |e: gix::Error| Error::git("read the status", &self.root, e);
+        let iter = self
+            .repo
+            .status(gix::progress::Discard)
+            .map_err(err)?
+            .untracked_files(gix::status::UntrackedFiles::Files)
+            .index_worktree_rewrites(None)
+            .into_iter(Vec::<BString>::new())
+            .map_err(err)?;
+        let mut out = BTreeSet::new();
+        for item in iter {
+            let item = item.map_err(|e| Error::git("read the status", &self.root, e))?;
+            out.insert(item.location().to_str_lossy().into_owned());
+        }
+        Ok(out)
+    }
+
+    /// A merge, rebase, cherry-pick or revert is under way.
+    pub fn operation_in_progress(&self) -> bool {
+        let g = self.repo.git_dir();
+        [
+            "MERGE_HEAD",
+            "CHERRY_PICK_HEAD",
+            "REVERT_HEAD",
+            "rebase-merge",
+            "rebase-apply",
+        ]
+        .iter()
+        .any(|f| g.join(f).exists())
+    }
+
+    /// `base` with the working-tree state of `paths` (added, changed or
+    /// removed); returns the tree and the index entries to update.
+    fn tree_with(&self, base: ObjectId, paths: &[String]) -> Result<(ObjectId, Vec<Staged>)> {
+        let err = |e: gix::Error| Error::git("build a tree", &self.root, e);
+        let tree: gix::objs::Tree = self
+            .repo
+            .find_tree(base)
+            .map_err(err)?
+            .decode()
+            .map_err(err)?
+            .into();
+        let mut editor =
+            gix::objs::tree::Editor::new(tree, &self.repo.objects, gix::hash::Kind::Sha1);
+        let mut staged = Vec::new();
+        for p in paths {
+            let full = self.root.join(p);
+            match std::fs::symlink_metadata(&full) {
+                Ok(md) if md.is_file() || md.file_type().is_symlink() => {
+                    let data = if md.file_type().is_symlink() {
+                        std::fs::read_link(&full)
+                            .io("read the link", &full)?
+                            .as_os_str()
+                            .as_encoded_bytes()
+                            .to_vec()
+                    } else {
+                        std::fs::read(&full).io("read", &full)?
+                    };
+                    let id = self.repo.write_blob(&data).map_err(err)?.detach();
+                    let mode = index_edit::mode_of(&md);
+                    let kind = if md.file_type().is_symlink() {
+                        gix::objs::tree::EntryKind::Link
+                    } else if mode == gix::index::entry::Mode::FILE_EXECUTABLE {
+                        gix::objs::tree::EntryKind::BlobExecutable
+                    } else {
+                        gix::objs::tree::EntryKind::Blob
+                    };
+                    editor.upsert(p.split('/'), kind, id).map_err(err)?;
+                    staged.push(Staged {
+                        path: p.as_bytes().to_vec(),
+                        mode,
+                        id,
+                        stat: index_edit::stat_of(&md),
+                    });
+                }
+                Ok(_) => {} // a directory: its files are listed on their own
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    editor.remove(p.split('/')).map_err(err)?;
+                }
+                Err(e) => return Err(e).io("inspect", &full),
+            }
+        }
+        let id = editor
+            .write(|t| self.repo.write_object(t).map(|i| i.detach()))
+            .map_err(err)?;
+        Ok((id, staged))
+    }
+
+    /// Set the index entries of exactly `staged` (and drop `removed`); other
+    /// entries, staged or not, stay as the user left them.
+    fn update_index(&self, staged: Vec<Staged>, removed: &HashSet<Vec<u8>>) -> Result<()> {
+        let mut index = if self.repo.index_path().exists() {
+            self.repo
+                .open_index()
+                .map_err(|e| Error::git("read the index", &self.root, e))?
+        } else {
+            gix::index::File::from_state(
+                gix::index::State::new(gix::hash::Kind::Sha1),
+                self.repo.index_path(),
+            )
+        };
+        index_edit::apply(&mut index, staged);
+        index_edit::remove(&mut index, removed);
+        index.remove_tree();
+        for attempt in 0..100 {
+            match index.write(gix::index::write::Options::default()) {
+                Ok(()) => return Ok(()),
+                // git's index.lock: git is busy; back off, never delete it.
+                Err(_)
+                    if attempt < 99 && self.repo.index_path().with_extension("lock").exists() =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(Error::git("write the index", &self.root, e)),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// Commit exactly `paths` on the current branch as the agent.
+    pub fn commit_paths(
+        &self,
+        paths: &[String],
+        name: &str,
+        email: &str,
+        message: &str,
+        time: f64,
+    ) -> Result<ObjectId> {
+        let (head, branch) = self.head()?;
+        let (Some(head), Some(branch)) = (head, branch) else {
+            return Err(Error::refused(
+                "the project's HEAD is detached or unborn",
+                Some("check out a branch in the project".into()),
+            ));
+        };
+        let base = self
+            .repo
+            .find_commit(head)
+            .map_err(|e| Error::git("read HEAD", &self.root, e))?
+            .tree_id()
+            .map_err(|e| Error::git("read HEAD", &self.root, e))?
+            .detach();
+        let (tree, staged) = self.tree_with(base, paths)?;
+        let removed: HashSet<Vec<u8>> = paths
+            .iter()
+            .filter(|p| !staged.iter().any(|s| s.path == p.as_bytes()))
+            .map(|p| p.as_bytes().to_vec())
+            .collect();
+        let sig = agent_sig(name, email, time);
+        let commit = gix::objs::Commit {
+            tree,
+            parents: vec![head].into(),
+            author: sig.clone(),
+            committer: sig.clone(),
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let id = self
+            .repo
+            .write_object(&commit)
+            .map_err(|e| Error::git("write the commit", &self.root, e))?
+            .detach();
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: format!("commit: {}", message.lines().next().unwrap_or("")).into(),
+                },
+                expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(head)),
+                new: gix::refs::Target::Object(id),
+            },
+            name: format!("refs/heads/{branch}").try_into().map_err(
+                |e: gix::validate::reference::name::Error| {
+                    Error::git("name the branch", &self.root, e)
+                },
+            )?,
+            deref: false,
+        };
+        let mut buf = gix::date::parse::TimeBuf::default();
+        self.repo
+            .edit_references_as([edit], Some(sig.to_ref(&mut buf)))
+            .map_err(|e| {
+                Error::git(
+                    "move the branch (the user committed meanwhile?)",
+                    &self.root,
+                    e,
+                )
+            })?;
+        self.update_index(staged, &removed)?;
+        Ok(id)
+    }
+
+    /// Commits made by agents, newest first: (commit, message).
+    pub fn agent_commits(&self, limit: usize) -> Result<Vec<(ObjectId, String, i64)>> {
+        let Ok(head) = self.repo.head_id() else {
+            return Ok(Vec::new());
+        };
+        let walk = self
+            .repo
+            .rev_walk([head.detach()])
+            .all()
+            .map_err(|e| Error::git("walk the history", &self.root, e))?;
+        let mut out = Vec::new();
+        for info in walk {
+            let info = info.map_err(|e| Error::git("walk the history", &self.root, e))?;
+            let c = info
+                .object()
+                .map_err(|e| Error::git("read a commit", &self.root, e))?;
+            let msg = c.message_raw_sloppy().to_str_lossy().into_owned();
+            if msg.starts_with("[agent ") {
+                let t = c.time().map(|t| t.seconds).unwrap_or(0);
+                out.push((info.id, msg, t));
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}

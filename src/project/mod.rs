@@ -1,0 +1,371 @@
+//! Projects (SPEC §5.10–§5.11): register working directories, bind sessions
+//! to them, and commit the agent's changes in the project's own repository
+//! (Project-Git), never touching what the user changed. Lock order: the
+//! registry, then the project, then the session.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::project::{self as pgit, Found};
+use crate::layout::history::{self, Catalog};
+use crate::layout::lock::LockOptions;
+use crate::layout::projects::{self, Project, Projects};
+use crate::layout::schema::{Meta, Node};
+use crate::layout::{SessionDir, StateDir, atomic, ids};
+
+/// Register `path` (an existing directory); the id is stable per path.
+pub fn add(
+    state: &StateDir,
+    path: &Path,
+    name: Option<&str>,
+    auto_commit: Option<bool>,
+    locks: LockOptions,
+) -> Result<(Project, bool)> {
+    let canon = std::fs::canonicalize(path).map_err(|_| {
+        Error::refused(
+            format!("`{}` is not an existing directory", path.display()),
+            Some("create the directory first, or give the right path".into()),
+        )
+    })?;
+    if !canon.is_dir() {
+        return Err(Error::refused(
+            format!("`{}` is not a directory", canon.display()),
+            None,
+        ));
+    }
+    let now = crate::out::now();
+    projects::update(state, locks, |ps| {
+        let existing = ps
+            .iter()
+            .find(|(_, p)| p.get("path").and_then(Value::as_str) == Some(&*canon.to_string_lossy()))
+            .map(|(id, _)| id.clone());
+        let (id, new) = match existing {
+            Some(id) => (id, false),
+            None => {
+                let id = projects::id_for(&canon, ps);
+                let default_name = canon
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| id.clone());
+                let mut p = Map::new();
+                p.insert("id".into(), id.clone().into());
+                p.insert("name".into(), default_name.into());
+                p.insert("path".into(), canon.to_string_lossy().into_owned().into());
+                p.insert("is_default".into(), false.into());
+                p.insert("session_ids".into(), json!([]));
+                p.insert("status".into(), "active".into());
+                p.insert("created_at".into(), now.into());
+                p.insert("auto_commit".into(), false.into());
+                ps.insert(id.clone(), p);
+                (id, true)
+            }
+        };
+        let p = ps.get_mut(&id).expect("inserted or found");
+        if let Some(n) = name {
+            p.insert("name".into(), n.into());
+        }
+        if let Some(a) = auto_commit {
+            p.insert("auto_commit".into(), a.into());
+        }
+        Ok((Project::from(&id, p), new))
+    })
+}
+
+/// Resolve a project by id, name or path.
+pub fn get(state: &StateDir, key: &str) -> Result<Project> {
+    let ps = projects::read(state)?;
+    projects::find(&ps, key).ok_or_else(|| {
+        let known: Vec<String> = ps.keys().cloned().collect();
+        Error::refused(
+            format!("no project `{key}`"),
+            Some(if known.is_empty() {
+                "register one with `git-session project add <path>`".into()
+            } else {
+                format!("projects: {}", known.join(", "))
+            }),
+        )
+    })
+}
+
+/// Sessions being migrated (their projects refuse new bindings).
+fn migrating_projects(state: &StateDir) -> BTreeSet<String> {
+    let path = state.sessions().join(".migration").join("journal.json");
+    match std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    {
+        Some(Value::Object(m)) => m
+            .get("sessions")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, s)| {
+                s.get("project_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// Bind a session to a project: allowed before its first node; after it,
+/// only to the same project. A session in the default place moves to
+/// `sessions/projects/<project>/<id>/`.
+pub fn bind(
+    state: &StateDir,
+    session: &str,
+    key: &str,
+    locks: LockOptions,
+) -> Result<(Project, PathBuf)> {
+    ids::session_id(session)?;
+    let project = get(state, key)?;
+    if project.id == "default" {
+        return Err(Error::refused(
+            "the default project is a label, not a binding",
+            Some("bind to a project added with `git-session project add`".into()),
+        ));
+    }
+    if project.path_missing() {
+        return Err(Error::refused(
+            format!(
+                "project `{}` has no directory at `{}`",
+                project.id,
+                project.path.as_deref().unwrap_or(Path::new("")).display()
+            ),
+            Some(format!(
+                "run `git-session relocate {} <new path>` first",
+                project.id
+            )),
+        ));
+    }
+    if migrating_projects(state).contains(&project.id) {
+        return Err(Error::refused(
+            format!("project `{}` has a migration in progress", project.id),
+            Some("run `git-session migrate` to finish it first".into()),
+        ));
+    }
+    let sd = state.find_session(session)?;
+    let mut meta = Meta::read(&sd.meta())?;
+    let current = meta.str("project_id").unwrap_or("default").to_string();
+    if current == project.id {
+        let dir = sd.dir.clone();
+        add_session(state, &project.id, session, locks)?;
+        return Ok((project, dir));
+    }
+    if !Catalog::peek(&sd)?.is_empty() {
+        return Err(Error::refused(
+            format!(
+                "project is frozen after the first turn: session `{session}` belongs to `{current}`"
+            ),
+            Some("start a new session for the other project".into()),
+        ));
+    }
+    let target = state.project_session_dir(&project.id, session);
+    let dir = {
+        let _registry = crate::layout::lock::acquire(
+            &state.registry_lock(),
+            crate::layout::lock::Kind::Exclusive,
+            locks,
+        )?;
+        let _session = if sd.git_dir().is_dir() {
+            Some(crate::layout::lock::acquire(
+                &sd.lock_file(),
+                crate::layout::lock::Kind::Exclusive,
+                locks,
+            )?)
+        } else {
+            None
+        };
+        meta.set("project_id", project.id.as_str());
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        if sd.dir != target && sd.dir.starts_with(state.sessions()) {
+            std::fs::create_dir_all(target.parent().expect("has a parent"))
+                .io("create", &target)?;
+            std::fs::rename(&sd.dir, &target).io("move the session to", &target)?;
+            atomic::sync_dir(target.parent().expect("has a parent"))?;
+            target
+        } else {
+            sd.dir.clone()
+        }
+    };
+    add_session(state, &project.id, session, locks)?;
+    Ok((project, dir))
+}
+
+/// Add `session` to `project`'s `session_ids`, and drop it from the others.
+pub fn add_session(
+    state: &StateDir,
+    project: &str,
+    session: &str,
+    locks: LockOptions,
+) -> Result<()> {
+    projects::update(state, locks, |ps: &mut Projects| {
+        for (id, p) in ps.iter_mut() {
+            let list = p.entry("session_ids").or_insert_with(|| json!([]));
+            if let Value::Array(a) = list {
+                a.retain(|v| v.as_str() != Some(session) || id == project);
+                if id == project && !a.iter().any(|v| v.as_str() == Some(session)) {
+                    a.push(session.into());
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The project a session is bound to, unless it is the default.
+pub fn of_session(state: &StateDir, session: &str, meta: &Meta) -> Result<Option<Project>> {
+    let ps = projects::read(state)?;
+    if let Some(p) = projects::of_session(&ps, session) {
+        return Ok(Some(p));
+    }
+    Ok(meta
+        .str("project_id")
+        .filter(|p| *p != "default")
+        .and_then(|p| ps.get(p).map(|v| Project::from(p, v))))
+}
+
+/// What `begin-turn` records about the project's working tree.
+pub fn baseline(project: &Project, time: f64) -> Result<Value> {
+    let Some(path) = project.path.as_deref().filter(|p| p.is_dir()) else {
+        return Ok(json!({"project_id": project.id, "error": "path_missing", "at": time}));
+    };
+    let repo = match pgit::find(path)? {
+        Found::Repo(r) => r,
+        Found::InsideOther(root) => {
+            return Ok(
+                json!({"project_id": project.id, "error": "not_a_repo", "inside": root, "at": time}),
+            );
+        }
+        Found::NoRepo if project.auto_commit => Box::new(pgit::init_with_baseline(path, time)?),
+        Found::NoRepo => {
+            return Ok(json!({"project_id": project.id, "error": "not_a_repo", "at": time}));
+        }
+    };
+    let (head, branch) = repo.head()?;
+    let dirty: Vec<String> = repo.dirty()?.into_iter().collect();
+    Ok(json!({
+        "project_id": project.id, "path": path, "head": head.map(|h| h.to_string()),
+        "branch": branch, "dirty": dirty, "at": time,
+    }))
+}
+
+/// The agent commit a turn will make, or why not.
+pub enum Decision {
+    Commit {
+        repo: Box<pgit::UserRepo>,
+        paths: Vec<String>,
+    },
+    Skip(&'static str),
+}
+
+/// Decide from the baseline and the tree now: commit the changed paths (only
+/// the declared ones when given) if none of them was dirty at the baseline.
+pub fn decide(
+    project: &Project,
+    baseline: Option<&Value>,
+    declared: &[String],
+) -> Result<Decision> {
+    let Some(b) = baseline else {
+        return Ok(Decision::Skip("no_baseline"));
+    };
+    if let Some(e) = b.get("error").and_then(Value::as_str) {
+        return Ok(Decision::Skip(if e == "path_missing" {
+            "path_missing"
+        } else {
+            "not_a_repo"
+        }));
+    }
+    let Some(path) = project.path.as_deref() else {
+        return Ok(Decision::Skip("path_missing"));
+    };
+    let repo = match pgit::find(path)? {
+        Found::Repo(r) => r,
+        _ => return Ok(Decision::Skip("not_a_repo")),
+    };
+    let (_, branch) = repo.head()?;
+    if branch.is_none() {
+        return Ok(Decision::Skip("detached_head"));
+    }
+    if repo.operation_in_progress() {
+        return Ok(Decision::Skip("merge_in_progress"));
+    }
+    let before: BTreeSet<String> = b
+        .get("dirty")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    let now = repo.dirty()?;
+    let paths: Vec<String> = if declared.is_empty() {
+        if !before.is_empty() {
+            return Ok(Decision::Skip("dirty_tree"));
+        }
+        now.into_iter().collect()
+    } else {
+        if declared.iter().any(|d| before.contains(d)) {
+            return Ok(Decision::Skip("dirty_tree"));
+        }
+        declared
+            .iter()
+            .filter(|d| now.contains(*d))
+            .cloned()
+            .collect()
+    };
+    if paths.is_empty() {
+        return Ok(Decision::Skip("no_changes"));
+    }
+    Ok(Decision::Commit { repo, paths })
+}
+
+/// A declared path, relative to the project root; refuses paths outside it.
+pub fn project_relative(root: &Path, p: &str) -> Result<String> {
+    let path = Path::new(p);
+    let rel = if path.is_absolute() {
+        path.strip_prefix(root)
+            .map_err(|_| outside(p))?
+            .to_path_buf()
+    } else {
+        path.to_path_buf()
+    };
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            std::path::Component::CurDir => {}
+            _ => return Err(outside(p)),
+        }
+    }
+    if parts.is_empty() || parts[0] == ".git" {
+        return Err(outside(p));
+    }
+    Ok(parts.join("/"))
+}
+
+fn outside(p: &str) -> Error {
+    Error::usage(
+        format!("`{p}` is not a path inside the project"),
+        Some("give paths relative to the project directory, without `..`".into()),
+    )
+}
+
+/// Record `value` as `metadata.project_commit` of the node `entry` (an
+/// atomic rewrite of its file; the catalog stays current).
+pub fn stamp(sd: &SessionDir, entry: &history::Entry, value: Value) -> Result<()> {
+    let path = sd.history().join(&entry.file);
+    let mut node: Node = history::read_node(&sd.history(), entry)?;
+    node.metadata.insert("project_commit".into(), value);
+    history::rewrite(sd, entry, &node.to_json())?;
+    let _ = path;
+    Ok(())
+}
+
+/// The latest assistant node of the session (the turn's reply).
+pub fn reply_node(sd: &SessionDir) -> Result<Option<history::Entry>> {
+    Ok(Catalog::load(sd)?.latest("al"))
+}

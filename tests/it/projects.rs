@@ -1,0 +1,350 @@
+//! Projects and Project-Git (SPEC §5.10–§5.11): the user's repository only
+//! ever gets the agent's own changes.
+
+use std::path::{Path, PathBuf};
+
+use crate::env::TestEnv;
+
+/// A user repository with a tracked file, an ignore rule and a commit.
+fn user_repo(env: &TestEnv) -> PathBuf {
+    let dir = env.tmp.path().join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    let git = |args: &[&str]| {
+        let out = env.git_in(&dir, args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "User"]);
+    git(&["config", "user.email", "user@example.com"]);
+    std::fs::write(dir.join("main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.join(".gitignore"), "*.log\ntarget/\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "user's first commit"]);
+    dir
+}
+
+fn git_out(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    let out = env.git_in(dir, args);
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A session bound to an auto-commit project, its turn begun.
+fn bound_session(env: &TestEnv, dir: &Path) -> String {
+    let id = env
+        .ok(&["project", "add", dir.to_str().unwrap(), "--auto-commit"])
+        .trim()
+        .to_string();
+    env.ok(&["init", "s1", "--project", &id]);
+    id
+}
+
+fn reply_metadata(env: &TestEnv, project: &str) -> serde_json::Value {
+    let dir = env
+        .state()
+        .join("sessions/projects")
+        .join(project)
+        .join("s1/history");
+    let f = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("-a-"))
+        .max()
+        .unwrap();
+    let node: serde_json::Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+    node["metadata"]["project_commit"].clone()
+}
+
+fn turn(env: &TestEnv, extra: &[&str]) -> String {
+    env.append("s1", &["--text", "please add the helper"]);
+    env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--name",
+            "model-x",
+            "--text",
+            "added",
+        ],
+    );
+    let mut a = vec!["commit-turn", "s1"];
+    a.extend_from_slice(extra);
+    let out = env.cmd().args(&a).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn session_dir(env: &TestEnv, project: &str) -> PathBuf {
+    env.state()
+        .join("sessions/projects")
+        .join(project)
+        .join("s1")
+}
+
+#[test]
+fn a_clean_tree_gets_one_agent_commit_with_exactly_the_agents_files() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    assert!(
+        session_dir(&env, &pid).join(".git").is_dir(),
+        "bound sessions live under sessions/projects/<id>/"
+    );
+    std::fs::write(dir.join("notes.log"), "ignored by the user's rules").unwrap();
+    env.ok(&["begin-turn", "s1"]);
+    assert_eq!(env.meta_at(&session_dir(&env, &pid))["status"], "running");
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    std::fs::write(dir.join("main.rs"), "fn main() { helper(); }\n").unwrap();
+    turn(&env, &[]);
+    let log = git_out(&env, &dir, &["log", "--format=%an <%ae>|%cn <%ce>|%s"]);
+    assert_eq!(
+        log,
+        "agent (model-x via OpenProgram) <agent@openprogram.local>|agent (model-x via OpenProgram) <agent@openprogram.local>|[agent s1] turn 1: please add the helper\nUser <user@example.com>|User <user@example.com>|user's first commit\n"
+    );
+    let files = git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files, "helper.rs\nmain.rs\n");
+    let body = git_out(&env, &dir, &["log", "-1", "--format=%B"]);
+    let session_commit = git_out(&env, &session_dir(&env, &pid), &["rev-parse", "HEAD~1"]);
+    assert!(
+        body.contains("\nSession: s1\n")
+            && body.contains(&format!("Session-Commit: {}", session_commit.trim())),
+        "{body}"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["status", "--porcelain", "--ignored"]),
+        "!! notes.log\n",
+        "the ignored file is untouched"
+    );
+    assert!(env.git_in(&dir, &["fsck", "--strict"]).status.success());
+    // The assistant node records the commit, and the session repo is clean.
+    let rec = reply_metadata(&env, &pid);
+    assert_eq!(
+        rec["sha"],
+        git_out(&env, &dir, &["rev-parse", "HEAD"]).trim()
+    );
+    assert!(git_out(&env, &session_dir(&env, &pid), &["status", "--porcelain"]).is_empty());
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+    let plog = env.ok(&["project", "log", &pid, "--json"]);
+    let row: serde_json::Value = serde_json::from_str(plog.lines().next().unwrap()).unwrap();
+    assert_eq!(row["data"]["session"], "s1");
+    assert_eq!(row["data"]["turn"], 1);
+}
+
+#[test]
+fn a_dirty_tree_at_the_start_means_no_commit_and_the_users_work_untouched() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    std::fs::write(dir.join("main.rs"), "fn main() { /* user's edit */ }\n").unwrap();
+    std::fs::write(dir.join("scratch.txt"), "user's untracked notes").unwrap();
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    let err = turn(&env, &[]);
+    assert!(err.contains("dirty_tree"), "{err}");
+    assert_eq!(
+        git_out(&env, &dir, &["rev-list", "--count", "HEAD"]),
+        "1\n",
+        "no agent commit"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("main.rs")).unwrap(),
+        "fn main() { /* user's edit */ }\n"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["diff", "--cached", "--name-only"]),
+        "",
+        "nothing staged"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["status", "--porcelain"]),
+        " M main.rs\n?? helper.rs\n?? scratch.txt\n"
+    );
+    assert_eq!(reply_metadata(&env, &pid)["skipped"], "dirty_tree");
+}
+
+#[test]
+fn declared_paths_commit_only_the_agents_files() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    std::fs::write(dir.join("user-draft.md"), "the user's untracked draft").unwrap();
+    env.ok(&["begin-turn", "s1"]);
+    // During the turn: the agent writes helper.rs, the user edits main.rs.
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    std::fs::write(dir.join("main.rs"), "fn main() { /* the user again */ }\n").unwrap();
+    let helper = dir.join("helper.rs");
+    turn(&env, &["--project-paths", helper.to_str().unwrap()]);
+    assert_eq!(
+        git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "helper.rs\n"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["status", "--porcelain"]),
+        " M main.rs\n?? user-draft.md\n",
+        "the user's work is as they left it"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["diff", "--cached", "--name-only"]),
+        ""
+    );
+    // A declared path that was dirty at the start: refused.
+    env.ok(&["begin-turn", "s1"]);
+    let err = turn(&env, &["--project-paths", "main.rs"]);
+    assert!(err.contains("dirty_tree"), "{err}");
+    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    let _ = pid;
+    env.fails(&["commit-turn", "s1", "--project-paths", "../outside"], 2);
+}
+
+#[test]
+fn a_directory_without_a_repository_gets_one_with_a_baseline() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("plain");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("existing.txt"), "was here before").unwrap();
+    let pid = bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("new.txt"), "by the agent").unwrap();
+    turn(&env, &[]);
+    assert_eq!(
+        git_out(&env, &dir, &["log", "--format=%s"]),
+        "[agent s1] turn 1: please add the helper\nopenprogram: baseline (pre-existing files)\n"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "new.txt\n"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD~1"]),
+        "existing.txt\n"
+    );
+    assert_eq!(git_out(&env, &dir, &["status", "--porcelain"]), "");
+    let _ = pid;
+}
+
+#[test]
+fn skip_reasons_are_recorded() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    // Without begin-turn there is no baseline.
+    let err = turn(&env, &[]);
+    assert!(err.contains("no_baseline"), "{err}");
+    // Nothing changed.
+    env.ok(&["begin-turn", "s1"]);
+    assert!(turn(&env, &[]).contains("no_changes"));
+    // Detached HEAD.
+    env.ok(&["begin-turn", "s1"]);
+    git_out(&env, &dir, &["checkout", "-q", "--detach"]);
+    std::fs::write(dir.join("x.rs"), "").unwrap();
+    assert!(turn(&env, &[]).contains("detached_head"));
+    assert_eq!(reply_metadata(&env, &pid)["skipped"], "detached_head");
+    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "1\n");
+}
+
+#[test]
+fn relocate_keeps_the_id_and_records_one_node() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.turn("s1", "one", &[]);
+    let head = env.meta_at(&session_dir(&env, &pid))["head_id"].clone();
+    let moved = env.tmp.path().join("moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    let list = env.ok(&["project", "list"]);
+    assert!(
+        list.contains("path_missing") && list.contains(&format!("git-session relocate {pid}")),
+        "{list}"
+    );
+    env.ok(&["init", "s2"]);
+    let err = env.fails(&["project", "bind", "s2", &pid], 1);
+    assert!(err.contains("relocate"), "{err}");
+    env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
+    let p = env.ok(&["project", "show", &pid, "--json"]);
+    let p: serde_json::Value = serde_json::from_str(p.trim()).unwrap();
+    assert_eq!(p["data"]["id"], pid.as_str());
+    assert_eq!(
+        p["data"]["path"],
+        moved.canonicalize().unwrap().to_str().unwrap()
+    );
+    let meta = env.meta_at(&session_dir(&env, &pid));
+    assert_eq!(meta["head_id"], head, "the head does not move");
+    let hist = session_dir(&env, &pid).join("history");
+    let recs: Vec<serde_json::Value> = std::fs::read_dir(&hist)
+        .unwrap()
+        .map(|e| {
+            serde_json::from_slice::<serde_json::Value>(&std::fs::read(e.unwrap().path()).unwrap())
+                .unwrap()
+        })
+        .filter(|n| n["name"] == "project/relocate")
+        .collect();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["role"], "code");
+    assert_eq!(recs[0]["caller"], "ROOT");
+    assert_eq!(recs[0]["predecessor"], serde_json::Value::Null);
+    assert_eq!(recs[0]["metadata"]["display"], "runtime");
+    assert!(recs[0]["output"].as_str().unwrap().contains(" → "));
+    env.ok(&["project", "bind", "s2", &pid]);
+    env.fails(&["relocate", "default", moved.to_str().unwrap()], 1);
+    env.fails(&["relocate", &pid, "/nonexistent/dir"], 1);
+}
+
+#[test]
+fn a_session_is_frozen_to_its_project_after_the_first_turn() {
+    let env = TestEnv::new();
+    let a = user_repo(&env);
+    let b = env.tmp.path().join("other");
+    std::fs::create_dir_all(&b).unwrap();
+    let pa = env
+        .ok(&["project", "add", a.to_str().unwrap()])
+        .trim()
+        .to_string();
+    let pb = env
+        .ok(&["project", "add", b.to_str().unwrap(), "--name", "other"])
+        .trim()
+        .to_string();
+    assert_eq!(
+        env.ok(&["project", "add", a.to_str().unwrap()]).trim(),
+        pa,
+        "the id is stable per path"
+    );
+    env.ok(&["init", "s1"]);
+    env.ok(&["project", "bind", "s1", &pa]);
+    assert!(
+        env.state()
+            .join("sessions/projects")
+            .join(&pa)
+            .join("s1")
+            .is_dir(),
+        "moved under its project"
+    );
+    env.ok(&["project", "bind", "s1", "other"]);
+    env.append("s1", &["--text", "first"]);
+    let err = env.fails(&["project", "bind", "s1", &pa], 1);
+    assert!(err.contains("frozen after the first turn"), "{err}");
+    env.ok(&["project", "bind", "s1", &pb]);
+    let projects: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("projects/projects.json")).unwrap())
+            .unwrap();
+    assert_eq!(projects[&pb]["session_ids"], serde_json::json!(["s1"]));
+    assert_eq!(projects[&pa]["session_ids"], serde_json::json!([]));
+    let err = env.fails(&["init", "s1", "--project", &pa], 1);
+    assert!(err.contains("bound to project"), "{err}");
+    env.fails(&["project", "show", "nope"], 1);
+    env.fails(&["project", "add", "/nonexistent/dir"], 1);
+    env.ok(&["project", "unbind", &pa]);
+    assert!(!env.ok(&["project", "list"]).contains(&pa));
+}
