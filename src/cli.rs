@@ -133,6 +133,7 @@ impl Ctx {
             out: Printer {
                 json: g.json,
                 quiet: g.quiet,
+                silent: false,
             },
             locks: LockOptions {
                 timeout: Duration::from_secs_f64(g.lock_timeout),
@@ -140,6 +141,18 @@ impl Ctx {
                 announce: !g.quiet,
             },
         })
+    }
+
+    /// The same context with output silenced (for commands run by commands).
+    pub fn silent(&self) -> Ctx {
+        Ctx {
+            state: self.state.clone(),
+            out: Printer {
+                silent: true,
+                ..self.out
+            },
+            locks: self.locks,
+        }
     }
 
     pub fn lock(&self, path: &std::path::Path, kind: lock::Kind) -> Result<lock::Lock> {

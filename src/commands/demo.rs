@@ -161,22 +161,122 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
         &["edit", "run_tests"],
         Some(&a1),
     )?;
-    let sd2 = demo.session("notes", "tui")?;
-    demo.turn(
+    // A project: a scratch repository of the user's, with auto-commit on.
+    let app = dir.join("app");
+    std::fs::create_dir_all(app.join("src")).io("create", &app)?;
+    std::fs::write(
+        app.join("src/main.rs"),
+        "fn main() {\n    println!(\"hello\");\n}\n",
+    )
+    .io("write", &app)?;
+    std::fs::write(app.join("README.md"), "# app\n").io("write", &app)?;
+    crate::git::project::init_with_baseline(&app, demo.tick(1.0))?;
+    let (project, _) = crate::project::add(&state, &app, Some("app"), Some(true), ctx.locks)?;
+    let spec = NewSession {
+        id: "feature".into(),
+        agent_id: Some("demo".into()),
+        source: Some("tui".into()),
+        project: Some(project.id.clone()),
+        ..Default::default()
+    };
+    let now = demo.tick(1.0);
+    let sd2 = match store::create(&state, &spec, None, now, ctx.locks)? {
+        Created::New(sd) => sd,
+        Created::Existing(_) => {
+            return Err(Error::refused(
+                "session `feature` already exists",
+                Some("give `demo` an empty or new directory".into()),
+            ));
+        }
+    };
+    let quiet = Ctx {
+        state: state.clone(),
+        ..ctx.silent()
+    };
+    super::begin_turn::run(
+        &quiet,
+        super::begin_turn::BeginTurnArgs {
+            session: "feature".into(),
+        },
+    )?;
+    std::fs::write(
+        app.join("src/greet.rs"),
+        "pub fn greet() -> &'static str {\n    \"hello\"\n}\n",
+    )
+    .io("write", &app)?;
+    demo.node(
         &sd2,
-        "notes",
-        "Summarise today's standup.",
-        "Three items: CI toolchain, release notes, on-call swap.",
-        &[],
+        "user",
+        "Add a greet() helper in its own module.",
+        "",
         None,
     )?;
+    demo.node(
+        &sd2,
+        "llm",
+        "Added src/greet.rs with greet().",
+        "demo-model",
+        None,
+    )?;
+    demo.node(&sd2, "code", "wrote src/greet.rs", "write_file", None)?;
+    super::commit_turn::run(
+        &quiet,
+        super::commit_turn::CommitTurnArgs {
+            session: "feature".into(),
+            message: None,
+            duration: None,
+            tokens: None,
+            status: super::commit_turn::TurnStatus::Idle,
+            project_paths: Vec::new(),
+        },
+    )?;
+    // The project moves: same id, new path, a record node in the session.
+    let moved = dir.join("app-moved");
+    std::fs::rename(&app, &moved).io("move", &app)?;
+    super::relocate::run(
+        &quiet,
+        super::relocate::RelocateArgs {
+            project: project.id.clone(),
+            new_path: moved.clone(),
+            session: None,
+        },
+    )?;
+    let sd2 = state.find_session("feature")?;
+    demo.commit(&sd2, "feature")?;
+    // And the proof: every node in git, git agreeing with the files.
+    let verified = super::verify::run(
+        &quiet,
+        super::verify::VerifyArgs {
+            sessions: Vec::new(),
+            all: true,
+            fix: false,
+            jobs: Some(1),
+        },
+    )?;
+    if verified != exit::OK {
+        return Err(Error::refused(
+            "the demo's sessions do not verify",
+            Some(format!(
+                "run `git-session --state-dir {} verify --all`",
+                state.root.display()
+            )),
+        ));
+    }
 
     let sdir = state.root.display();
     ctx.out.record(
         "demo",
-        &serde_json::json!({"dir": dir, "state_dir": state.root, "sessions": ["refactor", "notes"]}),
+        &serde_json::json!({"dir": dir, "state_dir": state.root, "sessions": ["refactor", "feature"], "project": project.id, "project_repo": moved}),
     );
-    ctx.out.line(format!("Recorded two sessions into {sdir}"));
+    ctx.out.line(format!("Recorded two sessions into {sdir}:"));
+    ctx.out
+        .line("  refactor  three turns; the third retries from the first (a retry branch)");
+    ctx.out.line(format!(
+        "  feature   bound to project `{}`: an agent commit in {}, then a relocation",
+        project.id,
+        moved.display()
+    ));
+    ctx.out.line("Both verify clean.");
     ctx.out.line("");
     ctx.out.line("Try:");
     for cmd in [
@@ -187,11 +287,13 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
             sd.dir.display()
         ),
         format!("git -C {} show --stat HEAD", sd.dir.display()),
-        format!("git-session --state-dir {sdir} append notes --text 'and one more thing'"),
-        format!("git-session --state-dir {sdir} commit-turn notes"),
+        format!("git -C {} log --format='%h %an: %s'", moved.display()),
+        format!("git-session --state-dir {sdir} project log app"),
+        format!("git-session --state-dir {sdir} checkout refactor 1"),
+        format!("git-session --state-dir {sdir} list"),
+        format!("git-session --state-dir {sdir} verify --all"),
     ] {
         ctx.out.line(format!("  {cmd}"));
     }
-    let _ = sd2;
     Ok(exit::OK)
 }

@@ -71,13 +71,15 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 pub struct Printer {
     pub json: bool,
     pub quiet: bool,
+    /// Print no data and no notes (a command run inside another, as `demo` does).
+    pub silent: bool,
 }
 
 impl Printer {
     /// One data record: a JSON line under `--json`, else nothing (the
     /// command prints its human form with [`Printer::line`]).
     pub fn record(&self, kind: &str, data: &impl Serialize) {
-        if self.json {
+        if self.json && !self.silent {
             let line = serde_json::to_string(&serde_json::json!({"type": kind, "data": data}))
                 .expect("records always serialize");
             let mut out = std::io::stdout().lock();
@@ -87,7 +89,7 @@ impl Printer {
 
     /// A line of human data on stdout (not under `--json`).
     pub fn line(&self, text: impl AsRef<str>) {
-        if !self.json {
+        if !self.json && !self.silent {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", text.as_ref());
         }
@@ -95,6 +97,9 @@ impl Printer {
 
     /// Already formatted output (lines or records) in one write.
     pub fn block(&self, text: &str) {
+        if self.silent {
+            return;
+        }
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
@@ -102,7 +107,7 @@ impl Printer {
 
     /// A note for a person on stderr (not under `-q`).
     pub fn note(&self, text: impl AsRef<str>) {
-        if !self.quiet {
+        if !self.quiet && !self.silent {
             eprintln!("git-session: {}", text.as_ref());
         }
     }

@@ -715,14 +715,26 @@ fn demo_records_sessions_that_git_accepts() {
         out.contains("Try:") && out.contains("log refactor --all"),
         "{out}"
     );
-    for s in ["refactor", "notes"] {
-        let repo = dir.join("state/sessions").join(s);
-        let fsck = env.git_in(&repo, &["fsck", "--strict"]);
-        assert!(fsck.status.success());
-        let status = env.git_in(&repo, &["status", "--porcelain"]);
+    // Every repository the demo made: two sessions and the user's project.
+    let mut repos: Vec<std::path::PathBuf> = walkdir::WalkDir::new(dir.join("state/sessions"))
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() == ".git")
+        .map(|e| e.path().parent().unwrap().to_path_buf())
+        .collect();
+    repos.push(dir.join("app-moved"));
+    assert_eq!(repos.len(), 3, "{repos:?}");
+    for repo in &repos {
+        assert!(
+            env.git_in(repo, &["fsck", "--strict"]).status.success(),
+            "{}",
+            repo.display()
+        );
+        let status = env.git_in(repo, &["status", "--porcelain"]);
         assert!(
             status.stdout.is_empty(),
-            "{s}: {}",
+            "{}: {}",
+            repo.display(),
             String::from_utf8_lossy(&status.stdout)
         );
     }
@@ -736,15 +748,19 @@ fn demo_records_sessions_that_git_accepts() {
         branches.contains("main") && branches.contains("retry-"),
         "{branches}"
     );
+    let app_log = String::from_utf8(
+        env.git_in(&dir.join("app-moved"), &["log", "--format=%an|%s"])
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        app_log.starts_with("agent (demo-model via OpenProgram)|[agent feature] turn 1:"),
+        "{app_log}"
+    );
     // The printed commands work as printed.
     let state = dir.join("state");
-    let log = env.ok(&[
-        "--state-dir",
-        state.to_str().unwrap(),
-        "log",
-        "refactor",
-        "--all",
-    ]);
+    let s = state.to_str().unwrap();
+    let log = env.ok(&["--state-dir", s, "log", "refactor", "--all"]);
     assert_eq!(
         log.lines()
             .filter(|l| l.contains(" turn ") || l.contains("session init"))
@@ -752,6 +768,13 @@ fn demo_records_sessions_that_git_accepts() {
         4,
         "{log}"
     );
+    assert_eq!(env.ok(&["--state-dir", s, "verify", "--all"]), "");
+    assert!(
+        env.ok(&["--state-dir", s, "project", "log", "app"])
+            .contains("[agent feature] turn 1")
+    );
+    let show = env.ok(&["--state-dir", s, "show", "feature"]);
+    assert!(show.contains("greet"), "{show}");
     // A second run into the same directory is refused, not merged.
     env.fails(&["demo", dir.to_str().unwrap()], 1);
 }
