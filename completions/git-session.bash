@@ -64,6 +64,9 @@ _git__session() {
             git__session,man)
                 cmd="git__session__subcmd__man"
                 ;;
+            git__session,migrate)
+                cmd="git__session__subcmd__migrate"
+                ;;
             git__session,project)
                 cmd="git__session__subcmd__project"
                 ;;
@@ -135,6 +138,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help,man)
                 cmd="git__session__subcmd__help__subcmd__man"
+                ;;
+            git__session__subcmd__help,migrate)
+                cmd="git__session__subcmd__help__subcmd__migrate"
                 ;;
             git__session__subcmd__help,project)
                 cmd="git__session__subcmd__help__subcmd__project"
@@ -236,7 +242,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill verify demo man completions help"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -636,7 +642,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help)
-            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill verify demo man completions help"
+            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -860,6 +866,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__migrate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1224,6 +1244,32 @@ _git__session() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__migrate)
+            opts="-q -h -V --dry-run --prune-sources --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

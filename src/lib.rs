@@ -9,6 +9,7 @@ pub mod error;
 pub mod git;
 pub mod layout;
 pub mod lifecycle;
+pub mod migrate;
 pub mod mirror;
 pub mod out;
 pub mod project;

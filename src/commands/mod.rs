@@ -13,6 +13,7 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod man;
+pub mod migrate;
 pub mod project;
 pub mod recover;
 pub mod relocate;

@@ -828,6 +828,23 @@ pub fn check_state(
     {
         scan(p.path());
     }
+    if let Ok(j) = crate::migrate::read_journal(state)
+        && !j.sessions.is_empty()
+    {
+        let ids: Vec<&str> = j.sessions.keys().map(String::as_str).collect();
+        add(
+            &mut out,
+            "migration_in_progress",
+            state.sessions().join(".migration"),
+            format!(
+                "{} session(s) are mid-migration: {}",
+                ids.len(),
+                ids.join(", ")
+            ),
+            "git-session migrate".into(),
+            false,
+        );
+    }
     if !temps.is_empty() {
         add(
             &mut out,

@@ -8,6 +8,7 @@ mod crash;
 mod docs;
 mod env;
 mod legacy;
+mod migrate;
 mod projects;
 mod registry;
 mod timetravel;

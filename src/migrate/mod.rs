@@ -1,0 +1,433 @@
+//! Migrate (SPEC §5.15): bring legacy in-project session repositories
+//! (`<project>/.openprogram/sessions/<id>/`, listed in `locations.json`)
+//! home to `sessions/projects/<project>/<id>/`, through a journal:
+//! copy into `sessions/.migration/staging/`, verify the copy, publish by
+//! rename, copy recovery data, update the registries. A run after a crash
+//! resumes each session from its last recorded step.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::layout::lock::LockOptions;
+use crate::layout::projects::{self, Project};
+use crate::layout::schema::{self, Meta};
+use crate::layout::{SessionDir, StateDir, atomic, ids, registry};
+
+/// Steps, in order; the journal records the last one done.
+pub const STEPS: [&str; 6] = [
+    "planned",
+    "copied",
+    "verified",
+    "published",
+    "recovered",
+    "done",
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub project_id: String,
+    pub source: PathBuf,
+    pub target: PathBuf,
+    pub step: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Journal {
+    pub sessions: BTreeMap<String, Entry>,
+}
+
+fn journal_path(state: &StateDir) -> PathBuf {
+    state.sessions().join(".migration").join("journal.json")
+}
+
+fn staging(state: &StateDir, id: &str) -> PathBuf {
+    state.sessions().join(".migration").join("staging").join(id)
+}
+
+pub fn read_journal(state: &StateDir) -> Result<Journal> {
+    match std::fs::read(journal_path(state)) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map_err(|e| Error::corrupt(journal_path(state), e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Journal::default()),
+        Err(e) => Err(e).io("read", journal_path(state)),
+    }
+}
+
+fn write_journal(state: &StateDir, j: &Journal) -> Result<()> {
+    let p = journal_path(state);
+    std::fs::create_dir_all(p.parent().expect("has a parent")).io("create", &p)?;
+    if j.sessions.is_empty() {
+        let _ = std::fs::remove_file(&p);
+        return Ok(());
+    }
+    atomic::write(&p, &serde_json::to_vec_pretty(j).expect("json"))
+}
+
+/// A legacy repository to bring home, or one that cannot be reached.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub session: String,
+    pub source: PathBuf,
+    pub project_id: Option<String>,
+    /// Why it cannot be migrated now (and what to run first).
+    pub problem: Option<String>,
+}
+
+/// Legacy repositories: `locations.json` entries and the
+/// `.openprogram/sessions/*` of every registered project.
+pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
+    let ps = projects::read(state)?;
+    let mut found: BTreeMap<String, Found> = BTreeMap::new();
+    let project_for = |id: &str, path: &Path| -> Option<Project> {
+        projects::of_session(&ps, id).or_else(|| {
+            // <project>/.openprogram/sessions/<id>
+            let root = path.parent()?.parent()?.parent()?;
+            ps.iter()
+                .map(|(pid, p)| Project::from(pid, p))
+                .find(|p| p.path.as_deref() == Some(root))
+        })
+    };
+    for (id, loc) in registry::read_locations(state)? {
+        if ids::session_id(&id).is_err() {
+            continue;
+        }
+        let path = PathBuf::from(&loc);
+        let project = project_for(&id, &path);
+        let problem = if !path.join("history").is_dir() && !path.join("meta.json").is_file() {
+            Some(match &project {
+                Some(p) => format!(
+                    "`{}` does not exist: the project moved; run `git-session relocate {} <new path>` first",
+                    path.display(),
+                    p.id
+                ),
+                None => format!(
+                    "`{}` does not exist; fix or remove its locations.json entry",
+                    path.display()
+                ),
+            })
+        } else if project.is_none() {
+            Some(format!(
+                "no registered project holds `{}`; run `git-session project add <project dir>` first",
+                path.display()
+            ))
+        } else {
+            None
+        };
+        found.insert(
+            id.clone(),
+            Found {
+                session: id,
+                source: path,
+                project_id: project.map(|p| p.id),
+                problem,
+            },
+        );
+    }
+    for (pid, p) in &ps {
+        let p = Project::from(pid, p);
+        let Some(root) = p.path.as_deref() else {
+            continue;
+        };
+        for e in std::fs::read_dir(root.join(".openprogram").join("sessions"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let id = e.file_name().to_string_lossy().into_owned();
+            if ids::session_id(&id).is_ok()
+                && !found.contains_key(&id)
+                && e.path().join("meta.json").is_file()
+            {
+                found.insert(
+                    id.clone(),
+                    Found {
+                        session: id,
+                        source: e.path(),
+                        project_id: Some(p.id.clone()),
+                        problem: None,
+                    },
+                );
+            }
+        }
+    }
+    Ok(found.into_values().collect())
+}
+
+/// Copy a directory tree (files, symlinks, modes).
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .io("walk", from)?;
+        let rel = e.path().strip_prefix(from).expect("below the root");
+        let dest = to.join(rel);
+        let ft = e.file_type();
+        if ft.is_dir() {
+            std::fs::create_dir_all(&dest).io("create", &dest)?;
+        } else if ft.is_symlink() {
+            let target = std::fs::read_link(e.path()).io("read the link", e.path())?;
+            std::os::unix::fs::symlink(target, &dest).io("create the link", &dest)?;
+        } else {
+            std::fs::copy(e.path(), &dest).io("copy", e.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Every file of `a` is in `b` with the same bytes, and the other way round.
+fn identical(a: &Path, b: &Path) -> Result<Option<String>> {
+    let list = |root: &Path| -> Result<BTreeMap<PathBuf, bool>> {
+        let mut m = BTreeMap::new();
+        // Our lock file and caches inside `.git` are not session content
+        // (any of our commands may create them in the source meanwhile).
+        let private =
+            |p: &Path| p.starts_with(".git/git-session") || p == Path::new(".git/git-session.lock");
+        for e in walkdir::WalkDir::new(root).min_depth(1) {
+            let e = e
+                .map_err(|e| std::io::Error::other(e.to_string()))
+                .io("walk", root)?;
+            let rel = e.path().strip_prefix(root).expect("below").to_path_buf();
+            if !private(&rel) {
+                m.insert(rel, e.file_type().is_dir());
+            }
+        }
+        Ok(m)
+    };
+    let (la, lb) = (list(a)?, list(b)?);
+    if la.keys().collect::<Vec<_>>() != lb.keys().collect::<Vec<_>>() {
+        return Ok(Some("the copy does not hold the same files".into()));
+    }
+    for (rel, is_dir) in la {
+        if is_dir {
+            continue;
+        }
+        let (pa, pb) = (a.join(&rel), b.join(&rel));
+        let same = match (
+            std::fs::symlink_metadata(&pa),
+            std::fs::symlink_metadata(&pb),
+        ) {
+            (Ok(ma), Ok(mb)) if ma.file_type().is_symlink() => {
+                mb.file_type().is_symlink()
+                    && std::fs::read_link(&pa).ok() == std::fs::read_link(&pb).ok()
+            }
+            _ => std::fs::read(&pa).io("read", &pa)? == std::fs::read(&pb).io("read", &pb)?,
+        };
+        if !same {
+            return Ok(Some(format!("`{}` differs in the copy", rel.display())));
+        }
+    }
+    Ok(None)
+}
+
+/// Every commit reachable from the copy's refs, and its tree, reads back.
+fn objects_readable(dir: &Path) -> Result<()> {
+    if !dir.join(".git").is_dir() {
+        return Ok(()); // a Python session without a repository: files only
+    }
+    let repo = crate::git::SessionRepo::open(dir)?;
+    let mut stack: Vec<_> = repo.branches()?.into_iter().map(|(_, t)| t).collect();
+    stack.extend(repo.head()?.commit);
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = stack.pop() {
+        if seen.insert(c) {
+            let info = repo.commit_info(c)?;
+            repo.tree_entries(info.tree)?;
+            stack.extend(info.parents);
+        }
+    }
+    Ok(())
+}
+
+fn step_index(step: &str) -> usize {
+    STEPS.iter().position(|s| *s == step).unwrap_or(0)
+}
+
+/// Run one session's migration from its recorded step to the end.
+fn advance(
+    state: &StateDir,
+    journal: &mut Journal,
+    id: &str,
+    locks: LockOptions,
+    prune: bool,
+) -> Result<()> {
+    let mut e = journal.sessions[id].clone();
+    let stage = staging(state, id);
+    let set = |journal: &mut Journal, e: &mut Entry, step: &str| -> Result<()> {
+        e.step = step.into();
+        journal.sessions.insert(id.to_string(), e.clone());
+        write_journal(state, journal)?;
+        atomic::crash_point(&format!("migrate-after-{step}"));
+        Ok(())
+    };
+    if step_index(&e.step) < step_index("copied") {
+        if stage.exists() {
+            std::fs::remove_dir_all(&stage).io("remove the half copy", &stage)?;
+        }
+        std::fs::create_dir_all(stage.parent().expect("has a parent")).io("create", &stage)?;
+        copy_tree(&e.source, &stage)?;
+        set(journal, &mut e, "copied")?;
+    }
+    if step_index(&e.step) < step_index("verified") {
+        if let Some(why) = identical(&e.source, &stage)? {
+            std::fs::remove_dir_all(&stage).io("remove the bad copy", &stage)?;
+            e.step = "planned".into();
+            journal.sessions.insert(id.to_string(), e.clone());
+            write_journal(state, journal)?;
+            return Err(Error::refused(
+                format!("the copy of `{id}` failed verification: {why}"),
+                Some("run `git-session migrate` again".into()),
+            ));
+        }
+        objects_readable(&stage)?;
+        set(journal, &mut e, "verified")?;
+    }
+    if step_index(&e.step) < step_index("published") {
+        if !e.target.exists() {
+            std::fs::create_dir_all(e.target.parent().expect("has a parent"))
+                .io("create", &e.target)?;
+            std::fs::rename(&stage, &e.target).io("publish", &e.target)?;
+            atomic::sync_dir(e.target.parent().expect("has a parent"))?;
+        } else if stage.exists() {
+            // Published before a crash: the staging copy is left over.
+            std::fs::remove_dir_all(&stage).io("remove", &stage)?;
+        }
+        set(journal, &mut e, "published")?;
+    }
+    if step_index(&e.step) < step_index("recovered") {
+        let backups = e.source.join("file_backups");
+        if backups.is_dir() {
+            let dest = state
+                .sessions()
+                .join(".file-recovery")
+                .join(&e.project_id)
+                .join(id);
+            if dest.exists() {
+                std::fs::remove_dir_all(&dest).io("remove", &dest)?;
+            }
+            copy_tree(&backups, &dest)?;
+        }
+        set(journal, &mut e, "recovered")?;
+    }
+    if step_index(&e.step) < step_index("done") {
+        // The registries: the repository is in a standard place now.
+        registry::remove_locations(state, &[id.to_string()], locks)?;
+        crate::project::add_session(state, &e.project_id, id, locks)?;
+        let sd = SessionDir::new(e.target.clone());
+        let mut meta = Meta::read(&sd.meta())?;
+        if meta.str("project_id") != Some(e.project_id.as_str()) {
+            meta.set("project_id", e.project_id.as_str());
+            atomic::write(&sd.meta(), &meta.to_json())?;
+        }
+        let row = schema::index_row(&meta, id, None);
+        let key = id.to_string();
+        registry::update_index(
+            state,
+            locks,
+            || registry::rebuild(state),
+            move |idx| {
+                let entry = idx.entry(key).or_default();
+                for (k, v) in row {
+                    entry.insert(k, v);
+                }
+            },
+        )?;
+        set(journal, &mut e, "done")?;
+    }
+    if prune && e.source.exists() {
+        // Only once the published copy still matches the source.
+        match identical(&e.source, &e.target)? {
+            None => std::fs::remove_dir_all(&e.source).io("remove the source", &e.source)?,
+            Some(why) => {
+                return Err(Error::refused(
+                    format!("`{id}`: the source changed since it was copied ({why}); it is kept"),
+                    Some("compare the two copies by hand before removing the source".into()),
+                ));
+            }
+        }
+    }
+    journal.sessions.remove(id);
+    write_journal(state, journal)
+}
+
+/// What a run did.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub migrated: Vec<String>,
+    pub resumed: Vec<String>,
+    pub blocked: Vec<Found>,
+    pub failed: Vec<(String, String)>,
+}
+
+pub fn run(
+    state: &StateDir,
+    dry_run: bool,
+    prune: bool,
+    locks: LockOptions,
+    warn: &mut dyn FnMut(String),
+) -> Result<Report> {
+    let mut report = Report::default();
+    let mut journal = read_journal(state)?;
+    let pending: Vec<String> = journal.sessions.keys().cloned().collect();
+    let found = inventory(state)?;
+    for f in found {
+        if journal.sessions.contains_key(&f.session) {
+            continue;
+        }
+        match (&f.problem, &f.project_id) {
+            (None, Some(pid)) => {
+                let target = state.project_session_dir(pid, &f.session);
+                if target.exists() && !prune {
+                    continue; // already home
+                }
+                if dry_run {
+                    report.migrated.push(f.session.clone());
+                    continue;
+                }
+                if target.exists() {
+                    // Already migrated: only the source is left to prune.
+                    if identical(&f.source, &target)?.is_none() {
+                        std::fs::remove_dir_all(&f.source).io("remove the source", &f.source)?;
+                        registry::remove_locations(state, &[f.session.clone()], locks)?;
+                    }
+                    continue;
+                }
+                journal.sessions.insert(
+                    f.session.clone(),
+                    Entry {
+                        project_id: pid.clone(),
+                        source: f.source.clone(),
+                        target,
+                        step: "planned".into(),
+                    },
+                );
+                write_journal(state, &journal)?;
+                atomic::crash_point("migrate-after-planned");
+            }
+            _ => report.blocked.push(f),
+        }
+    }
+    if dry_run {
+        report.resumed = pending;
+        return Ok(report);
+    }
+    let ids: Vec<String> = journal.sessions.keys().cloned().collect();
+    for id in ids {
+        let was_pending = pending.contains(&id);
+        match advance(state, &mut journal, &id, locks, prune) {
+            Ok(()) => {
+                if was_pending {
+                    report.resumed.push(id.clone());
+                }
+                report.migrated.push(id);
+            }
+            Err(e) => {
+                warn(format!("`{id}` was not migrated: {e}"));
+                report.failed.push((id, e.to_string()));
+            }
+        }
+    }
+    Ok(report)
+}

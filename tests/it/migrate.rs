@@ -1,0 +1,197 @@
+//! migrate: legacy in-project repositories come home, crash-safe (SPEC §5.15).
+
+use std::path::{Path, PathBuf};
+
+use crate::env::{TestEnv, tree_bytes};
+
+/// A project directory with one fully committed Python-store session inside,
+/// registered the way the Python store registers it.
+fn legacy(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let project = env.tmp.path().join("proj");
+    let src = project.join(".openprogram/sessions/p1");
+    std::fs::create_dir_all(src.join("history")).unwrap();
+    std::fs::create_dir_all(src.join("file_backups/t1")).unwrap();
+    std::fs::write(src.join("file_backups/t1/main.rs"), "fn main() {}").unwrap();
+    std::fs::write(project.join(".openprogram/.gitignore"), "*\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = env.git_in(&src, args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    git(&["config", "user.email", "openprogram@local"]);
+    git(&["config", "user.name", "OpenProgram"]);
+    git(&["commit", "--allow-empty", "-m", "session init", "--quiet"]);
+    std::fs::write(src.join("meta.json"), r#"{"id": "p1", "title": "Legacy", "created_at": 1796017556.0, "updated_at": 1796017600.0, "project_id": "proj_2027fdfd", "head_id": "u1_reply"}"#).unwrap();
+    std::fs::write(src.join("history/0001-u-u1.json"), r#"{"id": "u1", "created_at": 1796017556.0, "seq": 1, "role": "user", "caller": "ROOT", "predecessor": "ROOT", "output": "legacy question"}"#).unwrap();
+    std::fs::write(src.join("history/0002-l-u1_reply.json"), r#"{"id": "u1_reply", "created_at": 1796017560.0, "seq": 2, "role": "llm", "name": "m1", "caller": "", "predecessor": "u1", "output": "legacy answer"}"#).unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-m", "turn: legacy question", "--quiet"]);
+    std::fs::create_dir_all(env.state().join("sessions")).unwrap();
+    std::fs::create_dir_all(env.state().join("projects")).unwrap();
+    std::fs::write(
+        env.state().join("sessions/locations.json"),
+        format!("{{\n  \"p1\": \"{}\"\n}}", src.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        env.state().join("projects/projects.json"),
+        format!(r#"{{"proj_2027fdfd": {{"id": "proj_2027fdfd", "name": "proj", "path": "{}", "is_default": false, "session_ids": ["p1"], "status": "active", "created_at": 1796017556.0}}}}"#, project.canonicalize().unwrap().display()),
+    )
+    .unwrap();
+    (project, src)
+}
+
+fn target(env: &TestEnv) -> PathBuf {
+    env.state().join("sessions/projects/proj_2027fdfd/p1")
+}
+
+fn git_log(env: &TestEnv, dir: &Path) -> String {
+    String::from_utf8(env.git_in(dir, &["log", "--all", "--format=%H %s"]).stdout).unwrap()
+}
+
+/// The state after a migration, for comparing runs.
+fn end_state(env: &TestEnv) -> (String, String, String, Vec<String>) {
+    let show = env.ok(&["show", "p1"]);
+    // Subjects only: each fixture's commits carry its own clock.
+    let log: String = git_log(env, &target(env))
+        .lines()
+        .map(|l| format!("{}\n", &l[41..]))
+        .collect();
+    let source = env.tmp.path().join("proj/.openprogram/sessions/p1");
+    assert_eq!(
+        git_log(env, &target(env)),
+        git_log(env, &source),
+        "the same commit ids as the source"
+    );
+    let locations =
+        std::fs::read_to_string(env.state().join("sessions/locations.json")).unwrap_or_default();
+    let mut listing: Vec<String> = walkdir::WalkDir::new(env.state().join("sessions"))
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            e.path()
+                .strip_prefix(env.state())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|p| !p.contains("/.git/") && !p.contains("index.") && !p.contains(".registry.lock"))
+        .collect();
+    listing.sort();
+    (show, log, locations, listing)
+}
+
+#[test]
+fn legacy_repositories_come_home_and_read_the_same() {
+    let env = TestEnv::new();
+    let (_project, src) = legacy(&env);
+    let show_before = env.ok(&["show", "p1"]);
+    let log_before = git_log(&env, &src);
+    let plan = env.ok(&["migrate", "--dry-run"]);
+    assert_eq!(plan, "would migrate p1\n");
+    assert!(!target(&env).exists(), "a dry run changes nothing");
+    assert_eq!(env.ok(&["migrate"]), "migrated p1\n");
+    assert!(target(&env).join(".git").is_dir());
+    assert_eq!(env.ok(&["show", "p1"]), show_before);
+    assert_eq!(git_log(&env, &target(&env)), log_before, "the same commits");
+    assert!(src.exists(), "the source stays without --prune-sources");
+    assert!(
+        !std::fs::read_to_string(env.state().join("sessions/locations.json"))
+            .unwrap()
+            .contains("p1")
+    );
+    assert_eq!(
+        std::fs::read_to_string(
+            env.state()
+                .join("sessions/.file-recovery/proj_2027fdfd/p1/t1/main.rs")
+        )
+        .unwrap(),
+        "fn main() {}"
+    );
+    assert!(
+        !env.state()
+            .join("sessions/.migration/journal.json")
+            .exists()
+    );
+    let v = env.run(&["verify", "--all"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // Twice: nothing to do.
+    let before = tree_bytes(&env.state());
+    assert_eq!(env.ok(&["migrate"]), "");
+    assert_eq!(before, tree_bytes(&env.state()));
+    // Pruning: only once the copy still matches.
+    assert_eq!(env.ok(&["migrate", "--prune-sources"]), "");
+    assert!(!src.exists());
+    assert_eq!(env.ok(&["show", "p1"]), show_before);
+}
+
+#[test]
+fn a_crash_after_any_step_resumes_to_the_same_end_state() {
+    let reference = {
+        let env = TestEnv::new();
+        legacy(&env);
+        env.ok(&["migrate"]);
+        end_state(&env)
+    };
+    for step in [
+        "planned",
+        "copied",
+        "verified",
+        "published",
+        "recovered",
+        "done",
+    ] {
+        let env = TestEnv::new();
+        legacy(&env);
+        let out = env
+            .cmd()
+            .env("GIT_SESSION_CRASH_AT", format!("migrate-after-{step}"))
+            .arg("migrate")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), None, "crashed after {step}");
+        if step != "done" {
+            // Mid-migration: verify says so, and the project takes no new bindings.
+            let v = env.run(&["verify", "--all"]);
+            assert!(
+                String::from_utf8_lossy(&v.stdout).contains("migration_in_progress"),
+                "{step}"
+            );
+            env.ok(&["init", "other"]);
+            let err = env.fails(&["project", "bind", "other", "proj_2027fdfd"], 1);
+            assert!(err.contains("migration in progress"), "{step}: {err}");
+            env.ok(&["delete", "other", "--yes"]);
+        }
+        env.ok(&["migrate"]);
+        let mut got = end_state(&env);
+        let mut want = reference.clone();
+        // Paths differ between the two temp dirs.
+        got.2 = got.2.replace(env.tmp.path().to_str().unwrap(), "");
+        want.2 = String::new();
+        got.2 = String::new();
+        assert_eq!(got, want, "after a crash following `{step}`");
+        assert_eq!(env.ok(&["verify", "--all"]), "", "{step}");
+    }
+}
+
+#[test]
+fn a_moved_project_is_reported_with_the_relocate_command() {
+    let env = TestEnv::new();
+    let (project, _) = legacy(&env);
+    let moved = env.tmp.path().join("moved");
+    std::fs::rename(&project, &moved).unwrap();
+    let out = env.run(&["migrate"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("blocked p1") && text.contains("git-session relocate proj_2027fdfd"),
+        "{text}"
+    );
+    env.ok(&["relocate", "proj_2027fdfd", moved.to_str().unwrap()]);
+    assert_eq!(env.ok(&["migrate"]), "migrated p1\n");
+    assert!(target(&env).exists());
+}
