@@ -390,7 +390,7 @@ pub fn run(
                     // Already migrated: only the source is left to prune.
                     if identical(&f.source, &target)?.is_none() {
                         std::fs::remove_dir_all(&f.source).io("remove the source", &f.source)?;
-                        registry::remove_locations(state, &[f.session.clone()], locks)?;
+                        registry::remove_locations(state, std::slice::from_ref(&f.session), locks)?;
                     }
                     continue;
                 }
