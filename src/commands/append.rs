@@ -274,6 +274,7 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
         let mut meta = Meta::read(&sd.meta())?;
         let node = store::append(&sd, &mut meta, new, now)?;
         atomic::write(&sd.meta(), &meta.to_json())?;
+        atomic::crash_point("append-before-registry");
         let preview =
             (node.role == "user" && node.is_top_level()).then(|| schema::preview(&node.text()));
         registry::journal_append(

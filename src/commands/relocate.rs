@@ -54,6 +54,7 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
             .insert("path".into(), new.to_string_lossy().into_owned().into());
         Ok(())
     })?;
+    crate::layout::atomic::crash_point("relocate-after-project");
     // Legacy in-project repositories moved with the directory.
     let mut moved = Vec::new();
     for (id, loc) in registry::read_locations(&ctx.state)? {

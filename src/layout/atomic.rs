@@ -32,12 +32,35 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Test-only crash points (`GIT_SESSION_CRASH_AT=<name>`): the process exits
-/// at once, as a kill -9 would, so tests can prove every step is recoverable.
+/// Test-only crash points (`GIT_SESSION_CRASH_AT=<name>`, or `<name>#<n>`
+/// for its n-th occurrence in one process): the process aborts at once, as
+/// a kill -9 would, so tests can prove every write step is recoverable.
 pub fn crash_point(name: &str) {
-    if let Some(at) = std::env::var_os("GIT_SESSION_CRASH_AT")
-        && at == name
-    {
+    use std::sync::Mutex;
+    static SEEN: Mutex<Vec<(String, usize)>> = Mutex::new(Vec::new());
+    let Some(at) = std::env::var_os("GIT_SESSION_CRASH_AT") else {
+        return;
+    };
+    let at = at.to_string_lossy();
+    let (want, nth) = match at.split_once('#') {
+        Some((w, n)) => (w, n.parse::<usize>().unwrap_or(1)),
+        None => (&*at, 1),
+    };
+    if want != name {
+        return;
+    }
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let count = match seen.iter_mut().find(|(n, _)| n == name) {
+        Some((_, c)) => {
+            *c += 1;
+            *c
+        }
+        None => {
+            seen.push((name.to_string(), 1));
+            1
+        }
+    };
+    if count == nth {
         std::process::abort();
     }
 }

@@ -92,6 +92,7 @@ pub fn update(
     }
     if !changed.is_empty() {
         atomic::write(&sd.meta(), &meta.to_json())?;
+        atomic::crash_point("update-before-registry");
         registry::journal_append(state, &schema::index_row(&meta, id, None))?;
     }
     Ok(changed)

@@ -7,6 +7,7 @@ mod core;
 mod crash;
 mod docs;
 mod env;
+mod faults;
 mod legacy;
 mod migrate;
 mod projects;

@@ -1,0 +1,200 @@
+//! Fault injection (issue 9): a crash at every write step of each command
+//! leaves old-or-new files, never torn ones, and `recover` + `verify --fix`
+//! make the state dir verify clean.
+
+use crate::env::TestEnv;
+
+/// Every JSON file of the state dir parses (temp files aside).
+fn nothing_torn(env: &TestEnv, what: &str) {
+    for e in walkdir::WalkDir::new(env.state())
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        let p = e.path();
+        let name = p.file_name().unwrap().to_string_lossy();
+        if name.starts_with(".gs-tmp")
+            || p.components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with(".gs-tmp"))
+        {
+            continue;
+        }
+        if name.ends_with(".json") && !p.to_string_lossy().contains("/.git/") {
+            let bytes = std::fs::read(p).unwrap();
+            assert!(
+                serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
+                "{what}: {} is torn",
+                p.display()
+            );
+        }
+    }
+}
+
+fn crash_then_repair(env: &TestEnv, at: &str, args: &[&str]) {
+    let out = env
+        .cmd()
+        .env("GIT_SESSION_CRASH_AT", at)
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        None,
+        "{args:?} did not reach crash point {at}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let what = format!("{args:?} crashed at {at}");
+    nothing_torn(env, &what);
+    env.ok(&["recover", "--older-than", "1000d"]);
+    let _ = env.run(&["verify", "--all", "--fix"]);
+    let v = env.run(&["verify", "--all"]);
+    assert!(
+        v.status.success(),
+        "{what}: still not clean after verify --fix:\n{}",
+        String::from_utf8_lossy(&v.stdout)
+    );
+}
+
+fn session_with_a_turn() -> TestEnv {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &["read"]);
+    env
+}
+
+#[test]
+fn append() {
+    for at in [
+        "before-rename",
+        "after-rename",
+        "append-after-node",
+        "before-rename#2",
+        "after-rename#2",
+        "append-before-registry",
+    ] {
+        let env = session_with_a_turn();
+        crash_then_repair(&env, at, &["append", "s1", "--text", "two"]);
+        // The node is there or not; if it is, it is committed now.
+        let files = env.history_files("s1");
+        assert!(files.len() == 3 || files.len() == 4, "{at}: {files:?}");
+        env.assert_clean("s1");
+    }
+}
+
+#[test]
+fn append_create() {
+    for at in ["create-before-publish", "before-rename", "after-rename"] {
+        let env = TestEnv::new();
+        env.ok(&["init", "other"]);
+        crash_then_repair(
+            &env,
+            at,
+            &["append", "fresh", "--create", "--text", "hello"],
+        );
+        // Either no session at all (no empty shell), or the whole one.
+        let dir = env.session_dir("fresh");
+        if dir.exists() {
+            assert_eq!(env.history_files("fresh").len(), 1, "{at}");
+        }
+    }
+}
+
+#[test]
+fn commit_turn() {
+    for at in [
+        "before-rename",
+        "after-rename",
+        "commit-before-sync",
+        "commit-before-ref",
+        "commit-before-index",
+    ] {
+        let env = session_with_a_turn();
+        env.append("s1", &["--text", "two"]);
+        env.append("s1", &["--role", "assistant", "--text", "answer"]);
+        crash_then_repair(&env, at, &["commit-turn", "s1", "--status", "done"]);
+        let subjects = env.git("s1", &["log", "--all", "--format=%s"]);
+        assert_eq!(
+            subjects
+                .lines()
+                .filter(|s| s.starts_with("turn 2:"))
+                .count(),
+            1,
+            "{at}: one commit for turn 2:\n{subjects}"
+        );
+        env.assert_clean("s1");
+    }
+}
+
+#[test]
+fn update_and_archive() {
+    for at in ["before-rename", "after-rename", "update-before-registry"] {
+        let env = session_with_a_turn();
+        crash_then_repair(&env, at, &["update", "s1", "--title", "New title", "--pin"]);
+        let title = env.meta("s1")["title"].clone();
+        assert!(title == "one" || title == "New title", "{at}: {title}");
+    }
+}
+
+#[test]
+fn delete() {
+    for at in ["delete-after-rename"] {
+        let env = session_with_a_turn();
+        env.ok(&["init", "keep"]);
+        crash_then_repair(&env, at, &["delete", "s1", "--yes"]);
+        assert!(!env.session_dir("s1").exists(), "{at}");
+        let list = env.ok(&["list"]);
+        assert!(
+            !list.contains("s1") && list.contains("keep"),
+            "{at}: {list}"
+        );
+    }
+}
+
+#[test]
+fn backfill() {
+    for at in [
+        "before-rename",
+        "before-rename#2",
+        "backfill-before-publish",
+        "commit-before-sync",
+        "commit-before-ref",
+        "commit-before-index",
+    ] {
+        let env = session_with_a_turn();
+        env.append("s1", &["--text", "two"]);
+        std::fs::remove_dir_all(env.session_dir("s1").join(".git")).unwrap();
+        crash_then_repair(&env, at, &["backfill", "s1"]);
+        env.assert_clean("s1");
+        assert_eq!(
+            env.git("s1", &["log", "--format=%s"]),
+            "turn 2: two\nturn 1: one\nsession init\n",
+            "{at}"
+        );
+    }
+}
+
+#[test]
+fn relocate() {
+    for at in [
+        "before-rename",
+        "relocate-after-project",
+        "before-rename#2",
+        "append-after-node",
+    ] {
+        let env = TestEnv::new();
+        let dir = env.tmp.path().join("proj");
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid = env
+            .ok(&["project", "add", dir.to_str().unwrap()])
+            .trim()
+            .to_string();
+        env.ok(&["init", "s1", "--project", &pid]);
+        let moved = env.tmp.path().join("moved");
+        std::fs::rename(&dir, &moved).unwrap();
+        crash_then_repair(&env, at, &["relocate", &pid, moved.to_str().unwrap()]);
+        // Relocating again completes it: same id, the new path.
+        env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
+        let p: serde_json::Value =
+            serde_json::from_str(env.ok(&["project", "show", &pid, "--json"]).trim()).unwrap();
+        assert_eq!(p["data"]["path_missing"], false, "{at}");
+    }
+}
