@@ -8,6 +8,7 @@ mod crash;
 mod docs;
 mod env;
 mod faults;
+mod hostile;
 mod legacy;
 mod migrate;
 mod projects;
