@@ -71,6 +71,12 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
             done.push(format!("removed `{}`", p.display()));
         }
     }
+    if check.needs_lock_cleanup {
+        let _l = ctx.lock_session(&t.dir, lock::Kind::Exclusive)?;
+        crate::git::SessionRepo::open(&t.dir.dir)?
+            .clear_stale_locks(std::time::Duration::from_secs(1));
+        done.push("removed stale lock files".into());
+    }
     if check.needs_commit || !t.dir.git_dir().is_dir() {
         let o = backfill::one(t, ctx.locks, false, &mut |w| ctx.out.warn(w))?;
         if o.created_repo {

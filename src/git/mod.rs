@@ -241,6 +241,7 @@ impl SessionRepo {
         sd.write_snapshot(&crate::layout::paths::Snapshot {
             commit: Some(root.to_string()),
             turns: 0,
+            pending: None,
         })?;
         Ok(root)
     }
@@ -730,27 +731,11 @@ impl SessionRepo {
             .map_err(|e| self.err("build the index from a tree", e))
     }
 
+    /// Write the index (through [`Self::prepare_index`] and
+    /// [`Self::commit_index`], so that a crash never leaves a lock of git's).
     pub fn write_index(&self, index: &mut gix::index::File) -> Result<()> {
-        index.remove_tree();
-        index.remove_resolve_undo();
-        let opts = gix::index::write::Options {
-            skip_hash: true,
-            ..Default::default()
-        };
-        let mut attempts = 0;
-        loop {
-            match index.write(opts) {
-                Ok(()) => return Ok(()),
-                // git's own index.lock means "git is busy": back off, never delete it.
-                Err(_)
-                    if attempts < 50 && self.repo.index_path().with_extension("lock").exists() =>
-                {
-                    attempts += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(e) => return Err(self.err("write the index", e)),
-            }
-        }
+        let pending = self.prepare_index(index)?;
+        self.commit_index(pending)
     }
 
     /// Write `index` to a temp file of ours in `.git/`; [`Self::commit_index`]
@@ -789,6 +774,7 @@ impl SessionRepo {
     /// Put a prepared index in place, holding git's `index.lock` for just the
     /// rename (git busy means back off; its lock is never deleted).
     pub fn commit_index(&self, pending: PendingIndex) -> Result<()> {
+        use std::io::Write;
         let lock = pending.index.with_extension("lock");
         let mut attempts = 0;
         loop {
@@ -797,7 +783,19 @@ impl SessionRepo {
                 .create_new(true)
                 .open(&lock)
             {
-                Ok(_) => break,
+                Ok(mut f) => {
+                    // Marked ours: if this process dies here, the next one
+                    // (holding the session lock) knows the lock is stale.
+                    let _ = f.write_all(INDEX_LOCK_MARK.as_bytes());
+                    break;
+                }
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::AlreadyExists
+                        && is_our_stale_lock(&lock) =>
+                {
+                    let _ = std::fs::remove_file(&lock);
+                }
+                // git's own lock: git is busy; back off, never delete it.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 250 => {
                     attempts += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -822,8 +820,43 @@ impl SessionRepo {
     }
 
     /// Remove temp files of ours left in `.git/` by a crash (the caller holds
-    /// the session lock, so none is in use).
+    /// the session's exclusive lock, so none is in use), our marked
+    /// index.lock, and ref locks older than 30 s: a session repository is
+    /// ours, and git holds a ref lock for milliseconds.
     pub fn clear_stale_temps(&self) {
+        self.clear_stale_locks(std::time::Duration::from_secs(30));
+        self.clear_our_temps();
+    }
+
+    /// Our marked index.lock, and ref locks older than `min_age`.
+    pub fn clear_stale_locks(&self, min_age: std::time::Duration) {
+        let git = self.repo.git_dir();
+        let index_lock = git.join("index.lock");
+        if is_our_stale_lock(&index_lock) {
+            let _ = std::fs::remove_file(&index_lock);
+        }
+        let mut ref_locks = vec![git.join("HEAD.lock")];
+        for e in walkdir::WalkDir::new(git.join("refs"))
+            .into_iter()
+            .flatten()
+        {
+            if e.path().extension().is_some_and(|x| x == "lock") {
+                ref_locks.push(e.into_path());
+            }
+        }
+        for l in ref_locks {
+            let old = std::fs::metadata(&l)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age >= min_age);
+            if old {
+                let _ = std::fs::remove_file(&l);
+            }
+        }
+    }
+
+    fn clear_our_temps(&self) {
         if let Ok(rd) = std::fs::read_dir(self.repo.git_dir()) {
             for e in rd.flatten() {
                 if e.file_name()
@@ -877,6 +910,15 @@ impl SessionRepo {
             .map_err(|e| self.err("look up a tree entry", e))?;
         Ok(found.map(|e| e.object_id()))
     }
+}
+
+/// What our `index.lock` holds (git's holds index data): a lock with this
+/// content, found while we hold the session's exclusive lock, was left by a
+/// git-session process that died.
+const INDEX_LOCK_MARK: &str = "git-session index lock\n";
+
+fn is_our_stale_lock(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|b| b == INDEX_LOCK_MARK.as_bytes())
 }
 
 /// The id git gives `data` as a blob.

@@ -143,6 +143,10 @@ fn is_session_dir(p: &Path) -> bool {
 pub struct Snapshot {
     pub commit: Option<String>,
     pub turns: u64,
+    /// A commit about to be published: written before the refs move, cleared
+    /// once the index mirrors it. If it is a ref tip at start-up, the index is
+    /// behind (a crash between the ref update and the index write).
+    pub pending: Option<String>,
 }
 
 /// Typed paths inside one session repository (SPEC §2).
@@ -215,6 +219,11 @@ impl SessionDir {
                 .next()
                 .and_then(|t| t.trim().parse().ok())
                 .unwrap_or(0),
+            pending: lines
+                .next()
+                .map(str::trim)
+                .filter(|c| c.len() == 40)
+                .map(str::to_owned),
         }
     }
 
@@ -223,7 +232,15 @@ impl SessionDir {
     /// the index from HEAD.
     pub fn write_snapshot(&self, s: &Snapshot) -> Result<()> {
         let path = self.snapshot_file();
-        let text = format!("{}\n{}\n", s.commit.as_deref().unwrap_or(""), s.turns);
+        if !self.private_dir().is_dir() {
+            std::fs::create_dir_all(self.private_dir()).io("create", self.private_dir())?;
+        }
+        let text = format!(
+            "{}\n{}\n{}\n",
+            s.commit.as_deref().unwrap_or(""),
+            s.turns,
+            s.pending.as_deref().unwrap_or("")
+        );
         std::fs::write(&path, text).io("write", &path)
     }
     pub fn attachments(&self) -> PathBuf {

@@ -473,26 +473,58 @@ pub fn commit_pending(
     let catalog = Catalog::load(sd)?;
     crate::out::trace("mirror: catalog read");
     let mut diff = diff_history(&work.index, &catalog);
-    // The index mirrors the snapshot commit, the last one written. HEAD may
-    // differ after `checkout` (the index keeps mirroring the whole directory)
-    // or after a crash between moving the refs and writing the index: then
-    // HEAD's tree already holds the "new" nodes, and the index is rebuilt.
-    if let Some(c) = head.commit
-        && snapshot.commit.as_deref() != Some(c.to_string().as_str())
+    // The index mirrors the snapshot commit, the last one written. After a
+    // crash between moving the refs and writing the index, the marker's
+    // `pending` commit is a ref tip: the index is behind it. (Without that
+    // record, as after a git command run by hand: a tip whose tree already
+    // holds a "new" node tells the same.)
+    let mut tips: Vec<Oid> = head.commit.into_iter().collect();
+    for (_, t) in repo.branches()? {
+        if !tips.contains(&t) {
+            tips.push(t);
+        }
+    }
+    let mut behind = snapshot
+        .pending
+        .as_deref()
+        .and_then(|p| Oid::from_hex(p.as_bytes()).ok())
+        .filter(|p| tips.contains(p));
+    if behind.is_none()
         && !index_rebuilt
+        && head.commit.map(|c| c.to_string()) != snapshot.commit
         && let Some(f) = diff
             .new_files
             .iter()
             .find_map(|(f, e)| e.as_ref().map(|_| f))
-        && repo
-            .tree_entry(repo.commit_info(c)?.tree, &format!("history/{f}"))?
-            .is_some()
+    {
+        for t in &tips {
+            if repo
+                .tree_entry(repo.commit_info(*t)?.tree, &format!("history/{f}"))?
+                .is_some()
+            {
+                behind = Some(*t);
+                break;
+            }
+        }
+    }
+    // The commit the index mirrors now.
+    let mirrors: Option<Oid> = behind
+        .or_else(|| {
+            snapshot
+                .commit
+                .as_deref()
+                .and_then(|c| Oid::from_hex(c.as_bytes()).ok())
+        })
+        .or(head.commit);
+    if let Some(t) = behind
+        && !index_rebuilt
     {
         warn(format!(
-            "the git index of `{}` was behind HEAD; rebuilt it from HEAD",
-            sd.dir.display()
+            "the git index of `{}` was behind commit {}; rebuilt it",
+            sd.dir.display(),
+            t.to_hex_with_len(8)
         ));
-        work.index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
+        work.index = repo.index_from_tree(repo.commit_info(t)?.tree)?;
         index_rebuilt = true;
         diff = diff_history(&work.index, &catalog);
     }
@@ -759,10 +791,11 @@ pub fn commit_pending(
             let refreshed = std::mem::take(&mut work.refreshed);
             work.apply(refreshed);
             repo.write_index(&mut work.index)?;
-            if let Some(c) = head.commit {
+            if let Some(c) = mirrors {
                 sd.write_snapshot(&Snapshot {
                     commit: Some(c.to_string()),
                     turns: snapshot.turns,
+                    pending: None,
                 })?;
             }
         }
@@ -774,6 +807,22 @@ pub fn commit_pending(
     let refreshed = std::mem::take(&mut work.refreshed);
     work.apply(refreshed);
 
+    // A change of files only, while HEAD is detached (a checkout): it goes on
+    // the branch of the last commit written (the one the index mirrors); the
+    // view stays where the user put it.
+    let mut keep_head = false;
+    if plans.is_empty()
+        && head.branch.is_none()
+        && let Some(snap) = snapshot
+            .commit
+            .as_deref()
+            .and_then(|c| Oid::from_hex(c.as_bytes()).ok())
+        && let Some((b, _)) = repo.branches()?.into_iter().find(|(_, t)| *t == snap)
+    {
+        cur_branch = Some(b);
+        cur_tip = Some(snap);
+        keep_head = true;
+    }
     if plans.is_empty() {
         // No node: the directory changed otherwise (meta.json, workdir/).
         let turn = match cur_tip {
@@ -840,7 +889,14 @@ pub fn commit_pending(
         let (branch, new_branch) = match (&cur_branch, cur_tip) {
             (Some(b), Some(tip)) if Some(tip) == parent => (b.clone(), false),
             (Some(b), None) => (b.clone(), false),
-            _ => (format!("retry-{}", p.retry_name), true),
+            _ => {
+                let name = if p.retry_name.is_empty() {
+                    id.to_hex_with_len(12).to_string()
+                } else {
+                    p.retry_name.clone()
+                };
+                (format!("retry-{name}"), true)
+            }
         };
         match branch_moves.iter_mut().find(|(b, _, _)| *b == branch) {
             Some(m) => m.2 = id,
@@ -865,10 +921,11 @@ pub fn commit_pending(
 
     if made.is_empty() {
         repo.write_index(&mut work.index)?;
-        if let Some(c) = head.commit {
+        if let Some(c) = mirrors {
             sd.write_snapshot(&Snapshot {
                 commit: Some(c.to_string()),
                 turns: snapshot.turns,
+                pending: None,
             })?;
         }
         return Ok(made);
@@ -898,13 +955,17 @@ pub fn commit_pending(
             },
         })
         .collect();
-    if cur_branch != head.branch {
+    if cur_branch != head.branch && !keep_head {
         updates.push(RefUpdate::AttachHead {
             branch: cur_branch
                 .clone()
                 .expect("a commit always lands on a branch"),
         });
     }
+    sd.write_snapshot(&Snapshot {
+        pending: cur_tip.map(|t| t.to_string()),
+        ..snapshot.clone()
+    })?;
     atomic::crash_point("commit-before-ref");
     if let Err(e) = repo.update_refs(&updates) {
         repo.abandon_index(new_index);
@@ -918,6 +979,7 @@ pub fn commit_pending(
     sd.write_snapshot(&Snapshot {
         commit: Some(cur_tip.expect("at least one commit was made").to_string()),
         turns: snapshot.turns + made.len() as u64,
+        pending: None,
     })?;
     if catalog.full_diff {
         history::mark_diffed(sd);

@@ -35,6 +35,8 @@ pub struct SessionCheck {
     /// Committed files whose content changed: a rescanning commit is needed.
     pub needs_rescan: bool,
     pub stray_temps: Vec<PathBuf>,
+    /// Stale locks of ours (or ref locks) in the session's `.git`.
+    pub needs_lock_cleanup: bool,
 }
 
 struct Ctx<'a> {
@@ -321,18 +323,28 @@ fn stale_git_locks(sd: &SessionDir, c: &mut Ctx<'_>) {
                 .ok()
                 .and_then(|m| m.elapsed().ok())
                 .unwrap_or_default();
-            if age.as_secs() >= 60 {
+            // Ours (marked), or a ref lock: a session repository is ours,
+            // and `--fix` removes them; an unmarked index.lock may be git's.
+            let ours = std::fs::read(&l).is_ok_and(|b| b.starts_with(b"git-session"))
+                || l.starts_with(sd.git_dir().join("refs"))
+                || l.ends_with("HEAD.lock");
+            if age.as_secs() >= 60 || (ours && age.as_secs() >= 1) {
                 c.add(
                     "stale_git_lock",
                     &l,
-                    format!("git's lock file is {}s old", age.as_secs()),
-                    format!(
-                        "if no git process is running in `{}`, remove `{}`",
-                        sd.dir.display(),
-                        l.display()
-                    ),
-                    false,
+                    format!("a lock file is {}s old", age.as_secs()),
+                    if ours {
+                        format!("git-session verify --fix {}", c.id)
+                    } else {
+                        format!(
+                            "if no git process is running in `{}`, remove `{}`",
+                            sd.dir.display(),
+                            l.display()
+                        )
+                    },
+                    ours,
                 );
+                c.out.needs_lock_cleanup |= ours;
             }
         }
     }

@@ -193,3 +193,74 @@ fn relocate() {
         assert_eq!(p["data"]["path_missing"], false, "{at}");
     }
 }
+
+#[test]
+fn a_stale_index_lock_of_ours_is_cleared_but_gits_is_respected() {
+    let env = session_with_a_turn();
+    let lock = env.session_dir("s1").join(".git/index.lock");
+    // Left by a killed git-session (our mark): the next commit proceeds.
+    std::fs::write(&lock, "git-session index lock\n").unwrap();
+    env.turn("s1", "two", &[]);
+    assert!(!lock.exists());
+    env.assert_clean("s1");
+    // git's own lock (index data): waited for, never deleted.
+    std::fs::write(&lock, b"DIRC\x00\x00\x00\x02").unwrap();
+    env.append("s1", &["--text", "three"]);
+    let err = env.fails(&["commit-turn", "s1"], 128);
+    assert!(err.contains("index lock"), "{err}");
+    assert!(lock.exists(), "git's lock is left alone");
+    std::fs::remove_file(&lock).unwrap();
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+}
+
+#[test]
+fn a_crash_before_the_index_then_a_checkout_commits_nothing_twice() {
+    let env = session_with_a_turn();
+    env.turn("s1", "two", &[]);
+    env.append("s1", &["--text", "three"]);
+    let out = env
+        .cmd()
+        .env("GIT_SESSION_CRASH_AT", "commit-before-index")
+        .args(["commit-turn", "s1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None);
+    // The view moves away before the next commit.
+    env.ok(&["checkout", "s1", "1"]);
+    env.append("s1", &["--text", "a fork from turn one"]);
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(env.ok(&["verify", "s1"]), "", "no node in two commits");
+    let subjects = env.git("s1", &["log", "--all", "--format=%s"]);
+    assert_eq!(
+        subjects
+            .lines()
+            .filter(|s| s.starts_with("turn 3: three"))
+            .count(),
+        1,
+        "{subjects}"
+    );
+}
+
+#[test]
+fn files_changed_while_detached_go_on_the_last_written_branch() {
+    let env = session_with_a_turn();
+    env.turn("s1", "two", &[]);
+    env.ok(&["checkout", "s1", "1"]);
+    let detached = env.git("s1", &["rev-parse", "HEAD"]);
+    for title in ["first title", "second title"] {
+        env.ok(&["update", "s1", "--title", title]);
+        env.ok(&["commit-turn", "s1"]);
+    }
+    assert_eq!(
+        env.git("s1", &["rev-parse", "HEAD"]),
+        detached,
+        "the view stays"
+    );
+    assert_eq!(
+        env.git("s1", &["log", "-2", "--format=%s", "main"]),
+        "session: update files\nsession: update files\n"
+    );
+    assert!(!env.git("s1", &["branch"]).contains("retry-\n"));
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
