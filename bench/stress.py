@@ -73,6 +73,10 @@ def main():
         out = p.stdout.read().decode(errors="replace")
         return p.wait(), out
 
+    def argv_op(op):
+        return ("append" if op < 0.45 else "commit-turn" if op < 0.70 else "update" if op < 0.80
+                else "archive" if op < 0.85 else "list" if op < 0.93 else "checkout")
+
     def worker(w):
         rng = random.Random(args.seed * 1000 + w)
         while True:
@@ -109,6 +113,9 @@ def main():
             if code not in (None, 0, 1):
                 with lock:
                     counters["failed"] += 1
+                    key = f"{argv_op(op)} exit {code}"
+                    counters.setdefault("codes", {})
+                    counters["codes"][key] = counters["codes"].get(key, 0) + 1
 
     t0 = time.time()
     threads = [threading.Thread(target=worker, args=(w,)) for w in range(args.workers)]
@@ -153,7 +160,7 @@ def main():
 
     print(f"seed {args.seed}: {counters['ops']} operations by {args.workers} workers on {args.sessions} sessions in {elapsed:.1f}s")
     print(f"  processes killed (SIGKILL):   {counters['killed']}")
-    print(f"  unexpected exit codes:        {counters['failed']}")
+    print(f"  unexpected exit codes:        {counters['failed']} {counters.get('codes', {})}")
     print(f"  acknowledged nodes:           {len(acked_nodes)}")
     print(f"  nodes lost:                   {len(lost)}")
     print(f"  nodes duplicated:             {len(duplicated)}")

@@ -774,21 +774,20 @@ impl SessionRepo {
     /// Put a prepared index in place, holding git's `index.lock` for just the
     /// rename (git busy means back off; its lock is never deleted).
     pub fn commit_index(&self, pending: PendingIndex) -> Result<()> {
-        use std::io::Write;
         let lock = pending.index.with_extension("lock");
+        // The lock appears with its mark already in it (a marked temp file,
+        // hard-linked into place, which fails like O_EXCL when it exists):
+        // a kill at any moment leaves either no lock or a marked one.
+        let marked = self.repo.git_dir().join(format!(
+            "{}index-lock.{}",
+            crate::layout::TEMP_PREFIX,
+            crate::layout::ids::generate("")
+        ));
+        std::fs::write(&marked, INDEX_LOCK_MARK).io("write", &marked)?;
         let mut attempts = 0;
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&lock)
-            {
-                Ok(mut f) => {
-                    // Marked ours: if this process dies here, the next one
-                    // (holding the session lock) knows the lock is stale.
-                    let _ = f.write_all(INDEX_LOCK_MARK.as_bytes());
-                    break;
-                }
+        let taken = loop {
+            match std::fs::hard_link(&marked, &lock) {
+                Ok(()) => break Ok(()),
                 Err(e)
                     if e.kind() == std::io::ErrorKind::AlreadyExists
                         && is_our_stale_lock(&lock) =>
@@ -800,14 +799,16 @@ impl SessionRepo {
                     attempts += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                Err(e) => {
-                    let _ = std::fs::remove_file(&pending.lock);
-                    return Err(e).io(
-                        "take git's index lock (is git running in the session?)",
-                        &lock,
-                    );
-                }
+                Err(e) => break Err(e),
             }
+        };
+        let _ = std::fs::remove_file(&marked);
+        if let Err(e) = taken {
+            let _ = std::fs::remove_file(&pending.lock);
+            return Err(e).io(
+                "take git's index lock (is git running in the session?)",
+                &lock,
+            );
         }
         let renamed = std::fs::rename(&pending.lock, &pending.index).io("replace", &pending.index);
         let _ = std::fs::remove_file(&lock);
@@ -821,10 +822,10 @@ impl SessionRepo {
 
     /// Remove temp files of ours left in `.git/` by a crash (the caller holds
     /// the session's exclusive lock, so none is in use), our marked
-    /// index.lock, and ref locks older than 30 s: a session repository is
+    /// index.lock, and ref locks older than 10 s: a session repository is
     /// ours, and git holds a ref lock for milliseconds.
     pub fn clear_stale_temps(&self) {
-        self.clear_stale_locks(std::time::Duration::from_secs(30));
+        self.clear_stale_locks(std::time::Duration::from_secs(10));
         self.clear_our_temps();
     }
 
