@@ -40,6 +40,7 @@ def main():
     ap.add_argument("--ops", type=int, default=1500)
     ap.add_argument("--seconds", type=float, default=120)
     ap.add_argument("--kill-rate", type=float, default=0.08)
+    ap.add_argument("--show-errors", action="store_true", help="print the stderr of unexpected failures")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     root = tempfile.mkdtemp(prefix="gs-stress-")
@@ -58,7 +59,7 @@ def main():
 
     def run(rng, argv):
         """Run one process; maybe SIGKILL it. Returns (exit code or None, stdout)."""
-        p = subprocess.Popen(gs + argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(gs + argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if rng.random() < args.kill_rate:
             time.sleep(rng.random() * 0.02)
             try:
@@ -70,8 +71,12 @@ def main():
             with lock:
                 counters["killed"] += 1
             return None, out
-        out = p.stdout.read().decode(errors="replace")
-        return p.wait(), out
+        out, err = p.communicate()
+        code = p.returncode
+        if code not in (0, 1) and args.show_errors:
+            with lock:
+                sys.stderr.write(f"--- {' '.join(argv[:2])} exit {code}: {err.decode(errors='replace')[-600:]}\n")
+        return code, out.decode(errors="replace")
 
     def argv_op(op):
         return ("append" if op < 0.45 else "commit-turn" if op < 0.70 else "update" if op < 0.80

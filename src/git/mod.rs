@@ -256,8 +256,11 @@ impl SessionRepo {
                 "the session has no `.git` repository".to_string(),
             ));
         }
-        let repo = gix::open_opts(dir, gix::open::Options::isolated())
-            .map_err(|e| Error::git("open the repository", dir, e))?;
+        // A ref lock is held for milliseconds by a live git: wait up to 3 s.
+        let opts =
+            gix::open::Options::isolated().config_overrides(["core.filesRefLockTimeout=3000"]);
+        let repo =
+            gix::open_opts(dir, opts).map_err(|e| Error::git("open the repository", dir, e))?;
         if repo.workdir() != Some(dir)
             && repo.workdir().map(|w| w.canonicalize().ok()) != Some(dir.canonicalize().ok())
         {
@@ -634,10 +637,26 @@ impl SessionRepo {
         }
         let committer = self.signature(crate::out::now());
         let mut buf = gix::date::parse::TimeBuf::default();
-        self.repo
-            .edit_references_as(edits, Some(committer.to_ref(&mut buf)))
-            .map_err(|e| self.err("move a reference (another writer changed it?)", e))?;
-        Ok(())
+        match self
+            .repo
+            .edit_references_as(edits.clone(), Some(committer.to_ref(&mut buf)))
+        {
+            Ok(_) => Ok(()),
+            Err(first) => {
+                // A ref lock left by a git-session that was killed mid-update
+                // (we hold the session's exclusive lock): clear it, retry once.
+                let before = self.stale_ref_locks(std::time::Duration::from_secs(2));
+                if before == 0 {
+                    return Err(self.err("move a reference (another writer changed it?)", first));
+                }
+                self.clear_stale_locks(std::time::Duration::from_secs(2));
+                let mut buf = gix::date::parse::TimeBuf::default();
+                self.repo
+                    .edit_references_as(edits, Some(committer.to_ref(&mut buf)))
+                    .map(|_| ())
+                    .map_err(|e| self.err("move a reference (another writer changed it?)", e))
+            }
+        }
     }
 
     pub fn head(&self) -> Result<Head> {
@@ -827,6 +846,27 @@ impl SessionRepo {
     pub fn clear_stale_temps(&self) {
         self.clear_stale_locks(std::time::Duration::from_secs(10));
         self.clear_our_temps();
+    }
+
+    /// How many ref locks are older than `min_age`.
+    fn stale_ref_locks(&self, min_age: std::time::Duration) -> usize {
+        let git = self.repo.git_dir();
+        std::iter::once(git.join("HEAD.lock"))
+            .chain(
+                walkdir::WalkDir::new(git.join("refs"))
+                    .into_iter()
+                    .flatten()
+                    .map(|e| e.into_path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "lock")),
+            )
+            .filter(|l| {
+                std::fs::metadata(l)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|age| age >= min_age)
+            })
+            .count()
     }
 
     /// Our marked index.lock, and ref locks older than `min_age`.
