@@ -281,3 +281,31 @@ fn a_ref_lock_left_by_a_killed_commit_does_not_block_the_next_one() {
     assert!(!lock.exists());
     env.assert_clean("s1");
 }
+
+#[test]
+fn a_lock_whose_holder_died_never_blocks_and_a_live_one_is_never_broken() {
+    let env = session_with_a_turn();
+    let lock = env.session_dir("s1").join(".git/git-session.lock");
+    // A holder that takes the lock and is then killed with SIGKILL.
+    let mut holder = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)")
+        .arg(&lock)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "held");
+    // Alive: refused at once, and the lock file stays.
+    env.fails(&["append", "s1", "--text", "x", "--no-wait"], 75);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // Dead: the lock went with it.
+    env.append("s1", &["--text", "after the holder died", "--no-wait"]);
+    assert!(lock.exists(), "lock files are never deleted");
+}
