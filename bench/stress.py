@@ -175,6 +175,8 @@ def main():
     print(f"  sessions failing git fsck:    {len(fsck_bad)}")
     print(f"  verify --all after --fix:     {'clean' if verify.returncode == 0 else 'PROBLEMS'}")
     bad = lost or duplicated or corrupt or unreachable or fsck_bad or verify.returncode != 0
+    checks = [not lost, not duplicated, not corrupt, not unreachable, not fsck_bad, verify.returncode == 0]
+    print(f"stress: {sum(checks)} passed, {len(checks) - sum(checks)} failed")
     if bad:
         print(verify.stdout[:2000])
         print("state kept at", state)
