@@ -195,3 +195,61 @@ pub fn one(
         commits,
     })
 }
+
+/// The sessions a command names, or every one with `--all`.
+pub fn select(state: &StateDir, all: bool, ids: &[String]) -> Result<Vec<Target>> {
+    if all {
+        return all_targets(state);
+    }
+    ids.iter()
+        .map(|id| {
+            Ok(Target {
+                id: id.clone(),
+                dir: state.find_session(id)?,
+            })
+        })
+        .collect()
+}
+
+/// Workers for `--jobs` (default: the number of cores).
+pub fn jobs(requested: Option<usize>) -> Result<usize> {
+    match requested {
+        Some(0) => Err(Error::usage("`--jobs` must be at least 1", None)),
+        Some(n) => Ok(n.min(64)),
+        None => Ok(std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(64)),
+    }
+}
+
+/// Run `work` on every target with `jobs` threads; results reach `sink` on
+/// this thread as they come (memory stays flat however many targets).
+pub fn for_each_parallel<R: Send>(
+    targets: &[Target],
+    jobs: usize,
+    work: impl Fn(&Target) -> R + Sync,
+    mut sink: impl FnMut(usize, R),
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, R)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(targets.len()).max(1) {
+            let tx = tx.clone();
+            let (next, work) = (&next, &work);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(t) = targets.get(i) else { break };
+                    if tx.send((i, work(t))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, r) in rx {
+            sink(i, r);
+        }
+    });
+}

@@ -5,12 +5,9 @@
 //! exclusive, one at a time per worker. Prints: one record per session
 //! changed, then a one-line summary.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-
-use crate::backfill::{self, Outcome, Target};
+use crate::backfill;
 use crate::cli::Ctx;
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::out::Progress;
 
 /// Commit every node not yet in git, turn by turn, with the nodes' own times.
@@ -36,49 +33,20 @@ pub struct BackfillArgs {
 
 pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
     let started = std::time::Instant::now();
-    let targets: Vec<Target> = if args.all {
-        backfill::all_targets(&ctx.state)?
-    } else {
-        args.sessions
-            .iter()
-            .map(|id| {
-                Ok(Target {
-                    id: id.clone(),
-                    dir: ctx.state.find_session(id)?,
-                })
-            })
-            .collect::<Result<_>>()?
-    };
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, 64);
-    if args.jobs == Some(0) {
-        return Err(Error::usage("`--jobs` must be at least 1", None));
-    }
+    let jobs = backfill::jobs(args.jobs)?;
+    let targets = backfill::select(&ctx.state, args.all, &args.sessions)?;
     let progress = Progress::new(&ctx.out, targets.len() as u64, "backfill");
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, Result<Outcome>, Vec<String>)>();
     let (mut changed, mut repos, mut commits, mut turns, mut failed) = (0, 0, 0, 0u64, 0);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(targets.len().max(1)) {
-            let tx = tx.clone();
-            let (targets, next) = (&targets, &next);
-            let locks = ctx.locks;
-            scope.spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(t) = targets.get(i) else { break };
-                    let mut warnings = Vec::new();
-                    let r = backfill::one(t, locks, args.dry_run, &mut |w| warnings.push(w));
-                    if tx.send((i, r, warnings)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        for (i, r, warnings) in rx {
+    let locks = ctx.locks;
+    backfill::for_each_parallel(
+        &targets,
+        jobs,
+        |t| {
+            let mut warnings = Vec::new();
+            let r = backfill::one(t, locks, args.dry_run, &mut |w| warnings.push(w));
+            (r, warnings)
+        },
+        |i, (r, warnings)| {
             progress.inc();
             for w in warnings {
                 progress.suspend(|| ctx.out.warn(&w));
@@ -86,7 +54,7 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
             match r {
                 Ok(o) => {
                     if o.commits.is_empty() && !o.created_repo {
-                        continue;
+                        return;
                     }
                     changed += 1;
                     repos += usize::from(o.created_repo);
@@ -133,8 +101,8 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
                     });
                 }
             }
-        }
-    });
+        },
+    );
     progress.finish();
     let secs = started.elapsed().as_secs_f64();
     let summary = serde_json::json!({

@@ -7,12 +7,9 @@
 //! Locks: each session, shared (exclusive while fixing). Prints: one finding
 //! per problem with the command that fixes it; exit 1 when any remains.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-
 use crate::backfill::{self, Target};
 use crate::cli::Ctx;
-use crate::error::{Error, Result, exit};
+use crate::error::{Result, exit};
 use crate::layout::{lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::out::Progress;
@@ -112,56 +109,24 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
 }
 
 pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
-    if args.jobs == Some(0) {
-        return Err(Error::usage("`--jobs` must be at least 1", None));
-    }
-    let targets: Vec<Target> = if args.all {
-        backfill::all_targets(&ctx.state)?
-    } else {
-        args.sessions
-            .iter()
-            .map(|id| {
-                Ok(Target {
-                    id: id.clone(),
-                    dir: ctx.state.find_session(id)?,
-                })
-            })
-            .collect::<Result<_>>()?
-    };
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, 64);
+    let jobs = backfill::jobs(args.jobs)?;
+    let targets = backfill::select(&ctx.state, args.all, &args.sessions)?;
     let progress = Progress::new(&ctx.out, targets.len() as u64, "verify");
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, Result<SessionCheck>)>();
     let mut remaining = 0usize;
     let mut fixed = 0usize;
     let mut clean = 0usize;
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(targets.len().max(1)) {
-            let tx = tx.clone();
-            let (targets, next) = (&targets, &next);
-            scope.spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(t) = targets.get(i) else { break };
-                    let r = (|| {
-                        let _l = if t.dir.lock_file().parent().is_some_and(|p| p.is_dir()) {
-                            Some(ctx.lock_session(&t.dir, lock::Kind::Shared)?)
-                        } else {
-                            None
-                        };
-                        Ok(verify::check_session(&t.id, &t.dir))
-                    })();
-                    if tx.send((i, r)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        for (i, r) in rx {
+    backfill::for_each_parallel(
+        &targets,
+        jobs,
+        |t| -> Result<SessionCheck> {
+            let _l = if t.dir.lock_file().parent().is_some_and(|p| p.is_dir()) {
+                Some(ctx.lock_session(&t.dir, lock::Kind::Shared)?)
+            } else {
+                None
+            };
+            Ok(verify::check_session(&t.id, &t.dir))
+        },
+        |i, r| {
             progress.inc();
             let t = &targets[i];
             let check = match r {
@@ -175,12 +140,12 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                             miette::Report::new(e)
                         )
                     });
-                    continue;
+                    return;
                 }
             };
             if check.findings.is_empty() {
                 clean += 1;
-                continue;
+                return;
             }
             let mut findings = check.findings.clone();
             if args.fix && findings.iter().any(|f| f.fixable) {
@@ -210,8 +175,8 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
             }
             remaining += findings.len();
             progress.suspend(|| findings.iter().for_each(|f| print_finding(ctx, f)));
-        }
-    });
+        },
+    );
     progress.finish();
     if args.all {
         let (mut state_findings, temps) = verify::check_state(&ctx.state, &targets);

@@ -3,6 +3,23 @@
 
 use gix::bstr::ByteSlice;
 
+/// What git stores for a working-tree file: its bytes, or a symlink's target.
+pub fn read_worktree(
+    path: &std::path::Path,
+    md: &std::fs::Metadata,
+) -> crate::error::Result<Vec<u8>> {
+    use crate::error::IoContext;
+    if md.file_type().is_symlink() {
+        Ok(std::fs::read_link(path)
+            .io("read the link", path)?
+            .as_os_str()
+            .as_encoded_bytes()
+            .to_vec())
+    } else {
+        std::fs::read(path).io("read", path)
+    }
+}
+
 /// A file to add or update in the index.
 pub struct Staged {
     pub path: Vec<u8>,

@@ -163,15 +163,7 @@ impl UserRepo {
             let full = self.root.join(p);
             match std::fs::symlink_metadata(&full) {
                 Ok(md) if md.is_file() || md.file_type().is_symlink() => {
-                    let data = if md.file_type().is_symlink() {
-                        std::fs::read_link(&full)
-                            .io("read the link", &full)?
-                            .as_os_str()
-                            .as_encoded_bytes()
-                            .to_vec()
-                    } else {
-                        std::fs::read(&full).io("read", &full)?
-                    };
+                    let data = index_edit::read_worktree(&full, &md)?;
                     let id = self.repo.write_blob(&data).map_err(err)?.detach();
                     let mode = index_edit::mode_of(&md);
                     let kind = if md.file_type().is_symlink() {

@@ -74,7 +74,9 @@ pub fn journal_len(state: &StateDir) -> u64 {
         .unwrap_or(0)
 }
 
-fn apply_journal(index: &mut Index, bytes: &[u8]) {
+/// Each journal line, in order: (id, Some(row)) to merge, (id, None) to
+/// delete. Empty and torn lines are skipped.
+fn journal_rows(bytes: &[u8], mut f: impl FnMut(String, Option<Row>)) {
     for line in bytes.split(|b| *b == b'\n') {
         let Ok(Value::Object(row)) = serde_json::from_slice::<Value>(line) else {
             continue; // empty or torn line
@@ -83,14 +85,25 @@ fn apply_journal(index: &mut Index, bytes: &[u8]) {
             continue;
         };
         if row.get("_deleted").and_then(Value::as_bool) == Some(true) {
-            index.remove(&id);
-            continue;
-        }
-        let entry = index.entry(id).or_default();
-        for (k, v) in row {
-            entry.insert(k, v);
+            f(id, None);
+        } else {
+            f(id, Some(row));
         }
     }
+}
+
+fn apply_journal(index: &mut Index, bytes: &[u8]) {
+    journal_rows(bytes, |id, row| match row {
+        None => {
+            index.remove(&id);
+        }
+        Some(row) => {
+            let entry = index.entry(id).or_default();
+            for (k, v) in row {
+                entry.insert(k, v);
+            }
+        }
+    });
 }
 
 /// Read `index.json` (None when missing or unparsable: rebuild it).
@@ -377,22 +390,17 @@ pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow
         f.lock_shared().io("lock", &jpath)?;
         let mut journal = Vec::new();
         f.read_to_end(&mut journal).io("read", &jpath)?;
-        for line in journal.split(|b| *b == b'\n') {
-            let Ok(Value::Object(row)) = serde_json::from_slice::<Value>(line) else {
-                continue;
-            };
-            let Some(id) = row.get("id").and_then(Value::as_str).map(str::to_owned) else {
-                continue;
-            };
-            if row.get("_deleted").and_then(Value::as_bool) == Some(true) {
+        journal_rows(&journal, |id, row| match row {
+            None => {
                 rows.remove(&id);
-                continue;
             }
-            let entry = rows.entry(id).or_default();
-            for (k, v) in row {
-                entry.set(&k, v);
+            Some(row) => {
+                let entry = rows.entry(id).or_default();
+                for (k, v) in row {
+                    entry.set(&k, v);
+                }
             }
-        }
+        });
     }
     Ok(Some(rows))
 }

@@ -283,18 +283,10 @@ fn row_from_disk(sd: &SessionDir, meta: &Meta) -> Map<String, Value> {
 
 /// Sessions named in the migration journal (never collected while migrating).
 pub fn migrating(state: &StateDir) -> BTreeSet<String> {
-    let path = state.sessions().join(".migration").join("journal.json");
-    match std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-    {
-        Some(Value::Object(m)) => m
-            .get("sessions")
-            .and_then(Value::as_object)
-            .map(|s| s.keys().cloned().collect())
-            .unwrap_or_default(),
-        _ => BTreeSet::new(),
-    }
+    crate::layout::migration::migrating(state)
+        .0
+        .into_iter()
+        .collect()
 }
 
 /// Why a shell is kept, or `None` when it may be collected.

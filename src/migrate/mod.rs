@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::{Error, IoContext, Result};
 use crate::layout::lock::LockOptions;
@@ -26,34 +26,10 @@ pub const STEPS: [&str; 6] = [
     "done",
 ];
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Entry {
-    pub project_id: String,
-    pub source: PathBuf,
-    pub target: PathBuf,
-    pub step: String,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Journal {
-    pub sessions: BTreeMap<String, Entry>,
-}
-
-fn journal_path(state: &StateDir) -> PathBuf {
-    state.sessions().join(".migration").join("journal.json")
-}
+pub use crate::layout::migration::{Entry, Journal, journal_path, read_journal};
 
 fn staging(state: &StateDir, id: &str) -> PathBuf {
     state.sessions().join(".migration").join("staging").join(id)
-}
-
-pub fn read_journal(state: &StateDir) -> Result<Journal> {
-    match std::fs::read(journal_path(state)) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map_err(|e| Error::corrupt(journal_path(state), e.to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Journal::default()),
-        Err(e) => Err(e).io("read", journal_path(state)),
-    }
 }
 
 fn write_journal(state: &StateDir, j: &Journal) -> Result<()> {

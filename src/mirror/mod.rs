@@ -168,15 +168,7 @@ fn sweep_others(
         {
             continue;
         }
-        let data = if md.file_type().is_symlink() {
-            std::fs::read_link(&path)
-                .io("read the link", &path)?
-                .as_os_str()
-                .as_bytes()
-                .to_vec()
-        } else {
-            std::fs::read(&path).io("read", &path)?
-        };
+        let data = crate::git::index_edit::read_worktree(&path, &md)?;
         let id = repo.write_blob(&data)?;
         let staged = Staged {
             path: rel,

@@ -90,26 +90,12 @@ pub fn get(state: &StateDir, key: &str) -> Result<Project> {
     })
 }
 
-/// Sessions being migrated (their projects refuse new bindings).
+/// Projects with a session being migrated (they refuse new bindings).
 fn migrating_projects(state: &StateDir) -> BTreeSet<String> {
-    let path = state.sessions().join(".migration").join("journal.json");
-    match std::fs::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-    {
-        Some(Value::Object(m)) => m
-            .get("sessions")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter_map(|(_, s)| {
-                s.get("project_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            })
-            .collect(),
-        _ => BTreeSet::new(),
-    }
+    crate::layout::migration::migrating(state)
+        .1
+        .into_iter()
+        .collect()
 }
 
 /// Bind a session to a project: allowed before its first node; after it,
