@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
-use gix::bstr::{BStr, BString, ByteSlice};
+use gix::bstr::ByteSlice;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
@@ -968,11 +968,6 @@ pub fn blob_id(data: &[u8]) -> ObjectId {
         .expect("sha1 hashing of a buffer cannot fail")
 }
 
-/// Path of an index entry as UTF-8-lossy text.
-pub fn entry_path<'a>(state: &'a IndexState, e: &gix::index::Entry) -> &'a BStr {
-    e.path(state)
-}
-
 /// Start `git gc --auto` in the background (SPEC §2.3); a missing git only
 /// skips it with a warning.
 pub fn spawn_maintenance(dir: &Path) -> bool {
@@ -993,14 +988,4 @@ pub fn spawn_maintenance(dir: &Path) -> bool {
         .stderr(std::process::Stdio::null())
         .spawn()
         .is_ok()
-}
-
-/// Make a path component for the index from bytes of a relative path.
-pub fn bstring(bytes: &[u8]) -> BString {
-    bytes.into()
-}
-
-/// Session-dir helper: open the repo of a session dir.
-pub fn open(sd: &SessionDir) -> Result<SessionRepo> {
-    SessionRepo::open(&sd.dir)
 }

@@ -274,11 +274,6 @@ fn write_index(state: &StateDir, index: &Index) -> Result<()> {
     atomic::write_with_mode(&state.index_json(), &bytes, 0o600)
 }
 
-/// Where the journal lives, for messages.
-pub fn journal_path(state: &StateDir) -> PathBuf {
-    state.index_journal()
-}
-
 /// Replace the index with rows rebuilt from every valid session's meta.json.
 pub fn rebuild_index(state: &StateDir, opts: LockOptions) -> Result<usize> {
     let fresh = rebuild(state)?;

@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use gix::bstr::{BStr, ByteSlice};
+use gix::bstr::ByteSlice;
 
 use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
@@ -992,13 +992,6 @@ pub fn maintain_if_due(sd: &SessionDir) -> Result<Option<bool>> {
     snap.turns = 0;
     sd.write_snapshot(&snap)?;
     Ok(Some(started))
-}
-
-/// Is `path` (relative) one of ours that never goes into a commit?
-pub fn is_temp(path: &BStr) -> bool {
-    path.rsplit_str("/")
-        .next()
-        .is_some_and(|n| n.starts_with(TEMP_PREFIX.as_bytes()))
 }
 
 /// The commit that holds node `seq` (by the `Nodes:` trailers) and its turn,
