@@ -6,7 +6,7 @@
 //! session, exclusive. Prints: one commit id per commit made.
 
 use crate::cli::Ctx;
-use crate::error::{IoContext, Result, exit};
+use crate::error::{Result, exit};
 use crate::layout::SessionDir;
 use crate::layout::history::{self, Catalog};
 use crate::layout::schema::{self, Meta};
@@ -214,31 +214,51 @@ fn agent_commit(
     let email = "agent@openprogram.local";
     let now = crate::out::now();
     let sha = if p.hooks {
-        hooked_commit(&repo.root, paths, &name, email, &message)?
+        match hooked_commit(&repo.root, paths, &name, email, &message) {
+            Ok(sha) => Some(sha),
+            Err(why) => {
+                ctx.out.warn(format!(
+                    "no agent commit in project `{}`: {HOOK_REFUSED}: {why}",
+                    p.id
+                ));
+                None
+            }
+        }
     } else {
-        repo.commit_paths(paths, &name, email, &message, now)?
-            .to_string()
+        Some(
+            repo.commit_paths(paths, &name, email, &message, now)?
+                .to_string(),
+        )
     };
-    let record = serde_json::json!({
-        "project_id": p.id, "repo": repo.root, "sha": sha, "session_commit": turn.commit, "paths": paths,
-    });
+    let record = match &sha {
+        Some(sha) => {
+            ctx.out.note(format!(
+                "agent commit {} in project `{}` ({} path(s))",
+                &sha[..7.min(sha.len())],
+                p.id,
+                paths.len()
+            ));
+            serde_json::json!({
+                "project_id": p.id, "repo": repo.root, "sha": sha, "session_commit": turn.commit, "paths": paths,
+            })
+        }
+        None => serde_json::json!({"project_id": p.id, "skipped": HOOK_REFUSED}),
+    };
     ctx.out.record(
         "project_commit",
-        &serde_json::json!({"session": session_id, "project": p.id, "commit": sha, "paths": paths}),
+        &match &sha {
+            Some(sha) => serde_json::json!({"session": session_id, "project": p.id, "commit": sha, "paths": paths}),
+            None => serde_json::json!({"session": session_id, "project": p.id, "skipped": HOOK_REFUSED}),
+        },
     );
-    ctx.out.note(format!(
-        "agent commit {} in project `{}` ({} path(s))",
-        &sha[..7.min(sha.len())],
-        p.id,
-        paths.len()
-    ));
     if let Some(reply) = reply {
         project::stamp(sd, &reply, record)?;
+        let message = match &sha {
+            Some(sha) => format!("record project commit {}", &sha[..7.min(sha.len())]),
+            None => format!("record project commit skipped: {HOOK_REFUSED}"),
+        };
         let opts = CommitOptions {
-            message: Some(format!(
-                "record project commit {}",
-                &sha[..7.min(sha.len())]
-            )),
+            message: Some(message),
             now,
             modified: vec![reply.file.clone()],
             ..Default::default()
@@ -249,6 +269,9 @@ fn agent_commit(
     Ok(())
 }
 
+/// The skip reason when the project's own hooks refuse the agent commit.
+const HOOK_REFUSED: &str = "hook_refused";
+
 /// An agent commit through git itself, so that the project's hooks run
 /// (`project set --hooks true`). The declared paths are staged; others are
 /// left as they are (`commit --only`).
@@ -258,38 +281,49 @@ fn hooked_commit(
     name: &str,
     email: &str,
     message: &str,
-) -> Result<String> {
-    let git = |args: &[&str]| -> Result<String> {
+) -> std::result::Result<String, String> {
+    let git = |args: &[&str]| -> std::result::Result<String, String> {
         let out = std::process::Command::new("git")
             .arg("-C")
             .arg(root)
-            .args([
-                "-c",
-                &format!("user.name={name}"),
-                "-c",
-                &format!("user.email={email}"),
-            ])
             .args(args)
+            .env("GIT_AUTHOR_NAME", name)
+            .env("GIT_AUTHOR_EMAIL", email)
+            .env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email)
             .output()
-            .io("run git in", root)?;
+            .map_err(|e| format!("cannot run git: {e}"))?;
         if !out.status.success() {
-            return Err(crate::error::Error::refused(
-                format!(
-                    "git {} failed in the project: {}",
-                    args[0],
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-                Some("a hook refused the commit, or git is busy; nothing was committed".into()),
+            return Err(format!(
+                "git {} failed: {}",
+                args[0],
+                String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
-    let mut add = vec!["add", "--"];
-    add.extend(paths.iter().map(String::as_str));
-    git(&add)?;
+    // `commit --only` needs new files known to the index; `add -N` records
+    // only their intent, and is undone below if the commit is refused.
+    let mut intent = vec!["add", "-N", "--"];
+    intent.extend(
+        paths
+            .iter()
+            .filter(|p| root.join(p).exists())
+            .map(String::as_str),
+    );
+    if intent.len() > 3 {
+        git(&intent)?;
+    }
     let mut commit = vec!["commit", "--only", "-q", "-m", message, "--"];
     commit.extend(paths.iter().map(String::as_str));
-    git(&commit)?;
+    if let Err(why) = git(&commit) {
+        // Leave the user's index as it was: these paths were clean at the
+        // baseline, so their index entries were HEAD's.
+        let mut reset = vec!["reset", "-q", "--"];
+        reset.extend(paths.iter().map(String::as_str));
+        let _ = git(&reset);
+        return Err(why);
+    }
     git(&["rev-parse", "HEAD"])
 }
 

@@ -348,3 +348,99 @@ fn a_session_is_frozen_to_its_project_after_the_first_turn() {
     env.ok(&["project", "unbind", &pa]);
     assert!(!env.ok(&["project", "list"]).contains(&pa));
 }
+
+/// A hook in the user's repository that leaves a mark outside the tree and
+/// exits with `code`.
+#[cfg(unix)]
+fn install_hook(dir: &Path, name: &str, mark: &Path, code: i32) {
+    use std::os::unix::fs::PermissionsExt;
+    let hook = dir.join(".git/hooks").join(name);
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\necho ran >> '{}'\nexit {code}\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn the_projects_hooks_do_not_run_unless_asked() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    let mark = env.tmp.path().join("hook-ran");
+    install_hook(&dir, "pre-commit", &mark, 1);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    turn(&env, &[]);
+    assert!(
+        !mark.exists(),
+        "a refusing hook would have blocked the commit"
+    );
+    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    assert!(reply_metadata(&env, &pid)["sha"].is_string());
+}
+
+#[cfg(unix)]
+#[test]
+fn with_hooks_on_the_agent_commit_goes_through_them() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.ok(&["project", "set", &pid, "--hooks", "true"]);
+    let mark = env.tmp.path().join("hook-ran");
+    install_hook(&dir, "pre-commit", &mark, 0);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    std::fs::write(dir.join("main.rs"), "fn main() { helper(); }\n").unwrap();
+    std::fs::remove_file(dir.join(".gitignore")).unwrap();
+    turn(&env, &[]);
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
+    assert_eq!(
+        git_out(&env, &dir, &["log", "-1", "--format=%an <%ae>|%cn|%s"]),
+        "agent (model-x via OpenProgram) <agent@openprogram.local>|agent (model-x via OpenProgram)|[agent s1] turn 1: please add the helper\n"
+    );
+    assert_eq!(
+        git_out(&env, &dir, &["show", "--name-status", "--format=", "HEAD"]),
+        "D\t.gitignore\nA\thelper.rs\nM\tmain.rs\n"
+    );
+    assert_eq!(git_out(&env, &dir, &["status", "--porcelain"]), "");
+    assert_eq!(
+        reply_metadata(&env, &pid)["sha"],
+        git_out(&env, &dir, &["rev-parse", "HEAD"]).trim()
+    );
+    assert!(git_out(&env, &session_dir(&env, &pid), &["status", "--porcelain"]).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_refusing_hook_is_a_recorded_skip_and_the_users_index_is_untouched() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.ok(&["project", "set", &pid, "--hooks", "true"]);
+    let mark = env.tmp.path().join("hook-ran");
+    install_hook(&dir, "pre-commit", &mark, 1);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    std::fs::write(dir.join("main.rs"), "fn main() { helper(); }\n").unwrap();
+    let err = turn(&env, &[]);
+    assert!(err.contains("hook_refused"), "{err}");
+    assert!(mark.exists());
+    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "1\n");
+    // The agent's changes stay in the worktree, unstaged, as they were.
+    assert_eq!(
+        git_out(&env, &dir, &["status", "--porcelain"]),
+        " M main.rs\n?? helper.rs\n"
+    );
+    assert_eq!(reply_metadata(&env, &pid)["skipped"], "hook_refused");
+    let sdir = session_dir(&env, &pid);
+    assert!(git_out(&env, &sdir, &["status", "--porcelain"]).is_empty());
+    assert_eq!(
+        git_out(&env, &sdir, &["log", "-1", "--format=%s"]),
+        "record project commit skipped: hook_refused\n"
+    );
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+}
