@@ -309,3 +309,115 @@ fn a_lock_whose_holder_died_never_blocks_and_a_live_one_is_never_broken() {
     env.append("s1", &["--text", "after the holder died", "--no-wait"]);
     assert!(lock.exists(), "lock files are never deleted");
 }
+
+/// A small tmpfs mounted over the state dir, unmounted on drop. `None` where
+/// mounting is not allowed (not root, no tmpfs): the caller skips, saying so.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(at: &std::path::Path, size: &str) -> Option<SmallDisk> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallDisk(at.to_path_buf()))
+    }
+
+    /// Fill what is left with one file; returns its path.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let p = self.0.join("filler");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .unwrap();
+        for chunk in [65536, 4096, 512, 1] {
+            while f.write_all(&vec![0u8; chunk]).is_ok() {}
+        }
+        p
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+fn no_temp_files(env: &TestEnv, what: &str) {
+    for e in walkdir::WalkDir::new(env.state())
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        let name = e.file_name().to_string_lossy();
+        assert!(
+            !name.starts_with(".gs-tmp") && !name.ends_with(".tmp"),
+            "{what}: {} left behind",
+            e.path().display()
+        );
+    }
+}
+
+#[test]
+fn a_full_disk_fails_cleanly_and_the_next_run_after_freeing_space_completes() {
+    let env = TestEnv::new();
+    let Some(disk) = SmallDisk::mount(&env.state(), "1m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "first"]);
+    env.ok(&["commit-turn", "s1"]);
+    let head = env.git("s1", &["rev-parse", "HEAD"]);
+
+    // append on a full disk: refused with the OS's reason, nothing written.
+    let filler = disk.fill();
+    let before = {
+        let mut s = crate::env::tree_bytes(&env.state());
+        s.0.remove(std::path::Path::new("filler"));
+        s
+    };
+    let out = env.run(&["append", "s1", "--text", &"x".repeat(20_000)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("free some disk space"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    no_temp_files(&env, "append");
+    let mut after = crate::env::tree_bytes(&env.state());
+    after.0.remove(std::path::Path::new("filler"));
+    assert_eq!(before, after, "a refused append changes nothing");
+
+    // commit-turn on a full disk: fails, the ref does not move, the repo
+    // stays sound, and the node waits for the next commit.
+    std::fs::remove_file(&filler).unwrap();
+    env.append("s1", &["--text", &"y".repeat(20_000)]);
+    let filler = disk.fill();
+    let out = env.run(&["commit-turn", "s1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "commit-turn on a full disk: {err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]), head);
+    no_temp_files(&env, "commit-turn");
+
+    std::fs::remove_file(&filler).unwrap();
+    env.ok(&["verify", "--fix", "s1"]);
+    let fsck = env.git_in(&env.session_dir("s1"), &["fsck", "--strict"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    assert_eq!(env.git("s1", &["status", "--porcelain"]), "");
+    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "3\n");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    drop(disk);
+}
