@@ -24,22 +24,7 @@ import sys
 import tempfile
 import time
 
-ENV = dict(os.environ)
-ENV.update({
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "OpenProgram",
-    "GIT_AUTHOR_EMAIL": "openprogram@local",
-    "GIT_COMMITTER_NAME": "OpenProgram",
-    "GIT_COMMITTER_EMAIL": "openprogram@local",
-    "GIT_SESSION_FSYNC": "0",
-})
-
-
-def node(seq, nid, role, caller, pred, text, t):
-    return {"id": nid, "created_at": t, "seq": seq, "role": role,
-            "name": {"user": "", "llm": "m1", "code": "read"}[role], "input": None,
-            "output": text, "caller": caller, "predecessor": pred, "reads": [], "metadata": {}}
+from common import ENV, node, write_nodes
 
 
 def turn_nodes(k, seq, pred, t0):
@@ -47,13 +32,6 @@ def turn_nodes(k, seq, pred, t0):
     a = node(seq + 1, f"a{k}", "llm", "", f"u{k}", f"answer {k} " + "dolor sit " * 60, t0 + 10 * k + 3)
     c = node(seq + 2, f"t{k}", "code", f"a{k}", None, "tool output " * 30, t0 + 10 * k + 5)
     return [u, a, c]
-
-
-def write_nodes(hist, nodes):
-    for n in nodes:
-        letter = {"user": "u", "llm": "a", "code": "t"}[n["role"]]
-        with open(os.path.join(hist, f"{n['seq']:06d}-{letter}-{n['id']}.json"), "w") as f:
-            f.write(json.dumps(n, separators=(",", ":")))
 
 
 def make_state(root, sessions, turns):

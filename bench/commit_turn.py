@@ -21,28 +21,7 @@ import sys
 import tempfile
 import time
 
-ENV = dict(os.environ)
-ENV.update({
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "OpenProgram",
-    "GIT_AUTHOR_EMAIL": "openprogram@local",
-    "GIT_COMMITTER_NAME": "OpenProgram",
-    "GIT_COMMITTER_EMAIL": "openprogram@local",
-})
-DEVNULL = os.open(os.devnull, os.O_RDWR)
-
-
-def spawn(argv, cwd=None, env=ENV):
-    """Run a process with minimal driver overhead; returns (seconds, exit code)."""
-    t = time.perf_counter()
-    pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
-        (os.POSIX_SPAWN_DUP2, DEVNULL, 0),
-        (os.POSIX_SPAWN_DUP2, DEVNULL, 1),
-        (os.POSIX_SPAWN_DUP2, DEVNULL, 2),
-    ] + ([] if cwd is None else []))
-    _, status = os.waitpid(pid, 0)
-    return time.perf_counter() - t, os.waitstatus_to_exitcode(status)
+from common import ENV, isolated_env, node, spawn, write_nodes
 
 
 def run(argv, cwd=None):
@@ -59,20 +38,6 @@ def text(rng, lo=1000, hi=4000):
         out.append(w)
         size += len(w) + 1
     return " ".join(out)[:n]
-
-
-def node(seq, nid, role, caller, pred, output, t):
-    return {"id": nid, "created_at": t, "seq": seq, "role": role,
-            "name": {"user": "", "llm": "m1", "code": "read"}[role], "input": None,
-            "output": output, "caller": caller, "predecessor": pred, "reads": [],
-            "metadata": {}}
-
-
-def write_history(hist, nodes):
-    for n in nodes:
-        letter = {"user": "u", "llm": "a", "code": "t"}[n["role"]]
-        with open(os.path.join(hist, f"{n['seq']:06d}-{letter}-{n['id']}.json"), "w") as f:
-            f.write(json.dumps(n, separators=(",", ":")))
 
 
 def turn_nodes(rng, first_seq, k, pred):
@@ -97,7 +62,7 @@ def make_fixture(binary, root, size, rng):
         ts = turn_nodes(rng, len(nodes) + 1, k, pred)
         pred = ts[1]["id"]
         nodes.extend(ts)
-    write_history(hist, nodes)
+    write_nodes(hist, nodes)
     meta_path = os.path.join(sdir, "meta.json")
     meta = json.load(open(meta_path))
     meta["head_id"] = pred
@@ -129,8 +94,7 @@ def make_fixture(binary, root, size, rng):
 
 def bench_size(binary, root, size, turns, rng, fsync):
     state, sid, sdir, plain, n, pred = make_fixture(binary, root, size, rng)
-    env = dict(ENV)
-    env["GIT_SESSION_FSYNC"] = "1" if fsync else "0"
+    env = isolated_env(fsync)
     gs = [binary, "--state-dir", state]
     appends, commits, gs_turns, git_turns = [], [], [], []
     seq = n + 1
@@ -153,7 +117,7 @@ def bench_size(binary, root, size, turns, rng, fsync):
         gs_turns.append(t_turn + dt)
         # (b) the Python store's way: write files, git add -A, git commit
         t0 = time.perf_counter()
-        write_history(os.path.join(plain, "history"), ts)
+        write_nodes(os.path.join(plain, "history"), ts)
         with open(os.path.join(plain, "meta.json"), "w") as f:
             f.write(json.dumps({"id": sid, "updated_at": time.time(), "head_id": ts[1]["id"]}))
         w = time.perf_counter() - t0

@@ -18,19 +18,14 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
-ENV = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", GIT_SESSION_FSYNC="0")
-DEVNULL = os.open(os.devnull, os.O_RDWR)
+from common import spawn as spawn_timed
 
 
 def spawn(argv):
-    t = time.perf_counter()
-    pid = os.posix_spawnp(argv[0], argv, ENV, file_actions=[
-        (os.POSIX_SPAWN_DUP2, DEVNULL, 0), (os.POSIX_SPAWN_DUP2, DEVNULL, 1), (os.POSIX_SPAWN_DUP2, DEVNULL, 2)])
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, argv
-    return time.perf_counter() - t
+    dt, rc = spawn_timed(argv)
+    assert rc == 0, argv
+    return dt
 
 
 def main():

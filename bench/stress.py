@@ -28,7 +28,9 @@ import tempfile
 import threading
 import time
 
-ENV = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", GIT_SESSION_FSYNC="1")
+from common import isolated_env
+
+ENV = isolated_env(fsync=True)
 
 
 def main():

@@ -125,6 +125,30 @@ impl TestEnv {
         c.current_dir(dir).args(args).output().expect("run git")
     }
 
+    /// Real git in `dir`; requires success, returns stdout.
+    pub fn git_ok(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_in(dir, args);
+        assert!(
+            out.status.success(),
+            "git {args:?} in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 git output")
+    }
+
+    /// A session repo as the Python store made it (reference §3.3): branch
+    /// `main`, its identity, an empty `session init` commit.
+    pub fn python_repo(&self, dir: &Path) {
+        self.git_ok(dir, &["init", "--quiet", "--initial-branch=main"]);
+        self.git_ok(dir, &["config", "user.email", "openprogram@local"]);
+        self.git_ok(dir, &["config", "user.name", "OpenProgram"]);
+        self.git_ok(
+            dir,
+            &["commit", "--allow-empty", "-m", "session init", "--quiet"],
+        );
+    }
+
     /// Real git in a session repo; requires success, returns stdout.
     pub fn git(&self, session: &str, args: &[&str]) -> String {
         let out = self.git_in(&self.session_dir(session), args);
@@ -209,4 +233,15 @@ impl std::fmt::Debug for Snapshot {
             )
             .finish()
     }
+}
+
+/// Backdate a file's mtime by `secs` (stale-lock tests).
+pub fn age(path: &Path, secs: u64) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
 }

@@ -270,13 +270,7 @@ fn a_ref_lock_left_by_a_killed_commit_does_not_block_the_next_one() {
     let env = session_with_a_turn();
     let lock = env.session_dir("s1").join(".git/refs/heads/main.lock");
     std::fs::write(&lock, "0000000000000000000000000000000000000000\n").unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
-    std::fs::File::options()
-        .write(true)
-        .open(&lock)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    crate::env::age(&lock, 5);
     env.turn("s1", "two", &[]);
     assert!(!lock.exists());
     env.assert_clean("s1");

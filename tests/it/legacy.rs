@@ -24,18 +24,7 @@ pub fn python_session(env: &TestEnv, id: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(dir.join("history")).unwrap();
     std::fs::create_dir_all(dir.join("workdir")).unwrap();
     std::fs::write(dir.join("workdir/.gitkeep"), b"").unwrap();
-    let git = |args: &[&str]| {
-        let out = env.git_in(&dir, args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["init", "--quiet", "--initial-branch=main"]);
-    git(&["config", "user.email", "openprogram@local"]);
-    git(&["config", "user.name", "OpenProgram"]);
-    git(&["commit", "--allow-empty", "-m", "session init", "--quiet"]);
+    env.python_repo(&dir);
     std::fs::write(
         dir.join("meta.json"),
         format!(r#"{{"id": "{id}", "agent_id": "main", "title": "Hello", "source": "web", "created_at": 1796017556.44, "updated_at": 1796017556.5, "project_id": "default", "head_id": "u2_reply"}}"#),
@@ -69,8 +58,8 @@ pub fn python_session(env: &TestEnv, id: &str) -> std::path::PathBuf {
         "u1_reply_t_x",
         serde_json::json!({"role": "code", "name": "read", "caller": "u1_reply", "predecessor": null, "output": "file"}),
     );
-    git(&["add", "-A"]);
-    git(&["commit", "-m", "turn: hello world", "--quiet"]);
+    env.git_ok(&dir, &["add", "-A"]);
+    env.git_ok(&dir, &["commit", "-m", "turn: hello world", "--quiet"]);
     // Uncommitted: the second turn.
     node(
         &dir,

@@ -13,23 +13,12 @@ fn legacy(env: &TestEnv) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(src.join("file_backups/t1")).unwrap();
     std::fs::write(src.join("file_backups/t1/main.rs"), "fn main() {}").unwrap();
     std::fs::write(project.join(".openprogram/.gitignore"), "*\n").unwrap();
-    let git = |args: &[&str]| {
-        let out = env.git_in(&src, args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["init", "--quiet", "--initial-branch=main"]);
-    git(&["config", "user.email", "openprogram@local"]);
-    git(&["config", "user.name", "OpenProgram"]);
-    git(&["commit", "--allow-empty", "-m", "session init", "--quiet"]);
+    env.python_repo(&src);
     std::fs::write(src.join("meta.json"), r#"{"id": "p1", "title": "Legacy", "created_at": 1796017556.0, "updated_at": 1796017600.0, "project_id": "proj_2027fdfd", "head_id": "u1_reply"}"#).unwrap();
     std::fs::write(src.join("history/0001-u-u1.json"), r#"{"id": "u1", "created_at": 1796017556.0, "seq": 1, "role": "user", "caller": "ROOT", "predecessor": "ROOT", "output": "legacy question"}"#).unwrap();
     std::fs::write(src.join("history/0002-l-u1_reply.json"), r#"{"id": "u1_reply", "created_at": 1796017560.0, "seq": 2, "role": "llm", "name": "m1", "caller": "", "predecessor": "u1", "output": "legacy answer"}"#).unwrap();
-    git(&["add", "-A"]);
-    git(&["commit", "-m", "turn: legacy question", "--quiet"]);
+    env.git_ok(&src, &["add", "-A"]);
+    env.git_ok(&src, &["commit", "-m", "turn: legacy question", "--quiet"]);
     std::fs::create_dir_all(env.state().join("sessions")).unwrap();
     std::fs::create_dir_all(env.state().join("projects")).unwrap();
     std::fs::write(

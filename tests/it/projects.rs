@@ -10,12 +10,7 @@ fn user_repo(env: &TestEnv) -> PathBuf {
     let dir = env.tmp.path().join("work");
     std::fs::create_dir_all(&dir).unwrap();
     let git = |args: &[&str]| {
-        let out = env.git_in(&dir, args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        env.git_ok(&dir, args);
     };
     git(&["init", "-q", "-b", "main"]);
     git(&["config", "user.name", "User"]);
@@ -25,16 +20,6 @@ fn user_repo(env: &TestEnv) -> PathBuf {
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "user's first commit"]);
     dir
-}
-
-fn git_out(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = env.git_in(dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A session bound to an auto-commit project, its turn begun.
@@ -109,33 +94,33 @@ fn a_clean_tree_gets_one_agent_commit_with_exactly_the_agents_files() {
     std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
     std::fs::write(dir.join("main.rs"), "fn main() { helper(); }\n").unwrap();
     turn(&env, &[]);
-    let log = git_out(&env, &dir, &["log", "--format=%an <%ae>|%cn <%ce>|%s"]);
+    let log = env.git_ok(&dir, &["log", "--format=%an <%ae>|%cn <%ce>|%s"]);
     assert_eq!(
         log,
         "agent (model-x via OpenProgram) <agent@openprogram.local>|agent (model-x via OpenProgram) <agent@openprogram.local>|[agent s1] turn 1: please add the helper\nUser <user@example.com>|User <user@example.com>|user's first commit\n"
     );
-    let files = git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD"]);
+    let files = env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(files, "helper.rs\nmain.rs\n");
-    let body = git_out(&env, &dir, &["log", "-1", "--format=%B"]);
-    let session_commit = git_out(&env, &session_dir(&env, &pid), &["rev-parse", "HEAD~1"]);
+    let body = env.git_ok(&dir, &["log", "-1", "--format=%B"]);
+    let session_commit = env.git_ok(&session_dir(&env, &pid), &["rev-parse", "HEAD~1"]);
     assert!(
         body.contains("\nSession: s1\n")
             && body.contains(&format!("Session-Commit: {}", session_commit.trim())),
         "{body}"
     );
     assert_eq!(
-        git_out(&env, &dir, &["status", "--porcelain", "--ignored"]),
+        env.git_ok(&dir, &["status", "--porcelain", "--ignored"]),
         "!! notes.log\n",
         "the ignored file is untouched"
     );
     assert!(env.git_in(&dir, &["fsck", "--strict"]).status.success());
     // The assistant node records the commit, and the session repo is clean.
     let rec = reply_metadata(&env, &pid);
-    assert_eq!(
-        rec["sha"],
-        git_out(&env, &dir, &["rev-parse", "HEAD"]).trim()
+    assert_eq!(rec["sha"], env.git_ok(&dir, &["rev-parse", "HEAD"]).trim());
+    assert!(
+        env.git_ok(&session_dir(&env, &pid), &["status", "--porcelain"])
+            .is_empty()
     );
-    assert!(git_out(&env, &session_dir(&env, &pid), &["status", "--porcelain"]).is_empty());
     assert_eq!(env.ok(&["verify", "--all"]), "");
     let plog = env.ok(&["project", "log", &pid, "--json"]);
     let row: serde_json::Value = serde_json::from_str(plog.lines().next().unwrap()).unwrap();
@@ -155,7 +140,7 @@ fn a_dirty_tree_at_the_start_means_no_commit_and_the_users_work_untouched() {
     let err = turn(&env, &[]);
     assert!(err.contains("dirty_tree"), "{err}");
     assert_eq!(
-        git_out(&env, &dir, &["rev-list", "--count", "HEAD"]),
+        env.git_ok(&dir, &["rev-list", "--count", "HEAD"]),
         "1\n",
         "no agent commit"
     );
@@ -164,12 +149,12 @@ fn a_dirty_tree_at_the_start_means_no_commit_and_the_users_work_untouched() {
         "fn main() { /* user's edit */ }\n"
     );
     assert_eq!(
-        git_out(&env, &dir, &["diff", "--cached", "--name-only"]),
+        env.git_ok(&dir, &["diff", "--cached", "--name-only"]),
         "",
         "nothing staged"
     );
     assert_eq!(
-        git_out(&env, &dir, &["status", "--porcelain"]),
+        env.git_ok(&dir, &["status", "--porcelain"]),
         " M main.rs\n?? helper.rs\n?? scratch.txt\n"
     );
     assert_eq!(reply_metadata(&env, &pid)["skipped"], "dirty_tree");
@@ -188,23 +173,20 @@ fn declared_paths_commit_only_the_agents_files() {
     let helper = dir.join("helper.rs");
     turn(&env, &["--project-paths", helper.to_str().unwrap()]);
     assert_eq!(
-        git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD"]),
+        env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]),
         "helper.rs\n"
     );
     assert_eq!(
-        git_out(&env, &dir, &["status", "--porcelain"]),
+        env.git_ok(&dir, &["status", "--porcelain"]),
         " M main.rs\n?? user-draft.md\n",
         "the user's work is as they left it"
     );
-    assert_eq!(
-        git_out(&env, &dir, &["diff", "--cached", "--name-only"]),
-        ""
-    );
+    assert_eq!(env.git_ok(&dir, &["diff", "--cached", "--name-only"]), "");
     // A declared path that was dirty at the start: refused.
     env.ok(&["begin-turn", "s1"]);
     let err = turn(&env, &["--project-paths", "main.rs"]);
     assert!(err.contains("dirty_tree"), "{err}");
-    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "2\n");
     let _ = pid;
     env.fails(&["commit-turn", "s1", "--project-paths", "../outside"], 2);
 }
@@ -220,18 +202,18 @@ fn a_directory_without_a_repository_gets_one_with_a_baseline() {
     std::fs::write(dir.join("new.txt"), "by the agent").unwrap();
     turn(&env, &[]);
     assert_eq!(
-        git_out(&env, &dir, &["log", "--format=%s"]),
+        env.git_ok(&dir, &["log", "--format=%s"]),
         "[agent s1] turn 1: please add the helper\nopenprogram: baseline (pre-existing files)\n"
     );
     assert_eq!(
-        git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD"]),
+        env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]),
         "new.txt\n"
     );
     assert_eq!(
-        git_out(&env, &dir, &["show", "--name-only", "--format=", "HEAD~1"]),
+        env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD~1"]),
         "existing.txt\n"
     );
-    assert_eq!(git_out(&env, &dir, &["status", "--porcelain"]), "");
+    assert_eq!(env.git_ok(&dir, &["status", "--porcelain"]), "");
     let _ = pid;
 }
 
@@ -248,11 +230,11 @@ fn skip_reasons_are_recorded() {
     assert!(turn(&env, &[]).contains("no_changes"));
     // Detached HEAD.
     env.ok(&["begin-turn", "s1"]);
-    git_out(&env, &dir, &["checkout", "-q", "--detach"]);
+    env.git_ok(&dir, &["checkout", "-q", "--detach"]);
     std::fs::write(dir.join("x.rs"), "").unwrap();
     assert!(turn(&env, &[]).contains("detached_head"));
     assert_eq!(reply_metadata(&env, &pid)["skipped"], "detached_head");
-    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "1\n");
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "1\n");
 }
 
 #[test]
@@ -379,7 +361,7 @@ fn the_projects_hooks_do_not_run_unless_asked() {
         !mark.exists(),
         "a refusing hook would have blocked the commit"
     );
-    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "2\n");
     assert!(reply_metadata(&env, &pid)["sha"].is_string());
 }
 
@@ -399,19 +381,22 @@ fn with_hooks_on_the_agent_commit_goes_through_them() {
     turn(&env, &[]);
     assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
     assert_eq!(
-        git_out(&env, &dir, &["log", "-1", "--format=%an <%ae>|%cn|%s"]),
+        env.git_ok(&dir, &["log", "-1", "--format=%an <%ae>|%cn|%s"]),
         "agent (model-x via OpenProgram) <agent@openprogram.local>|agent (model-x via OpenProgram)|[agent s1] turn 1: please add the helper\n"
     );
     assert_eq!(
-        git_out(&env, &dir, &["show", "--name-status", "--format=", "HEAD"]),
+        env.git_ok(&dir, &["show", "--name-status", "--format=", "HEAD"]),
         "D\t.gitignore\nA\thelper.rs\nM\tmain.rs\n"
     );
-    assert_eq!(git_out(&env, &dir, &["status", "--porcelain"]), "");
+    assert_eq!(env.git_ok(&dir, &["status", "--porcelain"]), "");
     assert_eq!(
         reply_metadata(&env, &pid)["sha"],
-        git_out(&env, &dir, &["rev-parse", "HEAD"]).trim()
+        env.git_ok(&dir, &["rev-parse", "HEAD"]).trim()
     );
-    assert!(git_out(&env, &session_dir(&env, &pid), &["status", "--porcelain"]).is_empty());
+    assert!(
+        env.git_ok(&session_dir(&env, &pid), &["status", "--porcelain"])
+            .is_empty()
+    );
 }
 
 #[cfg(unix)]
@@ -429,17 +414,17 @@ fn a_refusing_hook_is_a_recorded_skip_and_the_users_index_is_untouched() {
     let err = turn(&env, &[]);
     assert!(err.contains("hook_refused"), "{err}");
     assert!(mark.exists());
-    assert_eq!(git_out(&env, &dir, &["rev-list", "--count", "HEAD"]), "1\n");
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "1\n");
     // The agent's changes stay in the worktree, unstaged, as they were.
     assert_eq!(
-        git_out(&env, &dir, &["status", "--porcelain"]),
+        env.git_ok(&dir, &["status", "--porcelain"]),
         " M main.rs\n?? helper.rs\n"
     );
     assert_eq!(reply_metadata(&env, &pid)["skipped"], "hook_refused");
     let sdir = session_dir(&env, &pid);
-    assert!(git_out(&env, &sdir, &["status", "--porcelain"]).is_empty());
+    assert!(env.git_ok(&sdir, &["status", "--porcelain"]).is_empty());
     assert_eq!(
-        git_out(&env, &sdir, &["log", "-1", "--format=%s"]),
+        env.git_ok(&sdir, &["log", "-1", "--format=%s"]),
         "record project commit skipped: hook_refused\n"
     );
     assert_eq!(env.ok(&["verify", "--all"]), "");

@@ -253,13 +253,7 @@ fn each_corruption_is_its_own_finding() {
     std::fs::remove_file(dir.join(".gs-tmp-meta.json.abc")).unwrap();
     let lock = dir.join(".git/index.lock");
     std::fs::write(&lock, b"").unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
-    std::fs::File::options()
-        .write(true)
-        .open(&lock)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    crate::env::age(&lock, 600);
     check("git lock", "stale_git_lock");
     std::fs::remove_file(&lock).unwrap();
     // A trailer that lies about the turn.

@@ -1,0 +1,54 @@
+"""What the bench scripts share: an isolated environment, a low-overhead
+process timer, and session node files as the Python store writes them."""
+
+import json
+import os
+import time
+
+
+def isolated_env(fsync=False):
+    """The caller's environment with git's user config shut out and a fixed
+    identity, so both sides of a comparison do the same work."""
+    env = dict(os.environ)
+    env.update({
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "OpenProgram",
+        "GIT_AUTHOR_EMAIL": "openprogram@local",
+        "GIT_COMMITTER_NAME": "OpenProgram",
+        "GIT_COMMITTER_EMAIL": "openprogram@local",
+        "GIT_SESSION_FSYNC": "1" if fsync else "0",
+    })
+    return env
+
+
+ENV = isolated_env()
+DEVNULL = os.open(os.devnull, os.O_RDWR)
+
+
+def spawn(argv, env=ENV):
+    """Run a process with minimal driver overhead; returns (seconds, exit code)."""
+    t = time.perf_counter()
+    pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 0),
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 1),
+        (os.POSIX_SPAWN_DUP2, DEVNULL, 2),
+    ])
+    _, status = os.waitpid(pid, 0)
+    return time.perf_counter() - t, os.waitstatus_to_exitcode(status)
+
+
+def node(seq, nid, role, caller, pred, output, t):
+    """One history node (reference §3.1)."""
+    return {"id": nid, "created_at": t, "seq": seq, "role": role,
+            "name": {"user": "", "llm": "m1", "code": "read"}[role], "input": None,
+            "output": output, "caller": caller, "predecessor": pred, "reads": [],
+            "metadata": {}}
+
+
+def write_nodes(hist, nodes):
+    """Node files named `<seq:06>-<letter>-<id>.json`, compact JSON."""
+    for n in nodes:
+        letter = {"user": "u", "llm": "a", "code": "t"}[n["role"]]
+        with open(os.path.join(hist, f"{n['seq']:06d}-{letter}-{n['id']}.json"), "w") as f:
+            f.write(json.dumps(n, separators=(",", ":")))
