@@ -115,15 +115,22 @@ impl Catalog {
             return None;
         }
         let text = String::from_utf8(bytes).ok()?;
-        // Foreign lines start with a tab (no id).
+        // Foreign lines start with a tab (no id). Usually there are none,
+        // and the text is the catalog as it is (no copy of a large session's
+        // lines on every append).
         let mut foreign = Vec::new();
-        let mut nodes = String::with_capacity(text.len());
-        for line in text.split_inclusive('\n') {
-            match line.strip_prefix('\t') {
-                Some(f) => foreign.push(f.trim_end_matches('\n').to_string()),
-                None => nodes.push_str(line),
+        let nodes = if text.contains("\n\t") {
+            let mut nodes = String::with_capacity(text.len());
+            for line in text.split_inclusive('\n') {
+                match line.strip_prefix('\t') {
+                    Some(f) => foreign.push(f.trim_end_matches('\n').to_string()),
+                    None => nodes.push_str(line),
+                }
             }
-        }
+            nodes
+        } else {
+            text
+        };
         Some(Catalog {
             text: nodes,
             foreign,
@@ -384,5 +391,30 @@ mod tests {
             c.entries().map(|e| e.seq).collect::<Vec<_>>(),
             [1, 2, 3, 10]
         );
+    }
+
+    #[test]
+    fn the_cache_reads_back_what_the_directory_holds() {
+        for foreign in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let sd = SessionDir::new(dir.path().to_path_buf());
+            std::fs::create_dir_all(sd.private_dir()).unwrap();
+            let h = sd.history();
+            std::fs::create_dir(&h).unwrap();
+            for f in ["000001-u-u1.json", "000002-a-a1.json"] {
+                std::fs::write(h.join(f), "{}").unwrap();
+            }
+            if foreign {
+                std::fs::write(h.join("notes.txt"), "").unwrap();
+            }
+            let listed = Catalog::load(&sd).unwrap();
+            assert!(sd.catalog_file().is_file());
+            let cached = Catalog::from_cache(&sd, &h).expect("the cache is current");
+            assert_eq!(cached.text, listed.text);
+            assert_eq!(cached.foreign, listed.foreign);
+            assert_eq!(cached.foreign.is_empty(), !foreign);
+            assert_eq!(cached.get("a1").unwrap().seq, 2);
+            assert_eq!(cached.len(), 2);
+        }
     }
 }
