@@ -10,6 +10,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::git::SessionRepo;
 use crate::layout::history::{self, Catalog};
 use crate::layout::lock::{self, LockOptions};
+use crate::layout::paths::is_session_dir;
 use crate::layout::schema::Meta;
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
 use crate::mirror::{self, CommitOptions, Made};
@@ -37,22 +38,15 @@ pub fn all_targets(state: &StateDir) -> Result<Vec<Target>> {
             }
             let p = de.path();
             let is_dir = de.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir && (p.join("meta.json").is_file() || p.join("history").is_dir()) {
+            if is_dir && is_session_dir(&p) {
                 found.entry(name).or_insert(p);
             }
         }
     };
-    scan(state.sessions());
-    if let Ok(rd) = std::fs::read_dir(state.sessions().join("projects")) {
-        for de in rd.flatten() {
-            scan(de.path());
-        }
-    }
+    state.session_parents().into_iter().for_each(&mut scan);
     for (id, path) in registry::read_locations(state)? {
         let p = PathBuf::from(path);
-        if ids::session_id(&id).is_ok()
-            && (p.join("meta.json").is_file() || p.join("history").is_dir())
-        {
+        if ids::session_id(&id).is_ok() && is_session_dir(&p) {
             found.entry(id).or_insert(p);
         }
     }

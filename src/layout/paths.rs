@@ -101,6 +101,19 @@ impl StateDir {
         Ok(())
     }
 
+    /// The directories that hold session directories: `sessions/` itself,
+    /// then each project's `sessions/projects/<project>/`, in name order.
+    pub fn session_parents(&self) -> Vec<PathBuf> {
+        let mut projects: Vec<PathBuf> = std::fs::read_dir(self.sessions().join("projects"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        projects.sort();
+        std::iter::once(self.sessions()).chain(projects).collect()
+    }
+
     /// Find the repo of session `id`: the default place, a bound project's
     /// place, then `locations.json` (legacy in-project repos).
     pub fn find_session(&self, id: &str) -> Result<SessionDir> {
@@ -109,17 +122,14 @@ impl StateDir {
         if is_session_dir(&candidate) {
             return SessionDir::checked(candidate);
         }
-        let projects = self.sessions().join("projects");
-        if let Ok(rd) = std::fs::read_dir(&projects) {
-            let mut found: Vec<PathBuf> = rd
-                .filter_map(|e| e.ok())
-                .map(|e| e.path().join(id))
-                .filter(|p| is_session_dir(p))
-                .collect();
-            found.sort();
-            if let Some(p) = found.into_iter().next() {
-                return SessionDir::checked(p);
-            }
+        if let Some(p) = self
+            .session_parents()
+            .into_iter()
+            .skip(1)
+            .map(|parent| parent.join(id))
+            .find(|p| is_session_dir(p))
+        {
+            return SessionDir::checked(p);
         }
         if let Some(p) = super::registry::read_locations(self)?.get(id) {
             let p = PathBuf::from(p);
@@ -134,7 +144,9 @@ impl StateDir {
     }
 }
 
-fn is_session_dir(p: &Path) -> bool {
+/// A session directory: it has a `meta.json` or a `history/` (a session the
+/// Python store never gave a repository still counts).
+pub fn is_session_dir(p: &Path) -> bool {
     p.join("meta.json").is_file() || p.join("history").is_dir()
 }
 

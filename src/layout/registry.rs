@@ -205,12 +205,7 @@ pub fn discover(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
             }
         }
     };
-    scan(state.sessions());
-    if let Ok(rd) = std::fs::read_dir(state.sessions().join("projects")) {
-        for de in rd.flatten() {
-            scan(de.path());
-        }
-    }
+    state.session_parents().into_iter().for_each(&mut scan);
     for (id, path) in read_locations(state)? {
         let path = PathBuf::from(path);
         if path.join("meta.json").is_file() {

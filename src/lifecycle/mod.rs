@@ -232,14 +232,7 @@ pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<BTreeMap<String
             }
         }
     };
-    scan(state.sessions());
-    for p in std::fs::read_dir(state.sessions().join("projects"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        scan(p.path());
-    }
+    state.session_parents().into_iter().for_each(&mut scan);
     crate::out::trace("list: directories scanned");
     for (id, path) in missing {
         let sd = SessionDir::new(path);

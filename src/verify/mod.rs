@@ -832,14 +832,7 @@ pub fn check_state(
             }
         }
     };
-    scan(state.sessions());
-    for p in std::fs::read_dir(state.sessions().join("projects"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        scan(p.path());
-    }
+    state.session_parents().into_iter().for_each(&mut scan);
     if let Ok(j) = crate::migrate::read_journal(state)
         && !j.sessions.is_empty()
     {
