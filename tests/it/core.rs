@@ -691,13 +691,7 @@ fn large_history_trees_go_through_the_writer_thread() {
     );
     // A crash after the commit objects, before their sync, then a new turn.
     env.append("s1", &["--text", "after"]);
-    let out = env
-        .cmd()
-        .env("GIT_SESSION_CRASH_AT", "commit-before-sync")
-        .args(["commit-turn", "s1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), None);
+    env.crash_at("commit-before-sync", &["commit-turn", "s1"]);
     env.turn("s1", "again", &[]);
     env.assert_clean("s1");
     assert_eq!(

@@ -6,28 +6,13 @@ use std::time::Duration;
 
 use crate::env::TestEnv;
 
-fn crash(env: &TestEnv, at: &str, args: &[&str]) {
-    let out = env
-        .cmd()
-        .env("GIT_SESSION_CRASH_AT", at)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(!out.status.success(), "expected a crash at {at}");
-    assert_eq!(out.status.code(), None, "killed by a signal at {at}");
-}
-
 #[test]
 fn a_node_orphaned_between_append_and_commit_is_committed_next_time() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
     env.turn("s1", "one", &[]);
     // The process dies after the node file is published, before meta.json.
-    crash(
-        &env,
-        "append-after-node",
-        &["append", "s1", "--text", "two"],
-    );
+    env.crash_at("append-after-node", &["append", "s1", "--text", "two"]);
     assert_eq!(env.history_files("s1").len(), 3);
     env.append("s1", &["--role", "assistant", "--text", "answer two"]);
     env.ok(&["commit-turn", "s1"]);
@@ -46,7 +31,7 @@ fn a_crash_before_the_rename_leaves_the_old_file_and_a_temp_file() {
     env.ok(&["init", "s1"]);
     env.turn("s1", "one", &[]);
     let meta_before = std::fs::read(env.session_dir("s1").join("meta.json")).unwrap();
-    crash(&env, "before-rename", &["append", "s1", "--text", "two"]);
+    env.crash_at("before-rename", &["append", "s1", "--text", "two"]);
     // The node's temp file never became a node; meta.json is untouched.
     assert_eq!(
         env.history_files("s1")
@@ -81,7 +66,7 @@ fn every_crash_point_of_commit_turn_is_recovered() {
         env.append("s1", &["--role", "assistant", "--text", "answer"]);
         // `--status done` makes commit-turn rewrite meta.json, so the atomic
         // write's crash points are on its path too.
-        crash(&env, at, &["commit-turn", "s1", "--status", "done"]);
+        env.crash_at(at, &["commit-turn", "s1", "--status", "done"]);
         // Whatever state the crash left, the next commit-turn completes the turn exactly once.
         let out = env.run(&["commit-turn", "s1", "--status", "done"]);
         assert!(

@@ -125,6 +125,23 @@ impl TestEnv {
         c.current_dir(dir).args(args).output().expect("run git")
     }
 
+    /// Run with `GIT_SESSION_CRASH_AT=at` and require the process to die
+    /// there (killed by its own signal, no exit code).
+    pub fn crash_at(&self, at: &str, args: &[&str]) {
+        let out = self
+            .cmd()
+            .env("GIT_SESSION_CRASH_AT", at)
+            .args(args)
+            .output()
+            .expect("run git-session");
+        assert_eq!(
+            out.status.code(),
+            None,
+            "{args:?} did not reach crash point {at}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Real git in `dir`; requires success, returns stdout.
     pub fn git_ok(&self, dir: &Path, args: &[&str]) -> String {
         let out = self.git_in(dir, args);

@@ -30,18 +30,7 @@ fn nothing_torn(env: &TestEnv, what: &str) {
 }
 
 fn crash_then_repair(env: &TestEnv, at: &str, args: &[&str]) {
-    let out = env
-        .cmd()
-        .env("GIT_SESSION_CRASH_AT", at)
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        None,
-        "{args:?} did not reach crash point {at}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.crash_at(at, args);
     let what = format!("{args:?} crashed at {at}");
     nothing_torn(env, &what);
     env.ok(&["recover", "--older-than", "1000d"]);
@@ -219,13 +208,7 @@ fn a_crash_before_the_index_then_a_checkout_commits_nothing_twice() {
     let env = session_with_a_turn();
     env.turn("s1", "two", &[]);
     env.append("s1", &["--text", "three"]);
-    let out = env
-        .cmd()
-        .env("GIT_SESSION_CRASH_AT", "commit-before-index")
-        .args(["commit-turn", "s1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), None);
+    env.crash_at("commit-before-index", &["commit-turn", "s1"]);
     // The view moves away before the next commit.
     env.ok(&["checkout", "s1", "1"]);
     env.append("s1", &["--text", "a fork from turn one"]);

@@ -136,13 +136,7 @@ fn a_crash_after_any_step_resumes_to_the_same_end_state() {
     ] {
         let env = TestEnv::new();
         legacy(&env);
-        let out = env
-            .cmd()
-            .env("GIT_SESSION_CRASH_AT", format!("migrate-after-{step}"))
-            .arg("migrate")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), None, "crashed after {step}");
+        env.crash_at(&format!("migrate-after-{step}"), &["migrate"]);
         if step != "done" {
             // Mid-migration: verify says so, and the project takes no new bindings.
             let v = env.run(&["verify", "--all"]);
