@@ -17,8 +17,8 @@ use crate::view::{self, Dag};
 /// Move the session's head to an earlier turn (or back to a branch tip).
 ///
 /// TARGET is a turn number on the current branch, `prev` or `next`, a branch
-/// name (`main`, `retry-…`), a commit id or unique prefix, or a node id. No
-/// file is deleted; git HEAD is attached when the turn's commit is a branch
+/// name (`main`, `retry-…`), a commit id or unique prefix (4+ hex digits; a
+/// number is a turn when that turn exists), or a node id. No file is deleted; git HEAD is attached when the turn's commit is a branch
 /// tip and detached otherwise. The next `append` + `commit-turn` fork a
 /// `retry-<assistant id>` branch from the checked-out turn. Refused while the
 /// session's status is `running`.

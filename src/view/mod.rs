@@ -130,8 +130,15 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
             )),
         }
     };
-    if let Ok(n) = target.parse::<u64>() {
-        return by_turn(n);
+    // A number is a turn; one that is not a turn here may still be a commit
+    // prefix made only of digits (4 or more of them), tried below.
+    let number = target.parse::<u64>().ok();
+    if let Some(n) = number {
+        match by_turn(n) {
+            Ok(r) => return Ok(r),
+            Err(e) if target.len() < 4 => return Err(e),
+            Err(_) => {}
+        }
     }
     if target == "prev" || target == "next" {
         let head = meta.head_id().unwrap_or_default();
@@ -183,6 +190,9 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
                 ));
             }
         }
+    }
+    if let Some(n) = number {
+        return by_turn(n);
     }
     let names: Vec<&str> = branches.iter().map(|(b, _)| b.as_str()).collect();
     Err(Error::refused(
