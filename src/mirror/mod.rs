@@ -412,6 +412,26 @@ fn chain_turns(
     turns
 }
 
+/// Write the index, and when it mirrors a commit (`mirrors`), say so in the
+/// snapshot marker.
+fn write_index_mirroring(
+    repo: &mut SessionRepo,
+    index: &mut gix::index::File,
+    sd: &SessionDir,
+    mirrors: Option<Oid>,
+    turns: u64,
+) -> Result<()> {
+    repo.write_index(index)?;
+    if let Some(c) = mirrors {
+        sd.write_snapshot(&Snapshot {
+            commit: Some(c.to_string()),
+            turns,
+            pending: None,
+        })?;
+    }
+    Ok(())
+}
+
 /// Commit everything new in the session directory. Returns the commits made
 /// (empty when nothing changed). `before_write` runs once every pending node
 /// has parsed and before anything is written (`commit-turn` updates
@@ -782,14 +802,7 @@ pub fn commit_pending(
         if !work.refreshed.is_empty() || index_rebuilt {
             let refreshed = std::mem::take(&mut work.refreshed);
             work.apply(refreshed);
-            repo.write_index(&mut work.index)?;
-            if let Some(c) = mirrors {
-                sd.write_snapshot(&Snapshot {
-                    commit: Some(c.to_string()),
-                    turns: snapshot.turns,
-                    pending: None,
-                })?;
-            }
+            write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, snapshot.turns)?;
         }
         if catalog.full_diff {
             history::mark_diffed(sd);
@@ -912,14 +925,7 @@ pub fn commit_pending(
     }
 
     if made.is_empty() {
-        repo.write_index(&mut work.index)?;
-        if let Some(c) = mirrors {
-            sd.write_snapshot(&Snapshot {
-                commit: Some(c.to_string()),
-                turns: snapshot.turns,
-                pending: None,
-            })?;
-        }
+        write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, snapshot.turns)?;
         return Ok(made);
     }
     // The index is written to index.lock while the writer thread finishes.
