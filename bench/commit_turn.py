@@ -7,7 +7,7 @@ For each session size (nodes already in the session), alternates:
       (what OpenProgram's Python store runs per turn)
 and prints medians of whole-process wall times and the ratio b/a.
 
-Usage: bench/commit_turn.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25] [--fsync]
+Usage: bench/commit_turn.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25] [--fsync] [--dir DIR]
 """
 
 import argparse
@@ -140,19 +140,39 @@ def ms(xs):
     return statistics.median(xs) * 1000
 
 
+def floors(binary, root, n=60):
+    """What this machine charges before any work: starting a process, and
+    creating a file where the benchmark runs (on some filesystems a create
+    scans past recently deleted inodes, so it varies from minute to minute)."""
+    true = [spawn(["true"])[0] for _ in range(n)]
+    version = [spawn([binary, "--version"])[0] for _ in range(n)]
+    d = tempfile.mkdtemp(dir=root)
+    creates = []
+    for i in range(n):
+        t = time.perf_counter()
+        with open(os.path.join(d, f"f{i}"), "w") as f:
+            f.write("x")
+        creates.append(time.perf_counter() - t)
+    return ms(true), ms(version), ms(creates) * 1000
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/git-session")
     ap.add_argument("--sizes", default="300,3000,15000")
     ap.add_argument("--turns", type=int, default=25)
     ap.add_argument("--fsync", action="store_true", help="git-session with fsync on (git CLI makes none by default)")
+    ap.add_argument("--dir", default=None, help="where to create the sessions [default: $TMPDIR]")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     rng = random.Random(42)
     print(f"git-session {'with' if args.fsync else 'without'} fsync vs git CLI (no fsync, its default); "
           f"{args.turns} turns per size, medians of whole-process wall time")
     print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}")
-    with tempfile.TemporaryDirectory(prefix="gs-bench-") as root:
+    with tempfile.TemporaryDirectory(prefix="gs-bench-", dir=args.dir) as root:
+        t, v, c = floors(binary, root)
+        print(f"floors: a process (`true`) {t:.2f}ms, `git-session --version` {v:.2f}ms; "
+              f"creating a file here {c:.0f}us")
         for size in [int(s) for s in args.sizes.split(",")]:
             ap_, co, gt, git = bench_size(binary, root, size, args.turns, rng, args.fsync)
             # (b)'s git part against commit-turn alone, and whole turns against whole turns.

@@ -114,6 +114,84 @@ pub enum Command {
     Completions(commands::man::CompletionsArgs),
 }
 
+impl Cli {
+    /// Parse `args` (the process's arguments, program name first).
+    ///
+    /// Hooks run `append` and `commit-turn` on every message, so start-up
+    /// counts: a command line that names a command is parsed by a parser
+    /// holding only the global flags and that one command (building all 24
+    /// costs about a millisecond). Help, version, and anything the small
+    /// parser refuses go through the full parser, so every message and
+    /// error is the full one. Both parsers are built from the same
+    /// definitions, and the command is the first word that is not a global
+    /// flag, so what the small one accepts, the full one reads the same way.
+    pub fn parse_from(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        if let Some(cmd) = Self::one_command(&args)
+            && let Ok(m) = cmd.try_get_matches_from(&args)
+            && let Ok(cli) = Cli::from_arg_matches(&m)
+        {
+            return Ok(cli);
+        }
+        let m = Cli::command().try_get_matches_from(args)?;
+        Cli::from_arg_matches(&m)
+    }
+
+    /// The root parser with only the command `args` name, or `None` when
+    /// the full parser must answer (help, version, no or unknown command).
+    fn one_command(args: &[std::ffi::OsString]) -> Option<clap::Command> {
+        use clap::Args;
+        let mut name = None;
+        let mut words = args.iter().skip(1);
+        while let Some(w) = words.next() {
+            let w = w.to_str()?;
+            match w {
+                "-h" | "--help" | "-V" | "--version" | "--" => return None,
+                "--state-dir" | "--lock-timeout" | "--color" => {
+                    words.next()?;
+                }
+                _ if w.starts_with('-') => {}
+                _ => {
+                    name = Some(w);
+                    break;
+                }
+            }
+        }
+        // Help and version asked after the command, too.
+        if words.any(|w| matches!(w.to_str(), Some("-h" | "--help" | "-V" | "--version"))) {
+            return None;
+        }
+        let sub = clap::Command::new(name?.to_string());
+        let sub = match name? {
+            "init" => commands::init::InitArgs::augment_args(sub),
+            "append" => commands::append::AppendArgs::augment_args(sub),
+            "commit-turn" => commands::commit_turn::CommitTurnArgs::augment_args(sub),
+            "log" => commands::log::LogArgs::augment_args(sub),
+            "show" => commands::show::ShowArgs::augment_args(sub),
+            "checkout" => commands::checkout::CheckoutArgs::augment_args(sub),
+            "branch" => commands::branch::BranchArgs::augment_args(sub),
+            "list" => commands::list::ListArgs::augment_args(sub),
+            "update" => commands::update::UpdateArgs::augment_args(sub),
+            "archive" | "unarchive" => commands::update::ArchiveArgs::augment_args(sub),
+            "delete" => commands::delete::DeleteArgs::augment_args(sub),
+            "title" => commands::title::TitleArgs::augment_args(sub),
+            "recover" => commands::recover::RecoverArgs::augment_args(sub),
+            "gc-shells" => commands::gc_shells::GcShellsArgs::augment_args(sub),
+            "begin-turn" => commands::begin_turn::BeginTurnArgs::augment_args(sub),
+            "relocate" => commands::relocate::RelocateArgs::augment_args(sub),
+            "backfill" => commands::backfill::BackfillArgs::augment_args(sub),
+            "migrate" => commands::migrate::MigrateArgs::augment_args(sub),
+            "verify" => commands::verify::VerifyArgs::augment_args(sub),
+            _ => return None,
+        };
+        let root = clap::Command::new("git-session")
+            .args_override_self(true)
+            .subcommand_required(true)
+            .subcommand(sub);
+        Some(GlobalArgs::augment_args(root))
+    }
+}
+
 /// What every command gets.
 pub struct Ctx {
     pub state: StateDir,
@@ -206,5 +284,89 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Demo(a) => commands::demo::run(&ctx, a),
         Command::Man(a) => commands::man::run(&ctx, a),
         Command::Completions(a) => commands::man::completions(&ctx, a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, FromArgMatches};
+
+    fn argv(line: &str) -> Vec<std::ffi::OsString> {
+        std::iter::once("git-session")
+            .chain(line.split_whitespace())
+            .map(Into::into)
+            .collect()
+    }
+
+    fn full(line: &str) -> std::result::Result<Cli, clap::Error> {
+        let m = Cli::command().try_get_matches_from(argv(line))?;
+        Cli::from_arg_matches(&m)
+    }
+
+    #[test]
+    fn the_one_command_parser_reads_what_the_full_one_reads() {
+        let lines = [
+            "append s1 --role user --text hi",
+            "--state-dir /x --json append s1 --role tool --name read --id t1 --text x -q",
+            "append s1 --role assistant --text a --text b --predecessor ROOT",
+            "append s1 --json-node --create --agent a --lock-timeout 0 --no-wait",
+            "append s1 --role tool --input {} --attach f --caller a1 --file x",
+            "--lock-timeout 2.5 commit-turn s1 --status done --duration 3 --tokens 9",
+            "commit-turn s1 -m subject --project-paths a b --color never",
+            "--color=always commit-turn s1",
+            "--state-dir=/y list --limit 3 --offset 1 --json",
+            "list --archived",
+            "log s1 --json",
+            "show s1 --at 2",
+            "begin-turn s1",
+            "update s1 --title t --pin --unread --group g",
+            "unarchive s1",
+            "archive s1",
+            "verify --all --fix -j 2",
+            "verify s1 s2 --json",
+            "recover",
+            "gc-shells --dry-run --older-than 2h",
+            "init s2 --title x",
+            "append s1 --role user --txet hi",
+        ];
+        for line in lines {
+            let fast = Cli::one_command(&argv(line))
+                .unwrap_or_else(|| panic!("`{line}`: no one-command parser"))
+                .try_get_matches_from(argv(line))
+                .map(|m| Cli::from_arg_matches(&m).map(|c| format!("{c:?}")));
+            let slow = full(line).map(|c| format!("{c:?}"));
+            match (fast, slow) {
+                (Ok(Ok(f)), Ok(s)) => assert_eq!(f, s, "`{line}`"),
+                (_, Err(e)) if line.contains("txet") => {
+                    // Refused by the full parser: the small one must not accept it.
+                    assert!(Cli::parse_from(argv(line)).is_err(), "`{line}`: {e}");
+                }
+                (f, s) => panic!("`{line}`: fast {f:?}, full {s:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn help_version_and_mistakes_get_the_full_parser() {
+        for line in [
+            "--help",
+            "append --help",
+            "commit-turn s1 -h",
+            "-V",
+            "append -V",
+            "",
+            "frobnicate",
+            "-- append s1",
+            "project list",
+            "--state-dir",
+        ] {
+            assert!(Cli::one_command(&argv(line)).is_none(), "`{line}`");
+        }
+        // A mistake the small parser refuses gets the full parser's message.
+        let line = "append s1 --role user --txet hi";
+        let err = Cli::parse_from(argv(line)).unwrap_err().to_string();
+        assert_eq!(err, full(line).unwrap_err().to_string());
+        assert!(err.contains("--txet"), "{err}");
     }
 }

@@ -2,14 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use git_session::cli::{self, Cli};
 use git_session::error::exit;
 
 fn main() -> ExitCode {
     git_session::out::trace("start");
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_from(std::env::args_os().collect()) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -23,6 +21,7 @@ fn main() -> ExitCode {
     };
     // Diagnostics are read by scripts and tests as much as by people: no
     // wrapping; colour only when asked for or on a terminal without NO_COLOR.
+    git_session::out::trace("parsed");
     let color = cli.global.color.enabled();
     let _ = miette::set_hook(Box::new(move |_| {
         Box::new(

@@ -58,21 +58,36 @@ fn print_finding(ctx: &Ctx, f: &Finding) {
 /// Apply the safe repairs for one session; returns what was done.
 fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
     let mut done = Vec::new();
-    for p in &check.stray_temps {
-        let r = if p.is_dir() {
-            std::fs::remove_dir_all(p)
-        } else {
-            std::fs::remove_file(p)
+    if check.needs_lock_cleanup || !check.stray_temps.is_empty() {
+        // Exclusive: no command of ours is writing these files. Locks first:
+        // our index.lock is known as ours by sharing its inode with a temp file.
+        let _l = t
+            .dir
+            .git_dir()
+            .is_dir()
+            .then(|| ctx.lock_session(&t.dir, lock::Kind::Exclusive))
+            .transpose()?;
+        // Our index.lock goes whatever its age (no command of ours holds it).
+        let repo = match t.dir.git_dir().is_dir() {
+            true => Some(crate::git::SessionRepo::open(&t.dir.dir)?),
+            false => None,
         };
-        if r.is_ok() {
-            done.push(format!("removed `{}`", p.display()));
+        if let Some(r) = &repo {
+            r.clear_stale_locks(std::time::Duration::from_secs(1));
+            if check.needs_lock_cleanup {
+                done.push("removed stale lock files".into());
+            }
         }
-    }
-    if check.needs_lock_cleanup {
-        let _l = ctx.lock_session(&t.dir, lock::Kind::Exclusive)?;
-        crate::git::SessionRepo::open(&t.dir.dir)?
-            .clear_stale_locks(std::time::Duration::from_secs(1));
-        done.push("removed stale lock files".into());
+        for p in &check.stray_temps {
+            let r = if p.is_dir() {
+                std::fs::remove_dir_all(p)
+            } else {
+                std::fs::remove_file(p)
+            };
+            if r.is_ok() {
+                done.push(format!("removed `{}`", p.display()));
+            }
+        }
     }
     if check.needs_commit || !t.dir.git_dir().is_dir() {
         let o = backfill::one(t, ctx.locks, false, &mut |w| ctx.out.warn(w))?;

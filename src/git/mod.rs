@@ -664,9 +664,11 @@ impl SessionRepo {
         let branch = head
             .referent_name()
             .map(|n| n.shorten().to_str_lossy().into_owned());
-        let commit = match &head.kind {
-            gix::head::Kind::Unborn(_) => None,
-            _ => Some(
+        // Our refs name commits directly: no object is read to peel them.
+        let commit = match head.id() {
+            Some(id) => Some(id.detach()),
+            None if matches!(head.kind, gix::head::Kind::Unborn(_)) => None,
+            None => Some(
                 head.clone()
                     .into_peeled_id()
                     .map_err(|e| self.err("resolve HEAD", e))?
@@ -706,7 +708,9 @@ impl SessionRepo {
         {
             let mut r = r.map_err(|e| self.err("read a branch", e))?;
             let name = r.name().shorten().to_str_lossy().into_owned();
-            if let Ok(id) = r.peel_to_id() {
+            if let Some(id) = r.target().try_id() {
+                out.push((name, id.to_owned()));
+            } else if let Ok(id) = r.peel_to_id() {
                 out.push((name, id.detach()));
             }
         }
@@ -792,24 +796,21 @@ impl SessionRepo {
 
     /// Put a prepared index in place, holding git's `index.lock` for just the
     /// rename (git busy means back off; its lock is never deleted).
+    ///
+    /// The lock is a hard link to the prepared file itself (taken with
+    /// `link`, which fails like O_EXCL when git holds it), and the prepared
+    /// file is then renamed over the index: no extra file is created, and a
+    /// kill at any moment leaves either no lock or one that shares its inode
+    /// with our temp file or with the index ([`index_lock_is_ours`]).
     pub fn commit_index(&self, pending: PendingIndex) -> Result<()> {
         let lock = pending.index.with_extension("lock");
-        // The lock appears with its mark already in it (a marked temp file,
-        // hard-linked into place, which fails like O_EXCL when it exists):
-        // a kill at any moment leaves either no lock or a marked one.
-        let marked = self.repo.git_dir().join(format!(
-            "{}index-lock.{}",
-            crate::layout::TEMP_PREFIX,
-            crate::layout::ids::generate("")
-        ));
-        std::fs::write(&marked, INDEX_LOCK_MARK).io("write", &marked)?;
         let mut attempts = 0;
         let taken = loop {
-            match std::fs::hard_link(&marked, &lock) {
+            match std::fs::hard_link(&pending.lock, &lock) {
                 Ok(()) => break Ok(()),
                 Err(e)
                     if e.kind() == std::io::ErrorKind::AlreadyExists
-                        && is_our_stale_lock(&lock) =>
+                        && index_lock_is_ours(&lock) =>
                 {
                     let _ = std::fs::remove_file(&lock);
                 }
@@ -821,7 +822,6 @@ impl SessionRepo {
                 Err(e) => break Err(e),
             }
         };
-        let _ = std::fs::remove_file(&marked);
         if let Err(e) = taken {
             let _ = std::fs::remove_file(&pending.lock);
             return Err(e).io(
@@ -829,8 +829,13 @@ impl SessionRepo {
                 &lock,
             );
         }
+        atomic::crash_point("index-locked");
         let renamed = std::fs::rename(&pending.lock, &pending.index).io("replace", &pending.index);
+        atomic::crash_point("index-replaced");
         let _ = std::fs::remove_file(&lock);
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&pending.lock);
+        }
         renamed
     }
 
@@ -873,7 +878,7 @@ impl SessionRepo {
     pub fn clear_stale_locks(&self, min_age: std::time::Duration) {
         let git = self.repo.git_dir();
         let index_lock = git.join("index.lock");
-        if is_our_stale_lock(&index_lock) {
+        if index_lock_is_ours(&index_lock) {
             let _ = std::fs::remove_file(&index_lock);
         }
         let mut ref_locks = vec![git.join("HEAD.lock")];
@@ -953,13 +958,15 @@ impl SessionRepo {
     }
 }
 
-/// What our `index.lock` holds (git's holds index data): a lock with this
-/// content, found while we hold the session's exclusive lock, was left by a
-/// git-session process that died.
-const INDEX_LOCK_MARK: &str = "git-session index lock\n";
-
-fn is_our_stale_lock(path: &Path) -> bool {
-    std::fs::read(path).is_ok_and(|b| b == INDEX_LOCK_MARK.as_bytes())
+/// Whether an `index.lock` was left by a git-session process that died (the
+/// caller holds the session's exclusive lock, so none is alive): ours is a
+/// second name of our prepared index or of the index itself (git's lock is
+/// a file of its own), or, from older versions, a file with this mark.
+pub fn index_lock_is_ours(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    const OLD_MARK: &[u8] = b"git-session index lock\n";
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+        || std::fs::read(path).is_ok_and(|b| b == OLD_MARK)
 }
 
 /// The id git gives `data` as a blob.

@@ -105,6 +105,24 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     result
 }
 
+/// Rewrite a small marker file in place: no new file and no freed block (on
+/// some filesystems freeing a block costs a discard request, and every new
+/// inode a scan past the recently freed ones). Not atomic: the content is
+/// written first and the file cut to length after, so a reader sees the
+/// new content followed, at worst, by a tail of the old one. Only for files
+/// whose readers take the fields they need from the start and ignore the
+/// rest, and for which a torn file costs a rebuild, never a wrong answer.
+pub fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    f.write_all_at(bytes, 0)?;
+    f.set_len(bytes.len() as u64)
+}
+
 /// Create `path` with `bytes`, failing if it exists (an O_EXCL publish through
 /// a temp file and `link`, so the file never appears half-written).
 pub fn create_new(path: &Path, bytes: &[u8]) -> Result<bool> {

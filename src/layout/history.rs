@@ -260,9 +260,9 @@ fn write_cache(sd: &SessionDir, text: &str, mtime: i128, full: bool) -> std::io:
 }
 
 fn write_stamp(sd: &SessionDir, mtime: i128, len: u64, full: bool) -> std::io::Result<()> {
-    std::fs::write(
-        sd.catalog_stamp(),
-        format!("{mtime} {len} {}\n", u8::from(full)),
+    super::atomic::overwrite(
+        &sd.catalog_stamp(),
+        format!("{mtime} {len} {}\n", u8::from(full)).as_bytes(),
     )
 }
 

@@ -253,7 +253,7 @@ impl SessionDir {
             s.turns,
             s.pending.as_deref().unwrap_or("")
         );
-        std::fs::write(&path, text).io("write", &path)
+        super::atomic::overwrite(&path, text.as_bytes()).io("write", &path)
     }
     pub fn attachments(&self) -> PathBuf {
         self.dir.join("workdir").join("attachments")

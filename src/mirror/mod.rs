@@ -751,6 +751,7 @@ pub fn commit_pending(
             .collect());
     }
     before_write(&pending)?;
+    crate::out::trace("mirror: meta.json written");
 
     // Phase 2: write.
     for (f, data, md) in new_data {

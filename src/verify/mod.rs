@@ -325,7 +325,7 @@ fn stale_git_locks(sd: &SessionDir, c: &mut Ctx<'_>) {
                 .unwrap_or_default();
             // Ours (marked), or a ref lock: a session repository is ours,
             // and `--fix` removes them; an unmarked index.lock may be git's.
-            let ours = std::fs::read(&l).is_ok_and(|b| b.starts_with(b"git-session"))
+            let ours = (l.ends_with("index.lock") && crate::git::index_lock_is_ours(&l))
                 || l.starts_with(sd.git_dir().join("refs"))
                 || l.ends_with("HEAD.lock");
             if age.as_secs() >= 60 || (ours && age.as_secs() >= 1) {

@@ -56,6 +56,8 @@ fn every_crash_point_of_commit_turn_is_recovered() {
         "commit-before-sync",
         "commit-before-ref",
         "commit-before-index",
+        "index-locked",
+        "index-replaced",
         "before-rename",
         "after-rename",
     ] {

@@ -95,6 +95,8 @@ fn commit_turn() {
         "commit-before-sync",
         "commit-before-ref",
         "commit-before-index",
+        "index-locked",
+        "index-replaced",
     ] {
         let env = session_with_a_turn();
         env.append("s1", &["--text", "two"]);
@@ -142,6 +144,8 @@ fn backfill() {
         "commit-before-sync",
         "commit-before-ref",
         "commit-before-index",
+        "index-locked",
+        "index-replaced",
     ] {
         let env = session_with_a_turn();
         env.append("s1", &["--text", "two"]);
