@@ -168,11 +168,11 @@ def main():
     rng = random.Random(42)
     print(f"git-session {'with' if args.fsync else 'without'} fsync vs git CLI (no fsync, its default); "
           f"{args.turns} turns per size, medians of whole-process wall time")
-    print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}")
     with tempfile.TemporaryDirectory(prefix="gs-bench-", dir=args.dir) as root:
         t, v, c = floors(binary, root)
         print(f"floors: a process (`true`) {t:.2f}ms, `git-session --version` {v:.2f}ms; "
               f"creating a file here {c:.0f}us")
+        print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}")
         for size in [int(s) for s in args.sizes.split(",")]:
             ap_, co, gt, git = bench_size(binary, root, size, args.turns, rng, args.fsync)
             # (b)'s git part against commit-turn alone, and whole turns against whole turns.

@@ -9,7 +9,7 @@ processes, alternating):
   append:  `git-session append` to the real session, with SESSIONS rows in the index
   floor:   `git-session --version` (process start)
 
-Usage: bench/list.py [--bin PATH] [--sessions 10000] [--runs 21]
+Usage: bench/list.py [--bin PATH] [--sessions 10000] [--runs 21] [--dir DIR]
 """
 
 import argparse
@@ -33,9 +33,10 @@ def main():
     ap.add_argument("--bin", default="target/release/git-session")
     ap.add_argument("--sessions", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--dir", default=None, help="where to create the state dir [default: $TMPDIR]")
     args = ap.parse_args()
     b = os.path.abspath(args.bin)
-    with tempfile.TemporaryDirectory(prefix="gs-bench-list-") as root:
+    with tempfile.TemporaryDirectory(prefix="gs-bench-list-", dir=args.dir) as root:
         state = os.path.join(root, "state")
         sdir = os.path.join(state, "sessions")
         os.makedirs(sdir)
