@@ -362,3 +362,40 @@ fn titles_in_two_phases_and_at_thresholds() {
     assert_eq!(env.meta("t1")["updated_at"], 1_796_017_556.0);
     env.now = None;
 }
+
+#[test]
+fn an_append_folds_a_large_journal_and_list_reads_the_same_rows() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.ok(&["init", "s2"]);
+    let journal = env.state().join("sessions/index.journal");
+    // Many title changes, as hundreds of turns would leave (past the 64 KiB fold size).
+    let mut rows = String::new();
+    for i in 0..1500 {
+        rows.push_str(&format!(
+            "{{\"id\":\"s2\",\"title\":\"title {i}\",\"updated_at\":{}}}\n",
+            1_800_000_000 + i
+        ));
+    }
+    assert!(rows.len() > 64 * 1024, "{}", rows.len());
+    std::fs::write(&journal, &rows).unwrap();
+    let before = env.ok(&["list", "--json"]);
+    env.append("s1", &["--text", "hello"]);
+    // Folded: index.json holds the journal's rows, and the journal is small again.
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("sessions/index.json")).unwrap())
+            .unwrap();
+    assert_eq!(index["s2"]["title"], "title 1499");
+    let left = std::fs::metadata(&journal).map(|m| m.len()).unwrap_or(0);
+    assert!(left < 4096, "journal still {left} bytes");
+    // The list is the same but for s1, which the append moved to the top.
+    let after = env.ok(&["list", "--json"]);
+    let s2 = |out: &str| {
+        out.lines()
+            .find(|l| l.contains("\"s2\""))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(s2(&before), s2(&after));
+    assert!(s2(&after).contains("title 1499"), "{after}");
+}
