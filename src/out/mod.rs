@@ -46,10 +46,24 @@ pub fn rfc3339(secs: f64) -> String {
     )
 }
 
-/// Human form: `2026-11-30 07:05`.
-pub fn short_time(secs: f64) -> String {
-    let r = rfc3339(secs);
-    format!("{} {}", &r[..10], &r[11..16])
+/// Human form: `2026-11-30 07:05`, written where it is formatted (a listing
+/// formats thousands: no string of its own each).
+pub fn short_time(secs: f64) -> impl std::fmt::Display {
+    struct Short(f64);
+    impl std::fmt::Display for Short {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let s = self.0.floor() as i64;
+            let (days, rem) = (s.div_euclid(86_400), s.rem_euclid(86_400));
+            let (y, m, d) = civil_from_days(days);
+            write!(
+                f,
+                "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+                rem / 3600,
+                rem % 3600 / 60
+            )
+        }
+    }
+    Short(secs)
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
@@ -172,6 +186,7 @@ mod tests {
         assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_796_017_556.44), "2026-11-30T05:45:56Z");
         assert_eq!(rfc3339(951_782_400.0), "2000-02-29T00:00:00Z");
-        assert_eq!(short_time(1_796_017_556.0), "2026-11-30 05:45");
+        assert_eq!(short_time(1_796_017_556.0).to_string(), "2026-11-30 05:45");
+        assert_eq!(short_time(-1.0).to_string(), "1969-12-31 23:59");
     }
 }
