@@ -48,6 +48,13 @@ struct Out<'a> {
     project: &'a str,
 }
 
+/// One `--json` line: `{"type": "session", "data": …}`.
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    r#type: &'static str,
+    data: Out<'a>,
+}
+
 pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
     use std::fmt::Write;
     let index = lifecycle::load_rows(&ctx.state, ctx.locks)?;
@@ -89,7 +96,16 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
     {
         let (pid, pname) = project_of.get(id).unwrap_or(&default);
         if ctx.out.json {
-            let rec = serde_json::json!({"type": "session", "data": Out { row, project_id: pid, project: pname }});
+            // Serialized straight from the row (no JSON tree per row).
+            let rec = Record {
+                r#type: "session",
+                data: Out {
+                    row,
+                    project_id: pid,
+                    project: pname,
+                },
+            };
+            let rec = serde_json::to_string(&rec).expect("a row always serializes");
             let _ = writeln!(text, "{rec}");
             continue;
         }
