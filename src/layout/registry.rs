@@ -300,29 +300,145 @@ pub fn remove_locations(state: &StateDir, ids: &[String], opts: LockOptions) -> 
     atomic::write_with_mode(&path, &bytes, 0o600)
 }
 
+/// One field of an index row as `list` reads it: any JSON value, held in
+/// 24 bytes (a `serde_json::Value` takes 72, and `list` holds 16 per row for
+/// every session). It writes back out as the same JSON.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Field {
+    #[default]
+    Null,
+    Bool(bool),
+    Num(serde_json::Number),
+    Str(Box<str>),
+    /// An array or an object: rare in an index row, kept as it is.
+    Other(Box<Value>),
+}
+
+impl Field {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Field::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Field::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Field::Num(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Field::Null)
+    }
+}
+
+impl From<Value> for Field {
+    fn from(v: Value) -> Field {
+        match v {
+            Value::Null => Field::Null,
+            Value::Bool(b) => Field::Bool(b),
+            Value::Number(n) => Field::Num(n),
+            Value::String(s) => Field::Str(s.into_boxed_str()),
+            other => Field::Other(Box::new(other)),
+        }
+    }
+}
+
+impl serde::Serialize for Field {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Field::Null => s.serialize_unit(),
+            Field::Bool(b) => s.serialize_bool(*b),
+            Field::Num(n) => n.serialize(s),
+            Field::Str(t) => s.serialize_str(t),
+            Field::Other(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Field {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Field, D::Error> {
+        use serde::Deserialize;
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+        struct Any;
+        impl<'de> serde::de::Visitor<'de> for Any {
+            type Value = Field;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Field, E> {
+                Ok(Field::Null)
+            }
+            fn visit_none<E>(self) -> std::result::Result<Field, E> {
+                Ok(Field::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> std::result::Result<Field, E> {
+                Ok(Field::Bool(b))
+            }
+            fn visit_u64<E>(self, n: u64) -> std::result::Result<Field, E> {
+                Ok(Field::Num(n.into()))
+            }
+            fn visit_i64<E>(self, n: i64) -> std::result::Result<Field, E> {
+                Ok(Field::Num(n.into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> std::result::Result<Field, E> {
+                Ok(serde_json::Number::from_f64(n).map_or(Field::Null, Field::Num))
+            }
+            fn visit_str<E>(self, t: &str) -> std::result::Result<Field, E> {
+                Ok(Field::Str(t.into()))
+            }
+            fn visit_string<E>(self, t: String) -> std::result::Result<Field, E> {
+                Ok(Field::Str(t.into_boxed_str()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                a: A,
+            ) -> std::result::Result<Field, A::Error> {
+                Value::deserialize(SeqAccessDeserializer::new(a)).map(Field::from)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> std::result::Result<Field, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(a)).map(Field::from)
+            }
+        }
+        d.deserialize_any(Any)
+    }
+}
+
 /// An index row as `list` reads it: the known fields only, no map per row
 /// (parsing 10,000 rows as open maps costs several times more). Any JSON
 /// value is accepted in each field; readers interpret it.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct ListRow {
-    pub id: Value,
-    pub status: Value,
-    pub pinned: Value,
-    pub archived: Value,
-    pub unread: Value,
-    pub agent_id: Value,
-    pub title: Value,
-    pub created_at: Value,
-    pub updated_at: Value,
-    pub source: Value,
-    pub channel: Value,
-    pub account_id: Value,
-    pub peer_display: Value,
-    pub peer_id: Value,
-    pub group: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    pub preview: Value,
+    pub id: Field,
+    pub status: Field,
+    pub pinned: Field,
+    pub archived: Field,
+    pub unread: Field,
+    pub agent_id: Field,
+    pub title: Field,
+    pub created_at: Field,
+    pub updated_at: Field,
+    pub source: Field,
+    pub channel: Field,
+    pub account_id: Field,
+    pub peer_display: Field,
+    pub peer_id: Field,
+    pub group: Field,
+    #[serde(skip_serializing_if = "Field::is_null")]
+    pub preview: Field,
 }
 
 impl ListRow {
@@ -349,7 +465,7 @@ impl ListRow {
         FIELDS.into_iter().find(|f| *f == key)
     }
 
-    fn set(&mut self, key: &str, v: Value) {
+    fn set(&mut self, key: &str, v: Field) {
         match key {
             "id" => self.id = v,
             "status" => self.status = v,
@@ -374,16 +490,16 @@ impl ListRow {
     pub fn from_row(row: Row) -> ListRow {
         let mut r = ListRow::default();
         for (k, v) in row {
-            r.set(&k, v);
+            r.set(&k, v.into());
         }
         r
     }
 
-    pub fn str(v: &Value) -> &str {
+    pub fn str(v: &Field) -> &str {
         v.as_str().unwrap_or("")
     }
 
-    pub fn flag(v: &Value) -> bool {
+    pub fn flag(v: &Field) -> bool {
         v.as_bool().unwrap_or(false)
     }
 }
@@ -436,7 +552,7 @@ pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow
 struct ListPatch {
     id: Option<String>,
     deleted: bool,
-    fields: Vec<(&'static str, Value)>,
+    fields: Vec<(&'static str, Field)>,
 }
 
 impl<'de> serde::Deserialize<'de> for ListPatch {
@@ -459,7 +575,7 @@ impl<'de> serde::Deserialize<'de> for ListPatch {
                 while let Some(key) = m.next_key::<String>()? {
                     match ListRow::field(&key) {
                         Some(name) => {
-                            let v: Value = m.next_value()?;
+                            let v: Field = m.next_value()?;
                             if name == "id" {
                                 p.id = v.as_str().map(str::to_owned);
                             }
@@ -496,6 +612,31 @@ mod tests {
         assert_eq!(index["a"]["pinned"], false);
         apply_journal(&mut index, b"{\"id\":\"a\",\"_deleted\":true}\n");
         assert!(index.is_empty());
+    }
+
+    #[test]
+    fn a_field_writes_back_the_json_it_read() {
+        for json in [
+            r#"null"#,
+            r#"true"#,
+            r#"17"#,
+            r#"-3"#,
+            r#"1796009999.0"#,
+            r#"1.5e-7"#,
+            r#""text with \"quotes\" and \u00e9""#,
+            r#"[1,{"a":null}]"#,
+            r#"{"nested":{"b":[true]}}"#,
+        ] {
+            let field: Field = serde_json::from_str(json).unwrap();
+            let value: Value = serde_json::from_str(json).unwrap();
+            assert_eq!(
+                serde_json::to_string(&field).unwrap(),
+                serde_json::to_string(&value).unwrap(),
+                "{json}"
+            );
+            assert_eq!(field, Field::from(value), "{json}");
+        }
+        assert!(std::mem::size_of::<Field>() <= 24);
     }
 
     /// `list` reads the journal its own way (no map per line): it must see
