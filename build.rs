@@ -4,7 +4,7 @@
 //! own work). Library code stays position-independent.
 fn main() {
     let target = std::env::var("TARGET").unwrap_or_default();
-    if target.contains("linux") && target.contains("gnu") && !target.starts_with("aarch64") {
+    if target.starts_with("x86_64") && target.ends_with("linux-gnu") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -19,9 +19,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    git_session::out::trace("parsed");
     // Diagnostics are read by scripts and tests as much as by people: no
     // wrapping; colour only when asked for or on a terminal without NO_COLOR.
-    git_session::out::trace("parsed");
     let color = cli.global.color.enabled();
     let _ = miette::set_hook(Box::new(move |_| {
         Box::new(

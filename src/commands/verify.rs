@@ -61,18 +61,15 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
     if check.needs_lock_cleanup || !check.stray_temps.is_empty() {
         // Exclusive: no command of ours is writing these files. Locks first:
         // our index.lock is known as ours by sharing its inode with a temp file.
-        let _l = t
-            .dir
-            .git_dir()
-            .is_dir()
-            .then(|| ctx.lock_session(&t.dir, lock::Kind::Exclusive))
-            .transpose()?;
-        // Our index.lock goes whatever its age (no command of ours holds it).
-        let repo = match t.dir.git_dir().is_dir() {
-            true => Some(crate::git::SessionRepo::open(&t.dir.dir)?),
+        let held = match t.dir.git_dir().is_dir() {
+            true => Some((
+                ctx.lock_session(&t.dir, lock::Kind::Exclusive)?,
+                crate::git::SessionRepo::open(&t.dir.dir)?,
+            )),
             false => None,
         };
-        if let Some(r) = &repo {
+        // Our index.lock goes whatever its age (no command of ours holds it).
+        if let Some((_, r)) = &held {
             r.clear_stale_locks(std::time::Duration::from_secs(1));
             if check.needs_lock_cleanup {
                 done.push("removed stale lock files".into());

@@ -751,7 +751,7 @@ pub fn commit_pending(
             .collect());
     }
     before_write(&pending)?;
-    crate::out::trace("mirror: meta.json written");
+    crate::out::trace("mirror: ready to write");
 
     // Phase 2: write.
     for (f, data, md) in new_data {

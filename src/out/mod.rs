@@ -35,9 +35,7 @@ pub fn trace(phase: &str) {
 
 /// RFC 3339 UTC (`2026-11-30T07:05:05Z`) of unix seconds.
 pub fn rfc3339(secs: f64) -> String {
-    let s = secs.floor() as i64;
-    let (days, rem) = (s.div_euclid(86_400), s.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
+    let ((y, m, d), rem) = civil(secs);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
@@ -46,15 +44,19 @@ pub fn rfc3339(secs: f64) -> String {
     )
 }
 
+/// Unix seconds → ((year, month, day), seconds into that day), UTC.
+fn civil(secs: f64) -> ((i64, u32, u32), i64) {
+    let s = secs.floor() as i64;
+    (civil_from_days(s.div_euclid(86_400)), s.rem_euclid(86_400))
+}
+
 /// Human form: `2026-11-30 07:05`, written where it is formatted (a listing
 /// formats thousands: no string of its own each).
 pub fn short_time(secs: f64) -> impl std::fmt::Display {
     struct Short(f64);
     impl std::fmt::Display for Short {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            let s = self.0.floor() as i64;
-            let (days, rem) = (s.div_euclid(86_400), s.rem_euclid(86_400));
-            let (y, m, d) = civil_from_days(days);
+            let ((y, m, d), rem) = civil(self.0);
             write!(
                 f,
                 "{y:04}-{m:02}-{d:02} {:02}:{:02}",

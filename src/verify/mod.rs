@@ -323,8 +323,10 @@ fn stale_git_locks(sd: &SessionDir, c: &mut Ctx<'_>) {
                 .ok()
                 .and_then(|m| m.elapsed().ok())
                 .unwrap_or_default();
-            // Ours (marked), or a ref lock: a session repository is ours,
-            // and `--fix` removes them; an unmarked index.lock may be git's.
+            // Ours (an index.lock sharing its inode with our index or temp
+            // file, or marked by an older version), or a ref lock: a session
+            // repository is ours, and `--fix` removes them; any other
+            // index.lock may be git's.
             let ours = (l.ends_with("index.lock") && crate::git::index_lock_is_ours(&l))
                 || l.starts_with(sd.git_dir().join("refs"))
                 || l.ends_with("HEAD.lock");
