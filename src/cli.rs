@@ -161,8 +161,9 @@ impl Cli {
         if words.any(|w| matches!(w.to_str(), Some("-h" | "--help" | "-V" | "--version"))) {
             return None;
         }
-        let sub = clap::Command::new(name?.to_string());
-        let sub = match name? {
+        let name = name?;
+        let sub = clap::Command::new(name.to_string());
+        let sub = match name {
             "init" => commands::init::InitArgs::augment_args(sub),
             "append" => commands::append::AppendArgs::augment_args(sub),
             "commit-turn" => commands::commit_turn::CommitTurnArgs::augment_args(sub),

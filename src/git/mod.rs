@@ -172,10 +172,10 @@ struct Offload {
     handle: std::thread::JoinHandle<std::result::Result<(), String>>,
 }
 
-/// The new index, written to git's `index.lock` and put in place by
+/// The new index, written to a temp file of ours and put in place by
 /// [`SessionRepo::commit_index`] once the refs have moved.
 pub struct PendingIndex {
-    lock: PathBuf,
+    tmp: PathBuf,
     index: PathBuf,
 }
 
@@ -774,10 +774,7 @@ impl SessionRepo {
             crate::layout::ids::generate("")
         ));
         let file = std::fs::File::create(&tmp).io("create", &tmp)?;
-        let pending = PendingIndex {
-            lock: tmp,
-            index: target,
-        };
+        let pending = PendingIndex { tmp, index: target };
         let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
         let opts = gix::index::write::Options {
             skip_hash: true,
@@ -786,9 +783,9 @@ impl SessionRepo {
         let written = index
             .write_to(&mut out, opts)
             .map_err(|e| self.err("write the index", e))
-            .and_then(|_| out.flush().io("write", &pending.lock));
+            .and_then(|_| out.flush().io("write", &pending.tmp));
         if let Err(e) = written {
-            let _ = std::fs::remove_file(&pending.lock);
+            let _ = std::fs::remove_file(&pending.tmp);
             return Err(e);
         }
         Ok(pending)
@@ -806,7 +803,7 @@ impl SessionRepo {
         let lock = pending.index.with_extension("lock");
         let mut attempts = 0;
         let taken = loop {
-            match std::fs::hard_link(&pending.lock, &lock) {
+            match std::fs::hard_link(&pending.tmp, &lock) {
                 Ok(()) => break Ok(()),
                 Err(e)
                     if e.kind() == std::io::ErrorKind::AlreadyExists
@@ -823,25 +820,25 @@ impl SessionRepo {
             }
         };
         if let Err(e) = taken {
-            let _ = std::fs::remove_file(&pending.lock);
+            let _ = std::fs::remove_file(&pending.tmp);
             return Err(e).io(
                 "take git's index lock (is git running in the session?)",
                 &lock,
             );
         }
         atomic::crash_point("index-locked");
-        let renamed = std::fs::rename(&pending.lock, &pending.index).io("replace", &pending.index);
+        let renamed = std::fs::rename(&pending.tmp, &pending.index).io("replace", &pending.index);
         atomic::crash_point("index-replaced");
         let _ = std::fs::remove_file(&lock);
         if renamed.is_err() {
-            let _ = std::fs::remove_file(&pending.lock);
+            let _ = std::fs::remove_file(&pending.tmp);
         }
         renamed
     }
 
     /// Drop a prepared index (the commit did not happen).
     pub fn abandon_index(&self, pending: PendingIndex) {
-        let _ = std::fs::remove_file(&pending.lock);
+        let _ = std::fs::remove_file(&pending.tmp);
     }
 
     /// Remove temp files of ours left in `.git/` by a crash (the caller holds

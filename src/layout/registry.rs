@@ -442,27 +442,12 @@ pub struct ListRow {
 }
 
 impl ListRow {
-    /// The field named `key`, if the list has one.
+    /// The field named `key`, if the list has one: the index's fields and `preview`.
     fn field(key: &str) -> Option<&'static str> {
-        const FIELDS: [&str; 16] = [
-            "id",
-            "status",
-            "pinned",
-            "archived",
-            "unread",
-            "agent_id",
-            "title",
-            "created_at",
-            "updated_at",
-            "source",
-            "channel",
-            "account_id",
-            "peer_display",
-            "peer_id",
-            "group",
-            "preview",
-        ];
-        FIELDS.into_iter().find(|f| *f == key)
+        super::schema::INDEX_FIELDS
+            .into_iter()
+            .chain(["preview"])
+            .find(|f| *f == key)
     }
 
     fn set(&mut self, key: &str, v: Field) {
@@ -582,7 +567,7 @@ impl<'de> serde::Deserialize<'de> for ListPatch {
                             p.fields.push((name, v));
                         }
                         None if key == "_deleted" => {
-                            p.deleted = m.next_value::<Value>()?.as_bool() == Some(true);
+                            p.deleted = m.next_value::<Field>()?.as_bool() == Some(true);
                         }
                         None => {
                             m.next_value::<serde::de::IgnoredAny>()?;
