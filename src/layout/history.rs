@@ -7,7 +7,9 @@
 //! the session lock. `catalog.stamp` holds `<history/ mtime ns> <catalog
 //! length>` as of our last write; when `history/` changed since (another
 //! writer, a crash between node and catalog), the cache is rebuilt from the
-//! directory. Queries search the raw bytes, so an append does not parse it.
+//! directory. Queries search the raw bytes, so an append does not parse it,
+//! and a large catalog is mapped, not copied: reading 500 KB (15,000 nodes)
+//! into fresh memory cost an append 120 page faults, about 0.5 ms.
 
 use std::io::Write;
 use std::path::Path;
@@ -30,11 +32,38 @@ pub struct Entry {
     pub file: String,
 }
 
+/// A catalog's bytes: read into memory, or mapped when large.
+#[derive(Debug)]
+enum Text {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Default for Text {
+    fn default() -> Text {
+        Text::Owned(HEADER.into())
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Text::Owned(v) => v,
+            Text::Mapped(m) => m,
+        }
+    }
+}
+
+/// From this size on, the cache is mapped rather than read (a mapping costs
+/// two system calls more than a read, and saves a page fault per 4 KiB).
+const MAP_FROM: u64 = 64 * 1024;
+
 /// All node files of a session, in seq order.
 #[derive(Debug, Default)]
 pub struct Catalog {
     /// `HEADER` then one line per node, sorted by seq.
-    text: String,
+    text: Text,
     /// Files in `history/` whose names are not node names.
     pub foreign: Vec<String>,
     /// Ids that more than one file claims (known after a directory read).
@@ -49,7 +78,8 @@ fn line_of(e: &Entry) -> String {
     format!("{}\t{}\t{}\t{}\n", e.id, e.seq, e.letter, e.file)
 }
 
-fn parse_line(line: &str) -> Option<Entry> {
+fn parse_line(line: &[u8]) -> Option<Entry> {
+    let line = std::str::from_utf8(line).ok()?;
     let mut f = line.split('\t');
     let id = f.next()?;
     let seq = f.next()?.parse().ok()?;
@@ -97,8 +127,11 @@ impl Catalog {
             && sd.private_dir().is_dir()
             && c.foreign.iter().all(|f| !f.contains(['\t', '\n']))
         {
-            let foreign: String = c.foreign.iter().map(|f| format!("\t{f}\n")).collect();
-            let _ = write_cache(sd, &format!("{}{foreign}", c.text), m, true);
+            let mut text = c.text.to_vec();
+            for f in &c.foreign {
+                text.extend_from_slice(format!("\t{f}\n").as_bytes());
+            }
+            let _ = write_cache(sd, &text, m, true);
         }
         Ok(c)
     }
@@ -110,29 +143,45 @@ impl Catalog {
         if mtime_ns(history)? != m.parse::<i128>().ok()? {
             return None;
         }
-        let bytes = std::fs::read(sd.catalog_file()).ok()?;
-        if bytes.len() as u64 != len.parse::<u64>().ok()? || !bytes.starts_with(HEADER.as_bytes()) {
+        let len = len.parse::<u64>().ok()?;
+        let mut file = std::fs::File::open(sd.catalog_file()).ok()?;
+        if file.metadata().ok()?.len() != len {
             return None;
         }
-        let text = String::from_utf8(bytes).ok()?;
+        let text = if len >= MAP_FROM {
+            // SAFETY: the catalog is only ever appended to (under the session
+            // lock, past the end of this mapping) or replaced by a rename;
+            // nothing truncates or rewrites it in place.
+            Text::Mapped(unsafe { memmap2::Mmap::map(&file) }.ok()?)
+        } else {
+            let mut v = Vec::with_capacity(len as usize);
+            std::io::Read::read_to_end(&mut file, &mut v).ok()?;
+            Text::Owned(v)
+        };
+        if text.len() as u64 != len || !text.starts_with(HEADER.as_bytes()) {
+            return None;
+        }
         // Foreign lines start with a tab (no id). Usually there are none,
         // and the text is the catalog as it is (no copy of a large session's
         // lines on every append).
         let mut foreign = Vec::new();
-        let nodes = if text.contains("\n\t") {
-            let mut nodes = String::with_capacity(text.len());
-            for line in text.split_inclusive('\n') {
-                match line.strip_prefix('\t') {
-                    Some(f) => foreign.push(f.trim_end_matches('\n').to_string()),
-                    None => nodes.push_str(line),
+        let text = if text.find(b"\n\t").is_some() {
+            let mut nodes = Vec::with_capacity(text.len());
+            for line in text.split_inclusive(|b| *b == b'\n') {
+                match line.strip_prefix(b"\t") {
+                    Some(f) => {
+                        let f = f.strip_suffix(b"\n").unwrap_or(f);
+                        foreign.push(String::from_utf8_lossy(f).into_owned());
+                    }
+                    None => nodes.extend_from_slice(line),
                 }
             }
-            nodes
+            Text::Owned(nodes)
         } else {
             text
         };
         Some(Catalog {
-            text: nodes,
+            text,
             foreign,
             duplicate_ids: Vec::new(),
             full_diff: full != "0",
@@ -147,7 +196,6 @@ impl Catalog {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Catalog {
-                    text: HEADER.into(),
                     full_diff: true,
                     ..Default::default()
                 });
@@ -187,15 +235,19 @@ impl Catalog {
         }
         foreign.sort();
         Ok(Catalog {
-            text,
+            text: Text::Owned(text.into_bytes()),
             foreign,
             duplicate_ids,
             full_diff: true,
         })
     }
 
-    fn node_lines(&self) -> impl DoubleEndedIterator<Item = &str> {
-        self.text[HEADER.len().min(self.text.len())..].lines()
+    fn node_lines(&self) -> impl DoubleEndedIterator<Item = &[u8]> {
+        let body = &self.text[HEADER.len().min(self.text.len())..];
+        body.strip_suffix(b"\n")
+            .unwrap_or(body)
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
     }
 
     /// Every node, in seq order.
@@ -214,9 +266,9 @@ impl Catalog {
         }
         let needle = format!("\n{id}\t");
         // The header ends with a newline, so every node line follows one.
-        let at = self.text.as_bytes().find(needle.as_bytes())? + 1;
+        let at = self.text.find(needle.as_bytes())? + 1;
         let end = self.text[at..]
-            .find('\n')
+            .find_byte(b'\n')
             .map_or(self.text.len(), |e| at + e);
         parse_line(&self.text[at..end])
     }
@@ -250,7 +302,7 @@ impl Catalog {
     }
 }
 
-fn write_cache(sd: &SessionDir, text: &str, mtime: i128, full: bool) -> std::io::Result<()> {
+fn write_cache(sd: &SessionDir, text: &[u8], mtime: i128, full: bool) -> std::io::Result<()> {
     let tmp = sd
         .private_dir()
         .join(format!("{TEMP_PREFIX}catalog.{}", super::ids::generate("")));
@@ -395,26 +447,51 @@ mod tests {
 
     #[test]
     fn the_cache_reads_back_what_the_directory_holds() {
-        for foreign in [false, true] {
+        // 2 nodes: read; 3,000 nodes: past MAP_FROM, mapped.
+        for (n, foreign) in [(2, false), (2, true), (3000, false), (3000, true)] {
             let dir = tempfile::tempdir().unwrap();
             let sd = SessionDir::new(dir.path().to_path_buf());
             std::fs::create_dir_all(sd.private_dir()).unwrap();
             let h = sd.history();
             std::fs::create_dir(&h).unwrap();
-            for f in ["000001-u-u1.json", "000002-a-a1.json"] {
+            for seq in 1..=n {
+                let letter = if seq % 2 == 1 { "u" } else { "a" };
+                let f = format!("{seq:06}-{letter}-{letter}{seq}.json");
                 std::fs::write(h.join(f), "{}").unwrap();
             }
             if foreign {
                 std::fs::write(h.join("notes.txt"), "").unwrap();
             }
             let listed = Catalog::load(&sd).unwrap();
-            assert!(sd.catalog_file().is_file());
+            let size = std::fs::metadata(sd.catalog_file()).unwrap().len();
+            assert_eq!(size >= MAP_FROM, n > 2);
             let cached = Catalog::from_cache(&sd, &h).expect("the cache is current");
-            assert_eq!(cached.text, listed.text);
+            assert_eq!(
+                matches!(cached.text, Text::Mapped(_)),
+                n > 2 && !foreign,
+                "a large catalog without foreign lines is mapped"
+            );
+            assert_eq!(*cached.text, *listed.text);
             assert_eq!(cached.foreign, listed.foreign);
             assert_eq!(cached.foreign.is_empty(), !foreign);
-            assert_eq!(cached.get("a1").unwrap().seq, 2);
-            assert_eq!(cached.len(), 2);
+            assert_eq!(cached.get("a2").unwrap().seq, 2);
+            assert_eq!(cached.len(), n as usize);
+            assert_eq!(cached.max_seq(), Some(n));
+            assert_eq!(cached.latest("u").unwrap().seq, n - 1 + n % 2);
+            assert!(!cached.contains("a1") && !cached.contains(&format!("u{n}")));
+            // An append past the mapping's end is seen by the next load.
+            let e = Entry {
+                seq: n + 1,
+                letter: 'u',
+                id: "late".into(),
+                file: format!("{:06}-u-late.json", n + 1),
+            };
+            std::fs::write(h.join(&e.file), "{}").unwrap();
+            record(&sd, &cached, &e).unwrap();
+            let again = Catalog::from_cache(&sd, &h).expect("the cache is still current");
+            assert_eq!(again.max_seq(), Some(n + 1));
+            assert_eq!(again.get("late").unwrap(), e);
+            assert_eq!(again.len(), n as usize + 1);
         }
     }
 }
