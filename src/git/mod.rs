@@ -162,6 +162,70 @@ fn encode_pack(objects: &[(gix::objs::Kind, Vec<u8>)]) -> std::io::Result<Vec<u8
     Ok(out)
 }
 
+/// Write one loose object, `id` being the hash of `kind` and `data`.
+///
+/// The zlib stream is made of stored (uncompressed) blocks. Setting up a
+/// deflate stream zeroes about 460 KB of tables, once per object, which cost
+/// more than the turn's compression itself (six objects, mostly under 1 KB,
+/// each filling a 4 KiB block on disk either way). Loose objects are
+/// short-lived: the background `git gc` (every 50 turns) packs them, and
+/// compresses them there. The temp file lives in the git dir, where the next
+/// commit's stale-temp sweep finds it after a crash.
+fn write_loose(
+    git_dir: &Path,
+    objects: &Path,
+    kind: gix::objs::Kind,
+    data: &[u8],
+    id: ObjectId,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let header = gix::objs::encode::loose_header(kind, data.len() as u64);
+    let mut body = Vec::with_capacity(header.len() + data.len());
+    body.extend_from_slice(&header);
+    body.extend_from_slice(data);
+    let mut adler = adler2::Adler32::new();
+    adler.write_slice(&body);
+    const BLOCK: usize = u16::MAX as usize;
+    let mut out = Vec::with_capacity(body.len() + 5 * (body.len() / BLOCK + 1) + 6);
+    out.extend_from_slice(&[0x78, 0x01]); // deflate, 32 KiB window, no dictionary
+    let blocks = body.len().div_ceil(BLOCK);
+    for (i, block) in body.chunks(BLOCK).enumerate() {
+        let len = block.len() as u16;
+        out.push(u8::from(i + 1 == blocks)); // BFINAL on the last; BTYPE 00: stored
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    out.extend_from_slice(&adler.checksum().to_be_bytes());
+
+    let hex = id.to_hex().to_string();
+    let dir = objects.join(&hex[..2]);
+    let tmp = git_dir.join(format!(
+        "{}obj-{}",
+        crate::layout::TEMP_PREFIX,
+        crate::layout::ids::generate("")
+    ));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o444)
+            .open(&tmp)?;
+        f.write_all(&out)?;
+        drop(f);
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        std::fs::rename(&tmp, dir.join(&hex[2..]))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Objects at least this large (a flat `history/` tree of thousands of
 /// nodes) are hashed here and compressed and written on a second thread,
 /// while this one goes on (the commit only needs the id).
@@ -313,13 +377,7 @@ impl SessionRepo {
     }
 
     pub fn write_blob(&mut self, data: &[u8]) -> Result<ObjectId> {
-        let id = self
-            .repo
-            .write_blob(data)
-            .map_err(|e| Error::git("write a blob", &self.dir, e))?
-            .detach();
-        self.written.push(id);
-        Ok(id)
+        self.write_raw(gix::objs::Kind::Blob, data.to_vec())
     }
 
     /// Write the trees of every entry of `state` and return the root tree.
@@ -412,10 +470,8 @@ impl SessionRepo {
                     )
                 })?;
             } else {
-                use gix::objs::Write;
-                self.repo
-                    .objects
-                    .write_buf_with_known_id(kind, &buf, id)
+                let objects = self.repo.objects.store_ref().path();
+                write_loose(self.repo.git_dir(), objects, kind, &buf, id)
                     .map_err(|e| self.err("write an object", e))?;
             }
         }
@@ -444,29 +500,15 @@ impl SessionRepo {
     }
 
     fn offload_tx(&mut self) -> &std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)> {
+        let git_dir = self.repo.git_dir().to_path_buf();
         let objects = self.repo.objects.store_ref().path().to_path_buf();
         &self
             .offload
             .get_or_insert_with(|| {
                 let (tx, rx) = std::sync::mpsc::channel::<(gix::objs::Kind, Vec<u8>, ObjectId)>();
                 let handle = std::thread::spawn(move || {
-                    use gix::objs::Write;
-                    // The plain loose store (Send) on the same directory. These
-                    // objects are flat `history/` trees rewritten every turn:
-                    // stored without compression (level 0) they cost no CPU on
-                    // the turn's critical path, and the background `git gc`
-                    // (every 50 turns) packs them with deltas.
-                    let store = gix::odb::loose::Store::at_opts(
-                        objects,
-                        gix::hash::Kind::Sha1,
-                        gix::odb::loose::Options {
-                            compression: gix::zlib::Compression::NONE,
-                            ..Default::default()
-                        },
-                    );
                     for (kind, buf, id) in rx {
-                        store
-                            .write_buf_with_known_id(kind, &buf, id)
+                        write_loose(&git_dir, &objects, kind, &buf, id)
                             .map_err(|e| e.to_string())?;
                     }
                     Ok(())
