@@ -214,6 +214,7 @@ fn write_loose(
             .open(&tmp)?;
         f.write_all(&out)?;
         drop(f);
+        atomic::crash_point("object-written");
         match std::fs::create_dir(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
             _ => {}
@@ -1034,4 +1035,61 @@ pub fn spawn_maintenance(dir: &Path) -> bool {
         .stderr(std::process::Stdio::null())
         .spawn()
         .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git runs")
+    }
+
+    #[test]
+    fn loose_objects_of_every_size_read_back_with_git() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(git(dir.path(), &["init", "-q"]).status.success());
+        let git_dir = dir.path().join(".git");
+        let objects = git_dir.join("objects");
+        // Empty, one byte, around one stored block (65,535 bytes with the
+        // header), and several blocks.
+        for len in [0usize, 1, 65_520, 65_535, 65_536, 200_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
+                .unwrap();
+            write_loose(&git_dir, &objects, gix::objs::Kind::Blob, &data, id).unwrap();
+            let out = git(dir.path(), &["cat-file", "blob", &id.to_string()]);
+            assert!(
+                out.status.success(),
+                "{len}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.stdout, data, "{len} bytes read back");
+        }
+        let fsck = git(dir.path(), &["fsck", "--strict", "--no-dangling"]);
+        assert!(
+            fsck.status.success(),
+            "{}",
+            String::from_utf8_lossy(&fsck.stderr)
+        );
+        // No temp file is left behind.
+        let temps = std::fs::read_dir(&git_dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(crate::layout::TEMP_PREFIX)
+            })
+            .count();
+        assert_eq!(temps, 0);
+    }
 }

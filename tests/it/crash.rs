@@ -60,6 +60,8 @@ fn every_crash_point_of_commit_turn_is_recovered() {
         "index-replaced",
         "before-rename",
         "after-rename",
+        "object-written",
+        "object-written#4",
     ] {
         let env = TestEnv::new();
         env.ok(&["init", "s1"]);
@@ -77,6 +79,12 @@ fn every_crash_point_of_commit_turn_is_recovered() {
             String::from_utf8_lossy(&out.stderr)
         );
         env.assert_clean("s1");
+        let temps: Vec<_> = std::fs::read_dir(env.session_dir("s1").join(".git"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".gs-tmp"))
+            .collect();
+        assert!(temps.is_empty(), "{at}: temp files left: {temps:?}");
         let subjects = env.git("s1", &["log", "--all", "--format=%s"]);
         assert_eq!(
             subjects, "turn 2: two\nturn 1: one\nsession init\n",

@@ -97,6 +97,8 @@ fn commit_turn() {
         "commit-before-index",
         "index-locked",
         "index-replaced",
+        "object-written",
+        "object-written#4",
     ] {
         let env = session_with_a_turn();
         env.append("s1", &["--text", "two"]);
