@@ -102,8 +102,10 @@ pub enum RefUpdate {
 pub struct SessionRepo {
     pub repo: gix::Repository,
     pub dir: PathBuf,
-    /// Objects written by this process, fsynced before any ref moves.
-    written: Vec<ObjectId>,
+    /// Objects this process wrote or reused, and whether the write already
+    /// synced the file: all are durable, with their directories, before any
+    /// ref moves.
+    written: Vec<(ObjectId, bool)>,
     /// The thread compressing and writing large objects.
     offload: Option<Offload>,
     /// Bulk mode (backfill): objects collected and written as packs.
@@ -213,6 +215,9 @@ fn write_loose(
             .mode(0o444)
             .open(&tmp)?;
         f.write_all(&out)?;
+        if atomic::durable() {
+            f.sync_data()?; // here, not by opening it again later
+        }
         drop(f);
         atomic::crash_point("object-written");
         match std::fs::create_dir(&dir) {
@@ -461,7 +466,8 @@ impl SessionRepo {
             return Ok(id);
         }
         // Not `has_object`: it counts the empty tree as present without a file.
-        if !self.repo.objects.exists_without_refresh(&id) {
+        let new = !self.repo.objects.exists_without_refresh(&id);
+        if new {
             if buf.len() >= OFFLOAD_BYTES {
                 self.offload_tx().send((kind, buf, id)).map_err(|_| {
                     Error::git(
@@ -476,7 +482,8 @@ impl SessionRepo {
                     .map_err(|e| self.err("write an object", e))?;
             }
         }
-        self.written.push(id);
+        // A reused object may come from a process that crashed before syncing it.
+        self.written.push((id, new));
         Ok(id)
     }
 
@@ -591,18 +598,23 @@ impl SessionRepo {
         Ok(())
     }
 
-    /// fsync every loose object written so far and its directory, so that no
-    /// ref can ever point at a missing object after a crash.
+    /// fsync every loose object written so far (those not synced as they were
+    /// written) and its directory, so that no ref can ever point at a missing
+    /// object after a crash.
     pub fn sync_objects(&mut self) -> Result<()> {
         self.finish_writes()?;
         self.flush_pack()?;
         if atomic::durable() {
             let objects = self.repo.objects.store_ref().path().to_path_buf();
             let mut dirs = HashSet::new();
-            for id in self.written.drain(..) {
+            for (id, synced) in self.written.drain(..) {
                 let hex = id.to_hex().to_string();
                 let dir = objects.join(&hex[..2]);
                 let path = dir.join(&hex[2..]);
+                if synced {
+                    dirs.insert(dir);
+                    continue;
+                }
                 match std::fs::File::open(&path) {
                     Ok(f) => f.sync_all().io("sync", &path)?,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // packed
