@@ -819,7 +819,6 @@ impl SessionRepo {
     /// Write `index` to a temp file of ours in `.git/`; [`Self::commit_index`]
     /// puts it in place once the refs have moved.
     pub fn prepare_index(&self, index: &mut gix::index::File) -> Result<PendingIndex> {
-        use std::io::Write;
         index.remove_tree();
         index.remove_resolve_undo();
         let target = self.repo.index_path();
@@ -828,17 +827,22 @@ impl SessionRepo {
             crate::layout::TEMP_PREFIX,
             crate::layout::ids::generate("")
         ));
-        let file = std::fs::File::create(&tmp).io("create", &tmp)?;
-        let pending = PendingIndex { tmp, index: target };
-        let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
         let opts = gix::index::write::Options {
             skip_hash: true,
             ..Default::default()
         };
-        let written = index
-            .write_to(&mut out, opts)
-            .map_err(|e| self.err("write the index", e))
-            .and_then(|_| out.flush().io("write", &pending.tmp));
+        let bytes = match index_edit::encode_plain(index) {
+            Some(b) => b,
+            None => {
+                let mut b = Vec::new();
+                index
+                    .write_to(&mut b, opts)
+                    .map_err(|e| self.err("write the index", e))?;
+                b
+            }
+        };
+        let pending = PendingIndex { tmp, index: target };
+        let written = std::fs::write(&pending.tmp, &bytes).io("write", &pending.tmp);
         if let Err(e) = written {
             let _ = std::fs::remove_file(&pending.tmp);
             return Err(e);
