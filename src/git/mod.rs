@@ -183,21 +183,29 @@ fn write_loose(
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let header = gix::objs::encode::loose_header(kind, data.len() as u64);
-    let mut body = Vec::with_capacity(header.len() + data.len());
-    body.extend_from_slice(&header);
-    body.extend_from_slice(data);
+    let total = header.len() + data.len();
     let mut adler = adler2::Adler32::new();
-    adler.write_slice(&body);
+    adler.write_slice(&header);
+    adler.write_slice(data);
     const BLOCK: usize = u16::MAX as usize;
-    let mut out = Vec::with_capacity(body.len() + 5 * (body.len() / BLOCK + 1) + 6);
+    let blocks = total.div_ceil(BLOCK);
+    let mut out = Vec::with_capacity(2 + total + 5 * blocks + 4);
     out.extend_from_slice(&[0x78, 0x01]); // deflate, 32 KiB window, no dictionary
-    let blocks = body.len().div_ceil(BLOCK);
-    for (i, block) in body.chunks(BLOCK).enumerate() {
-        let len = block.len() as u16;
-        out.push(u8::from(i + 1 == blocks)); // BFINAL on the last; BTYPE 00: stored
+    // Blocks of up to 65,535 bytes of `header` then `data`, copied once.
+    let mut at = 0;
+    while at < total {
+        let end = (at + BLOCK).min(total);
+        let len = (end - at) as u16;
+        out.push(u8::from(end == total)); // BFINAL on the last; BTYPE 00: stored
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
+        if at < header.len() {
+            out.extend_from_slice(&header[at..end.min(header.len())]);
+        }
+        if end > header.len() {
+            out.extend_from_slice(&data[at.max(header.len()) - header.len()..end - header.len()]);
+        }
+        at = end;
     }
     out.extend_from_slice(&adler.checksum().to_be_bytes());
 
