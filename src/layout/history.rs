@@ -18,6 +18,7 @@ use gix::bstr::ByteSlice;
 
 use crate::error::{Error, IoContext, Result};
 
+use super::mapped::Bytes;
 use super::paths::{SessionDir, TEMP_PREFIX, parse_node_file_name};
 use super::schema::{Node, read_bounded};
 
@@ -32,38 +33,11 @@ pub struct Entry {
     pub file: String,
 }
 
-/// A catalog's bytes: read into memory, or mapped when large.
-#[derive(Debug)]
-enum Text {
-    Owned(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl Default for Text {
-    fn default() -> Text {
-        Text::Owned(HEADER.into())
-    }
-}
-
-impl std::ops::Deref for Text {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Text::Owned(v) => v,
-            Text::Mapped(m) => m,
-        }
-    }
-}
-
-/// From this size on, the cache is mapped rather than read (a mapping costs
-/// two system calls more than a read, and saves a page fault per 4 KiB).
-const MAP_FROM: u64 = 64 * 1024;
-
 /// All node files of a session, in seq order.
 #[derive(Debug, Default)]
 pub struct Catalog {
     /// `HEADER` then one line per node, sorted by seq.
-    text: Text,
+    text: Bytes,
     /// Files in `history/` whose names are not node names.
     pub foreign: Vec<String>,
     /// Ids that more than one file claims (known after a directory read).
@@ -148,16 +122,7 @@ impl Catalog {
         if file.metadata().ok()?.len() != len {
             return None;
         }
-        let text = if len >= MAP_FROM {
-            // SAFETY: the catalog is only ever appended to (under the session
-            // lock, past the end of this mapping) or replaced by a rename;
-            // nothing truncates or rewrites it in place.
-            Text::Mapped(unsafe { memmap2::Mmap::map(&file) }.ok()?)
-        } else {
-            let mut v = Vec::with_capacity(len as usize);
-            std::io::Read::read_to_end(&mut file, &mut v).ok()?;
-            Text::Owned(v)
-        };
+        let text = super::mapped::read(&mut file, len).ok()?;
         if text.len() as u64 != len || !text.starts_with(HEADER.as_bytes()) {
             return None;
         }
@@ -176,7 +141,7 @@ impl Catalog {
                     None => nodes.extend_from_slice(line),
                 }
             }
-            Text::Owned(nodes)
+            Bytes::Owned(nodes)
         } else {
             text
         };
@@ -196,6 +161,7 @@ impl Catalog {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Catalog {
+                    text: Bytes::Owned(HEADER.into()),
                     full_diff: true,
                     ..Default::default()
                 });
@@ -235,7 +201,7 @@ impl Catalog {
         }
         foreign.sort();
         Ok(Catalog {
-            text: Text::Owned(text.into_bytes()),
+            text: Bytes::Owned(text.into_bytes()),
             foreign,
             duplicate_ids,
             full_diff: true,
@@ -464,10 +430,10 @@ mod tests {
             }
             let listed = Catalog::load(&sd).unwrap();
             let size = std::fs::metadata(sd.catalog_file()).unwrap().len();
-            assert_eq!(size >= MAP_FROM, n > 2);
+            assert_eq!(size >= super::super::mapped::MAP_FROM, n > 2);
             let cached = Catalog::from_cache(&sd, &h).expect("the cache is current");
             assert_eq!(
-                matches!(cached.text, Text::Mapped(_)),
+                matches!(cached.text, Bytes::Mapped(_)),
                 n > 2 && !foreign,
                 "a large catalog without foreign lines is mapped"
             );

@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod history;
 pub mod ids;
 pub mod lock;
+pub mod mapped;
 pub mod migration;
 pub mod paths;
 pub mod projects;

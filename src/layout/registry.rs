@@ -109,15 +109,30 @@ fn apply_journal(index: &mut Index, bytes: &[u8]) {
     });
 }
 
-/// Read `index.json` (None when missing or unparsable: rebuild it).
-fn read_index_file(state: &StateDir) -> Result<Option<Index>> {
+/// The bytes of `index.json` (mapped when large), `None` when missing.
+fn read_index_bytes(state: &StateDir) -> Result<Option<super::mapped::Bytes>> {
     let path = state.index_json();
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
+    let mut file = match File::open(&path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).io("read", path),
     };
-    Ok(match serde_json::from_slice::<Value>(&bytes) {
+    let len = file.metadata().io("read", &path)?.len();
+    super::mapped::read(&mut file, len)
+        .io("read", path)
+        .map(Some)
+}
+
+/// Read `index.json` (None when missing or unparsable: rebuild it).
+fn read_index_file(state: &StateDir) -> Result<Option<Index>> {
+    let Some(bytes) = read_index_bytes(state)? else {
+        return Ok(None);
+    };
+    // Validated as UTF-8 once, not string by string.
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(None);
+    };
+    Ok(match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Some(
             m.into_iter()
                 .filter_map(|(k, v)| match v {
@@ -492,16 +507,19 @@ impl ListRow {
 /// The index for listing: `index.json` parsed into [`ListRow`]s with the
 /// journal folded in. `None` when `index.json` is missing or corrupt.
 pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow>>>> {
-    let path = state.index_json();
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).io("read", path),
-    };
-    // Boxed: the rows are moved around while the map is built and sorted.
-    let Ok(mut rows) = serde_json::from_slice::<BTreeMap<String, Box<ListRow>>>(&bytes) else {
+    let Some(bytes) = read_index_bytes(state)? else {
         return Ok(None);
     };
+    // Boxed: the rows are moved around while the map is built and sorted.
+    // Validated as UTF-8 once, not string by string; the rows are collected
+    // in file order (sorted, as written here) and the map built in one pass.
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(None);
+    };
+    let Ok(Pairs(pairs)) = serde_json::from_str::<Pairs<Box<ListRow>>>(text) else {
+        return Ok(None);
+    };
+    let mut rows: BTreeMap<String, Box<ListRow>> = pairs.into_iter().collect();
     let jpath = state.index_journal();
     if let Ok(mut f) = File::open(&jpath) {
         f.lock_shared().io("lock", &jpath)?;
@@ -528,6 +546,33 @@ pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow
         }
     }
     Ok(Some(rows))
+}
+
+/// A JSON object's entries in file order (a later duplicate key wins once
+/// they are collected into a map, as with a map deserialized directly).
+struct Pairs<T>(Vec<(String, T)>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Pairs<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Entries<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Entries<T> {
+            type Value = Pairs<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Pairs<T>, A::Error> {
+                let mut v = Vec::with_capacity(a.size_hint().unwrap_or(0));
+                while let Some(kv) = a.next_entry()? {
+                    v.push(kv);
+                }
+                Ok(Pairs(v))
+            }
+        }
+        d.deserialize_map(Entries(std::marker::PhantomData))
+    }
 }
 
 /// A journal line as `list` reads it: the list's fields it sets (null
@@ -584,6 +629,16 @@ impl<'de> serde::Deserialize<'de> for ListPatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_keep_file_order_and_the_last_duplicate_wins_in_a_map() {
+        let Pairs(p) = serde_json::from_str::<Pairs<u32>>(r#"{"b":1,"a":2,"b":3}"#).unwrap();
+        assert_eq!(p, [("b".into(), 1), ("a".into(), 2), ("b".into(), 3)]);
+        let m: BTreeMap<String, u32> = p.into_iter().collect();
+        let direct: BTreeMap<String, u32> = serde_json::from_str(r#"{"b":1,"a":2,"b":3}"#).unwrap();
+        assert_eq!(m, direct);
+        assert!(serde_json::from_str::<Pairs<u32>>("[1]").is_err());
+    }
 
     #[test]
     fn journal_lines_merge_and_torn_lines_are_skipped() {
