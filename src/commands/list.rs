@@ -43,7 +43,7 @@ pub struct ListArgs {
 #[derive(serde::Serialize)]
 struct Out<'a> {
     #[serde(flatten)]
-    row: &'a ListRow,
+    row: &'a ListRow<'a>,
     project_id: &'a str,
     project: &'a str,
 }

@@ -212,7 +212,10 @@ pub fn projects(state: &StateDir) -> (ProjectOf, ProjectPaths) {
 /// missing or corrupt index is rebuilt and saved once), plus rows for
 /// session directories the index does not know (self-healing; a scan of
 /// names only, no per-session read unless one is missing).
-pub fn load_rows(state: &StateDir, locks: LockOptions) -> Result<BTreeMap<String, Box<ListRow>>> {
+pub fn load_rows(
+    state: &StateDir,
+    locks: LockOptions,
+) -> Result<BTreeMap<String, Box<ListRow<'static>>>> {
     let mut index = match registry::load_list(state)? {
         Some(i) => i,
         None if state.sessions().is_dir() => {
