@@ -56,16 +56,37 @@ pub fn short_time(secs: f64) -> impl std::fmt::Display {
     struct Short(f64);
     impl std::fmt::Display for Short {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            let ((y, m, d), rem) = civil(self.0);
-            write!(
-                f,
-                "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-                rem / 3600,
-                rem % 3600 / 60
-            )
+            let mut out = Vec::with_capacity(16);
+            push_short_time(&mut out, self.0);
+            f.write_str(std::str::from_utf8(&out).expect("digits and separators"))
         }
     }
     Short(secs)
+}
+
+/// [`short_time`] appended to `out` digit by digit (a listing writes
+/// thousands; the formatting machinery costs several times more).
+pub fn push_short_time(out: &mut Vec<u8>, secs: f64) {
+    let ((y, m, d), rem) = civil(secs);
+    let two = |out: &mut Vec<u8>, n: u32| {
+        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8])
+    };
+    if (0..=9999).contains(&y) {
+        let y = y as u32;
+        two(out, y / 100);
+        two(out, y % 100);
+    } else {
+        use std::io::Write;
+        let _ = write!(out, "{y:04}");
+    }
+    out.push(b'-');
+    two(out, m);
+    out.push(b'-');
+    two(out, d);
+    out.push(b' ');
+    two(out, (rem / 3600) as u32);
+    out.push(b':');
+    two(out, (rem % 3600 / 60) as u32);
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
@@ -113,11 +134,16 @@ impl Printer {
 
     /// Already formatted output (lines or records) in one write.
     pub fn block(&self, text: &str) {
+        self.block_bytes(text.as_bytes());
+    }
+
+    /// [`Printer::block`] for text built as bytes.
+    pub fn block_bytes(&self, text: &[u8]) {
         if self.silent {
             return;
         }
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
+        let _ = out.write_all(text);
         let _ = out.flush();
     }
 
@@ -190,5 +216,23 @@ mod tests {
         assert_eq!(rfc3339(951_782_400.0), "2000-02-29T00:00:00Z");
         assert_eq!(short_time(1_796_017_556.0).to_string(), "2026-11-30 05:45");
         assert_eq!(short_time(-1.0).to_string(), "1969-12-31 23:59");
+        // Digit by digit, as the formatting machinery writes it.
+        for secs in [
+            -62_200_000_000.0,
+            -1.5,
+            0.0,
+            951_782_400.0,
+            1_796_017_556.9,
+            253_402_300_799.0,
+            253_402_300_800.0,
+        ] {
+            let ((y, m, d), rem) = civil(secs);
+            let reference = format!(
+                "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+                rem / 3600,
+                rem % 3600 / 60
+            );
+            assert_eq!(short_time(secs).to_string(), reference, "{secs}");
+        }
     }
 }
