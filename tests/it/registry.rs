@@ -399,3 +399,29 @@ fn an_append_folds_a_large_journal_and_list_reads_the_same_rows() {
     assert_eq!(s2(&before), s2(&after));
     assert!(s2(&after).contains("title 1499"), "{after}");
 }
+
+#[test]
+fn the_listing_shows_pins_unread_and_channels_and_pads_by_characters() {
+    let mut env = TestEnv::new();
+    three(&mut env);
+    env.ok(&["update", "old", "--pin"]);
+    env.ok(&["update", "mid", "--unread", "--title", "Ünïcödé"]);
+    // A channel session (as the Python store's gateway writes them) shows
+    // its source as a prefix; rebuilt from meta.json.
+    let meta_path = env.session_dir("new").join("meta.json");
+    let mut meta = env.meta("new");
+    meta["channel"] = "slack".into();
+    meta["source"] = "slack".into();
+    meta["status"] = "rünning-long".into();
+    std::fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    std::fs::remove_file(env.state().join("sessions/index.json")).unwrap();
+    let _ = std::fs::remove_file(env.state().join("sessions/index.journal"));
+    let out = env.ok(&["list"]);
+    assert_eq!(
+        out,
+        "new              2026-11-30 05:49  rünning-long [slack] hello new  — hello new\n\
+         mid              2026-11-30 05:47  idle        ● Ünïcödé  — hello mid\n\
+         old              2026-11-30 05:45  idle        📌 hello old  — hello old\n",
+        "{out}"
+    );
+}
