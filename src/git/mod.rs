@@ -106,7 +106,7 @@ pub struct SessionRepo {
     /// synced the file: all are durable, with their directories, before any
     /// ref moves.
     written: Vec<(ObjectId, bool)>,
-    /// The thread compressing and writing large objects.
+    /// The thread writing large objects.
     offload: Option<Offload>,
     /// Bulk mode (backfill): objects collected and written as packs.
     bulk: Option<Bulk>,
@@ -241,8 +241,8 @@ fn write_loose(
 }
 
 /// Objects at least this large (a flat `history/` tree of thousands of
-/// nodes) are hashed here and compressed and written on a second thread,
-/// while this one goes on (the commit only needs the id).
+/// nodes) are hashed here and written on a second thread, while this one
+/// goes on (the commit only needs the id).
 const OFFLOAD_BYTES: usize = 64 * 1024;
 
 struct Offload {

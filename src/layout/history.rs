@@ -123,7 +123,12 @@ impl Catalog {
             return None;
         }
         let text = super::mapped::read(&mut file, len).ok()?;
-        if text.len() as u64 != len || !text.starts_with(HEADER.as_bytes()) {
+        // A cache that is not UTF-8 throughout is damaged: rebuilt, never
+        // read line by line around the damage.
+        if text.len() as u64 != len
+            || !text.starts_with(HEADER.as_bytes())
+            || std::str::from_utf8(&text).is_err()
+        {
             return None;
         }
         // Foreign lines start with a tab (no id). Usually there are none,
