@@ -177,6 +177,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             ));
         }
     };
+    let given = new.id.is_some();
     let id = match new.id {
         Some(id) => {
             ids::node_id(&id)?;
@@ -189,7 +190,8 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             }
         },
     };
-    if catalog.contains(&id) {
+    // A generated id was checked as it was drawn.
+    if given && catalog.contains(&id) {
         return Err(refuse(
             format!(
                 "node `{id}` already exists in session `{}`",
