@@ -390,8 +390,8 @@ impl SessionRepo {
         self.write_raw(object.kind(), buf)
     }
 
-    pub fn write_blob(&mut self, data: &[u8]) -> Result<ObjectId> {
-        self.write_raw(gix::objs::Kind::Blob, data.to_vec())
+    pub fn write_blob(&mut self, data: Vec<u8>) -> Result<ObjectId> {
+        self.write_raw(gix::objs::Kind::Blob, data)
     }
 
     /// Write the trees of every entry of `state` and return the root tree.

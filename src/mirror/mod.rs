@@ -169,7 +169,7 @@ fn sweep_others(
             continue;
         }
         let data = crate::git::index_edit::read_worktree(&path, &md)?;
-        let id = repo.write_blob(&data)?;
+        let id = repo.write_blob(data)?;
         let staged = Staged {
             path: rel,
             mode,
@@ -755,7 +755,7 @@ pub fn commit_pending(
 
     // Phase 2: write.
     for (f, data, md) in new_data {
-        let id = repo.write_blob(&data)?;
+        let id = repo.write_blob(data)?;
         work.new_history.insert(
             f.to_string(),
             Staged {
@@ -773,7 +773,7 @@ pub fn commit_pending(
     for (f, md) in rescanned {
         let path = history_dir.join(&f);
         let data = crate::layout::schema::read_bounded(&path)?;
-        let id = repo.write_blob(&data)?;
+        let id = repo.write_blob(data)?;
         let staged = Staged {
             path: format!("history/{f}").into_bytes(),
             mode: mode_of(&md),
