@@ -177,10 +177,18 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             ));
         }
     };
-    let given = new.id.is_some();
     let id = match new.id {
         Some(id) => {
             ids::node_id(&id)?;
+            if catalog.contains(&id) {
+                return Err(refuse(
+                    format!(
+                        "node `{id}` already exists in session `{}`",
+                        sd.dir.display()
+                    ),
+                    "node ids are unique in a session; omit `--id` to get a fresh one",
+                ));
+            }
             id
         }
         None => loop {
@@ -190,16 +198,6 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             }
         },
     };
-    // A generated id was checked as it was drawn.
-    if given && catalog.contains(&id) {
-        return Err(refuse(
-            format!(
-                "node `{id}` already exists in session `{}`",
-                sd.dir.display()
-            ),
-            "node ids are unique in a session; omit `--id` to get a fresh one",
-        ));
-    }
     let caller = match new.caller {
         Some(c) => c,
         None if new.role == "code" => catalog

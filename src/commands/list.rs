@@ -55,6 +55,17 @@ struct Record<'a> {
     data: Out<'a>,
 }
 
+/// `s` left-aligned in `width` characters (as `{:<width}` pads).
+fn push_padded(text: &mut Vec<u8>, s: &str, width: usize) {
+    text.extend_from_slice(s.as_bytes());
+    let chars = if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    };
+    text.resize(text.len() + width.saturating_sub(chars), b' ');
+}
+
 pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
     let index = lifecycle::load_rows(&ctx.state, ctx.locks)?;
     let (project_of, _) = lifecycle::projects(&ctx.state);
@@ -120,20 +131,11 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
         };
         // Written piece by piece: the formatting machinery (padding, a
         // dozen arguments) cost about a microsecond a row.
-        let pad = |text: &mut Vec<u8>, s: &str, width: usize| {
-            text.extend_from_slice(s.as_bytes());
-            let chars = if s.is_ascii() {
-                s.len()
-            } else {
-                s.chars().count()
-            };
-            text.resize(text.len() + width.saturating_sub(chars), b' ');
-        };
-        pad(&mut text, id, 16);
+        push_padded(&mut text, id, 16);
         text.push(b' ');
         crate::out::push_short_time(&mut text, updated(row));
         text.extend_from_slice(b"  ");
-        pad(&mut text, st(&row.status), 11);
+        push_padded(&mut text, st(&row.status), 11);
         text.push(b' ');
         if ListRow::flag(&row.pinned) {
             text.extend_from_slice("📌 ".as_bytes());

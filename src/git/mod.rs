@@ -835,13 +835,13 @@ impl SessionRepo {
             crate::layout::TEMP_PREFIX,
             crate::layout::ids::generate("")
         ));
-        let opts = gix::index::write::Options {
-            skip_hash: true,
-            ..Default::default()
-        };
         let bytes = match index_edit::encode_plain(index) {
             Some(b) => b,
             None => {
+                let opts = gix::index::write::Options {
+                    skip_hash: true,
+                    ..Default::default()
+                };
                 let mut b = Vec::new();
                 index
                     .write_to(&mut b, opts)
