@@ -211,11 +211,7 @@ fn write_loose(
 
     let hex = id.to_hex().to_string();
     let dir = objects.join(&hex[..2]);
-    let tmp = git_dir.join(format!(
-        "{}obj-{}",
-        crate::layout::TEMP_PREFIX,
-        crate::layout::ids::generate("")
-    ));
+    let tmp = crate::layout::temp_path(git_dir, "obj");
     let result = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -830,11 +826,7 @@ impl SessionRepo {
         index.remove_tree();
         index.remove_resolve_undo();
         let target = self.repo.index_path();
-        let tmp = self.repo.git_dir().join(format!(
-            "{}index.{}",
-            crate::layout::TEMP_PREFIX,
-            crate::layout::ids::generate("")
-        ));
+        let tmp = crate::layout::temp_path(self.repo.git_dir(), "index");
         let bytes = match index_edit::encode_plain(index) {
             Some(b) => b,
             None => {

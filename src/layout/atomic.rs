@@ -9,8 +9,6 @@ use std::sync::OnceLock;
 
 use crate::error::{IoContext, Result};
 
-use super::paths::TEMP_PREFIX;
-
 /// `GIT_SESSION_FSYNC=0` turns fsync off (tests, benchmarks of the floor).
 pub fn durable() -> bool {
     static DURABLE: OnceLock<bool> = OnceLock::new();
@@ -79,7 +77,7 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         .file_name()
         .expect("an atomic write always targets a named file")
         .to_string_lossy();
-    let tmp = dir.join(format!("{TEMP_PREFIX}{name}.{}", super::ids::generate("")));
+    let tmp = super::temp_path(dir, &name);
     let result = (|| {
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create_new(true);
@@ -130,7 +128,7 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> Result<bool> {
         .parent()
         .expect("a node file always lives in a directory");
     let name = path.file_name().expect("named").to_string_lossy();
-    let tmp = dir.join(format!("{TEMP_PREFIX}{name}.{}", super::ids::generate("")));
+    let tmp = super::temp_path(dir, &name);
     let result = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)

@@ -282,9 +282,7 @@ impl Catalog {
 }
 
 fn write_cache(sd: &SessionDir, text: &[u8], mtime: i128, full: bool) -> std::io::Result<()> {
-    let tmp = sd
-        .private_dir()
-        .join(format!("{TEMP_PREFIX}catalog.{}", super::ids::generate("")));
+    let tmp = super::temp_path(&sd.private_dir(), "catalog");
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, sd.catalog_file())?;
     write_stamp(sd, mtime, text.len() as u64, full)

@@ -13,4 +13,4 @@ pub mod projects;
 pub mod registry;
 pub mod schema;
 
-pub use paths::{SessionDir, StateDir, TEMP_PREFIX};
+pub use paths::{SessionDir, StateDir, TEMP_PREFIX, temp_path};

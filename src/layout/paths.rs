@@ -11,6 +11,12 @@ use super::ids;
 /// and session commits never include them.
 pub const TEMP_PREFIX: &str = ".gs-tmp-";
 
+/// A fresh temporary path of ours in `dir`: `.gs-tmp-<label>.<random>`
+/// (sweeps after a crash find our temps by the prefix).
+pub fn temp_path(dir: &Path, label: &str) -> PathBuf {
+    dir.join(format!("{TEMP_PREFIX}{label}.{}", ids::generate("")))
+}
+
 /// The state directory: `<state>/sessions`, `<state>/projects`.
 #[derive(Debug, Clone)]
 pub struct StateDir {
