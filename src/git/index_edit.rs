@@ -165,15 +165,8 @@ mod tests {
     use super::*;
 
     fn git(dir: &std::path::Path, args: &[&str]) {
-        let st = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .expect("git runs");
-        assert!(st.success(), "git {args:?}");
+        let out = crate::git::tests::git(dir, args);
+        assert!(out.status.success(), "git {args:?}");
     }
 
     fn gix_bytes(state: &gix::index::State) -> Vec<u8> {

@@ -1057,7 +1057,8 @@ pub fn spawn_maintenance(dir: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    /// The git CLI, without the system's or the user's config.
+    pub(super) fn git(dir: &Path, args: &[&str]) -> std::process::Output {
         std::process::Command::new("git")
             .arg("-C")
             .arg(dir)
