@@ -111,17 +111,8 @@ impl Catalog {
     }
 
     fn from_cache(sd: &SessionDir, history: &Path) -> Option<Catalog> {
-        let stamp = std::fs::read_to_string(sd.catalog_stamp()).ok()?;
-        let mut fields = stamp.split_whitespace();
-        let (m, len, full) = (fields.next()?, fields.next()?, fields.next()?);
-        if mtime_ns(history)? != m.parse::<i128>().ok()? {
-            return None;
-        }
-        let len = len.parse::<u64>().ok()?;
-        let mut file = std::fs::File::open(sd.catalog_file()).ok()?;
-        if file.metadata().ok()?.len() != len {
-            return None;
-        }
+        let (stamp, mut file) = current_stamp(sd, history)?;
+        let len = stamp.len;
         let text = super::mapped::read(&mut file, len).ok()?;
         // A cache that is not UTF-8 throughout is damaged: rebuilt, never
         // read line by line around the damage.
@@ -154,7 +145,7 @@ impl Catalog {
             text,
             foreign,
             duplicate_ids: Vec::new(),
-            full_diff: full != "0",
+            full_diff: stamp.full,
         })
     }
 
@@ -288,6 +279,34 @@ fn write_cache(sd: &SessionDir, text: &[u8], mtime: i128, full: bool) -> std::io
     write_stamp(sd, mtime, text.len() as u64, full)
 }
 
+/// `catalog.stamp`: `<history/ mtime ns> <catalog length> <full diff owed>`.
+struct Stamp {
+    mtime: i128,
+    len: u64,
+    full: bool,
+}
+
+fn read_stamp(sd: &SessionDir) -> Option<Stamp> {
+    let text = std::fs::read_to_string(sd.catalog_stamp()).ok()?;
+    let mut f = text.split_whitespace();
+    Some(Stamp {
+        mtime: f.next()?.parse().ok()?,
+        len: f.next()?.parse().ok()?,
+        full: f.next()? != "0",
+    })
+}
+
+/// The stamp and the opened catalog when the cache is current: `history/`
+/// unchanged since our last write, and the catalog of the length recorded.
+fn current_stamp(sd: &SessionDir, history: &Path) -> Option<(Stamp, std::fs::File)> {
+    let stamp = read_stamp(sd)?;
+    if mtime_ns(history)? != stamp.mtime {
+        return None;
+    }
+    let file = std::fs::File::open(sd.catalog_file()).ok()?;
+    (file.metadata().ok()?.len() == stamp.len).then_some((stamp, file))
+}
+
 fn write_stamp(sd: &SessionDir, mtime: i128, len: u64, full: bool) -> std::io::Result<()> {
     super::atomic::overwrite(
         &sd.catalog_stamp(),
@@ -298,18 +317,10 @@ fn write_stamp(sd: &SessionDir, mtime: i128, len: u64, full: bool) -> std::io::R
 /// After a commit that compared all of `history/` with the index: the cache
 /// (if still current) no longer owes a full comparison.
 pub fn mark_diffed(sd: &SessionDir) {
-    let Ok(stamp) = std::fs::read_to_string(sd.catalog_stamp()) else {
-        return;
-    };
-    let mut f = stamp.split_whitespace();
-    let (Some(m), Some(len)) = (
-        f.next().and_then(|m| m.parse().ok()),
-        f.next().and_then(|l| l.parse().ok()),
-    ) else {
-        return;
-    };
-    if mtime_ns(&sd.history()) == Some(m) {
-        let _ = write_stamp(sd, m, len, false);
+    if let Some(st) = read_stamp(sd)
+        && mtime_ns(&sd.history()) == Some(st.mtime)
+    {
+        let _ = write_stamp(sd, st.mtime, st.len, false);
     }
 }
 
@@ -340,7 +351,8 @@ pub fn record(sd: &SessionDir, catalog: &Catalog, e: &Entry) -> Result<()> {
 /// current: the name does not change, only the directory's time does.
 pub fn rewrite(sd: &SessionDir, e: &Entry, bytes: &[u8]) -> Result<()> {
     let history = sd.history();
-    let current = Catalog::from_cache(sd, &history).map(|c| c.full_diff);
+    // Only the stamp is needed: the catalog's content does not change.
+    let current = current_stamp(sd, &history).map(|(st, _)| st.full);
     super::atomic::write(&history.join(&e.file), bytes)?;
     if let Some(full) = current
         && let Some(m) = mtime_ns(&history)
