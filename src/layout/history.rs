@@ -435,6 +435,27 @@ mod tests {
     }
 
     #[test]
+    fn a_rewritten_node_keeps_the_cache_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let sd = SessionDir::new(dir.path().to_path_buf());
+        std::fs::create_dir_all(sd.private_dir()).unwrap();
+        std::fs::create_dir(sd.history()).unwrap();
+        std::fs::write(sd.history().join("000001-u-u1.json"), "{}").unwrap();
+        let c = Catalog::load(&sd).unwrap();
+        let e = c.get("u1").unwrap();
+        // The directory's time moves on; the stamp follows it.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        rewrite(&sd, &e, b"{\"id\":\"u1\"}").unwrap();
+        let cached = Catalog::from_cache(&sd, &sd.history()).expect("still current");
+        assert_eq!(cached.get("u1"), Some(e.clone()));
+        assert_eq!(cached.full_diff, c.full_diff);
+        // A stamp that no longer matches the catalog's length is not trusted.
+        std::fs::write(sd.catalog_file(), "git-session catalog v1\n").unwrap();
+        rewrite(&sd, &e, b"{}").unwrap();
+        assert!(Catalog::from_cache(&sd, &sd.history()).is_none());
+    }
+
+    #[test]
     fn the_cache_reads_back_what_the_directory_holds() {
         // 2 nodes: read; 3,000 nodes: past MAP_FROM, mapped.
         for (n, foreign) in [(2, false), (2, true), (3000, false), (3000, true)] {
