@@ -10,24 +10,44 @@
 //!   std asks for `-lgcc_s` by name, so a directory holding `libgcc_eh.a`
 //!   under that name is searched first. Without `libgcc_eh.a` (another C
 //!   toolchain), nothing changes.
+//! - Place the functions hooks run first and together
+//!   (`link/hot-functions.txt`, made by `bench/hot_functions.py`): a
+//!   process faults its code in 64 KiB at a time, and spread over the whole
+//!   binary that is about 60 faults per `commit-turn`. Only a linker that
+//!   accepts `--symbol-ordering-file` (LLD, Rust's default here since 1.90)
+//!   gets the list; names it does not find are skipped.
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const HOT: &str = "link/hot-functions.txt";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed={HOT}");
     let target = std::env::var("TARGET").unwrap_or_default();
     if !target.ends_with("linux-gnu") {
         return;
     }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     if target.starts_with("x86_64") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     if let Some(eh) = static_unwinder() {
-        let dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-        let dir = dir.join("static-unwind");
+        let dir = out.join("static-unwind");
         let lib = dir.join("libgcc_s.a");
         let _ = std::fs::remove_file(&lib);
         if std::fs::create_dir_all(&dir).is_ok() && std::fs::copy(&eh, &lib).is_ok() {
             println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
+        }
+    }
+    let hot = Path::new(env!("CARGO_MANIFEST_DIR")).join(HOT);
+    let ordering = [
+        format!("-Wl,--symbol-ordering-file={}", hot.display()),
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ];
+    if hot.is_file() && linker_accepts(&target, &out, &ordering) {
+        for arg in ordering {
+            println!("cargo:rustc-link-arg-bins={arg}");
         }
     }
 }
@@ -35,11 +55,44 @@ fn main() {
 /// `libgcc_eh.a` of the C compiler that links the binary, if it has one.
 fn static_unwinder() -> Option<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = std::process::Command::new(cc)
+    let out = Command::new(cc)
         .arg("-print-file-name=libgcc_eh.a")
         .output()
         .ok()?;
     let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
     // An unknown file name is echoed back as it was given.
-    (out.status.success() && path.is_absolute() && Path::new(&path).is_file()).then_some(path)
+    (out.status.success() && path.is_absolute() && path.is_file()).then_some(path)
+}
+
+/// Whether a program linked the way cargo links this one (same compiler,
+/// target, linker and flags) links with `args` added.
+fn linker_accepts(target: &str, out: &Path, args: &[String]) -> bool {
+    let src = out.join("probe.rs");
+    if std::fs::write(&src, "fn main() {}\n").is_err() {
+        return false;
+    }
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let mut cmd = Command::new(rustc);
+    cmd.args([
+        "--edition=2021",
+        "--crate-type=bin",
+        "--target",
+        target,
+        "-o",
+    ])
+    .arg(out.join("probe"))
+    .arg(&src);
+    if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    }
+    if let Ok(linker) = std::env::var("RUSTC_LINKER") {
+        cmd.arg(format!("-Clinker={linker}"));
+    }
+    for a in args {
+        cmd.arg(format!("-Clink-arg={a}"));
+    }
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
