@@ -987,8 +987,8 @@ pub fn commit_pending(
     Ok(made)
 }
 
-/// Every 50 turns committed, start `git gc --auto` in the background (SPEC
-/// §2.3). Returns `None` when not due, `Some(started)` when due.
+/// Every 50 turns committed, start packing in the background (SPEC §2.3,
+/// `git::maintenance_args`). Returns `None` when not due, `Some(started)` when due.
 pub fn maintain_if_due(sd: &SessionDir) -> Result<Option<bool>> {
     const EVERY: u64 = 50;
     let mut snap = sd.read_snapshot();

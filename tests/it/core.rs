@@ -772,3 +772,69 @@ fn demo_records_sessions_that_git_accepts() {
     // A second run into the same directory is refused, not merged.
     env.fails(&["demo", dir.to_str().unwrap()], 1);
 }
+
+/// Loose object files and packs in a session repo (a background git may be
+/// removing directories meanwhile).
+fn objects(dir: &std::path::Path) -> (usize, usize) {
+    let mut loose = 0;
+    let mut packs = 0;
+    for e in std::fs::read_dir(dir.join(".git/objects")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        if name.len() == 2 {
+            loose += std::fs::read_dir(e.path()).map_or(0, |rd| rd.count());
+        } else if name == "pack" {
+            packs += std::fs::read_dir(e.path())
+                .unwrap()
+                .filter(|p| {
+                    p.as_ref()
+                        .is_ok_and(|p| p.path().extension() == Some("pack".as_ref()))
+                })
+                .count();
+        }
+    }
+    (loose, packs)
+}
+
+/// Wait (up to a minute) for the background git to leave `want`.
+fn wait_for_objects(dir: &std::path::Path, want: (usize, usize)) {
+    let start = std::time::Instant::now();
+    while objects(dir) != want || dir.join(".git/gc.pid").exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "background packing left (loose, packs) = {:?}, want {want:?}",
+            objects(dir)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Every 50 turns, a background git packs exactly the loose objects (not
+/// `gc --auto`, whose sample of `objects/17` mostly found too few), and once
+/// packs pile up it consolidates them into one.
+#[test]
+fn every_fifty_turns_the_loose_objects_are_packed_in_the_background() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1", "-q"]);
+    let dir = env.session_dir("s1");
+    // Ten packs made by hand: the background run consolidates them.
+    for k in 0..10 {
+        env.turn("s1", &format!("question {k}"), &[]);
+        env.git_ok(&dir, &["repack", "-d", "-q"]);
+    }
+    assert_eq!(objects(&dir), (0, 10));
+    for k in 10..49 {
+        env.turn("s1", &format!("question {k}"), &["read"]);
+    }
+    assert!(objects(&dir).0 > 150, "{:?}", objects(&dir));
+    env.turn("s1", "question 49", &["read"]);
+    wait_for_objects(&dir, (0, 1));
+    env.assert_clean("s1");
+    // The next 50 add one pack of their own.
+    for k in 50..100 {
+        env.turn("s1", &format!("question {k}"), &["grep"]);
+    }
+    wait_for_objects(&dir, (0, 2));
+    env.assert_clean("s1");
+    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "101\n");
+}
