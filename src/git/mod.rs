@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-use gix::refs::{FullName, Target};
+use gix::refs::FullName;
 
 pub mod index_edit;
 pub mod project;
+mod refs;
 
 use crate::error::{Error, IoContext, Result};
 use crate::layout::{SessionDir, atomic};
@@ -330,11 +330,8 @@ impl SessionRepo {
                 "the session has no `.git` repository".to_string(),
             ));
         }
-        // A ref lock is held for milliseconds by a live git: wait up to 3 s.
-        let opts =
-            gix::open::Options::isolated().config_overrides(["core.filesRefLockTimeout=3000"]);
-        let repo =
-            gix::open_opts(dir, opts).map_err(|e| Error::git("open the repository", dir, e))?;
+        let repo = gix::open_opts(dir, gix::open::Options::isolated())
+            .map_err(|e| Error::git("open the repository", dir, e))?;
         if repo.workdir() != Some(dir)
             && repo.workdir().map(|w| w.canonicalize().ok()) != Some(dir.canonicalize().ok())
         {
@@ -639,81 +636,77 @@ impl SessionRepo {
     /// Apply all `updates` in one transaction (locks all refs first, then
     /// commits; a changed ref fails the compare-and-swap).
     pub fn update_refs(&self, updates: &[RefUpdate]) -> Result<()> {
-        let mut edits = Vec::new();
+        use refs::{Edit, Expect, Value};
+        let mut edits = Vec::with_capacity(updates.len());
         for u in updates {
-            let log = |message: &str| LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: message.into(),
-            };
             edits.push(match u {
                 RefUpdate::Advance {
                     branch,
                     old,
                     new,
                     message,
-                } => RefEdit {
-                    change: Change::Update {
-                        log: log(message),
-                        expected: PreviousValue::MustExistAndMatch(Target::Object(*old)),
-                        new: Target::Object(*new),
-                    },
-                    name: full_branch(branch)?,
-                    deref: false,
+                } => Edit {
+                    name: full_branch(branch)?.to_string(),
+                    value: Value::Object(*new),
+                    expect: Expect::Object(*old),
+                    message: message.clone(),
                 },
                 RefUpdate::Create {
                     branch,
                     new,
                     message,
-                } => RefEdit {
-                    change: Change::Update {
-                        log: log(message),
-                        expected: PreviousValue::MustNotExist,
-                        new: Target::Object(*new),
-                    },
-                    name: full_branch(branch)?,
-                    deref: false,
+                } => Edit {
+                    name: full_branch(branch)?.to_string(),
+                    value: Value::Object(*new),
+                    expect: Expect::Absent,
+                    message: message.clone(),
                 },
-                RefUpdate::AttachHead { branch } => RefEdit {
-                    change: Change::Update {
-                        log: log(""),
-                        expected: PreviousValue::Any,
-                        new: Target::Symbolic(full_branch(branch)?),
-                    },
-                    name: "HEAD".try_into().expect("HEAD is a valid ref name"),
-                    deref: false,
+                RefUpdate::AttachHead { branch } => Edit {
+                    name: "HEAD".into(),
+                    value: Value::Symbolic(full_branch(branch)?.to_string()),
+                    expect: Expect::Any,
+                    message: String::new(),
                 },
-                RefUpdate::DetachHead { commit } => RefEdit {
-                    change: Change::Update {
-                        log: log("checkout"),
-                        expected: PreviousValue::Any,
-                        new: Target::Object(*commit),
-                    },
-                    name: "HEAD".try_into().expect("HEAD is a valid ref name"),
-                    deref: false,
+                RefUpdate::DetachHead { commit } => Edit {
+                    name: "HEAD".into(),
+                    value: Value::Object(*commit),
+                    expect: Expect::Any,
+                    message: "checkout".into(),
                 },
             });
         }
-        let committer = self.signature(crate::out::now());
-        let mut buf = gix::date::parse::TimeBuf::default();
-        match self
+        let sig = self.signature(crate::out::now());
+        // `core.logAllRefUpdates` is true in a non-bare repo unless set
+        // otherwise; `always` logs every ref, ours included.
+        let log_all = self
             .repo
-            .edit_references_as(edits.clone(), Some(committer.to_ref(&mut buf)))
-        {
-            Ok(_) => Ok(()),
+            .config_snapshot()
+            .string("core.logAllRefUpdates")
+            .is_none_or(|v| {
+                !matches!(
+                    v.to_str_lossy().to_ascii_lowercase().as_str(),
+                    "false" | "no" | "off" | "0"
+                )
+            });
+        let opts = refs::Options {
+            committer: &format!("{} <{}>", sig.name, sig.email),
+            time: sig.time.seconds,
+            log_all,
+            // A live git holds a ref lock for milliseconds.
+            lock_timeout: std::time::Duration::from_secs(3),
+        };
+        let git_dir = self.repo.git_dir();
+        let what = "move a reference (another writer changed it?)";
+        match refs::apply(git_dir, &edits, &opts) {
+            Ok(()) => Ok(()),
             Err(first) => {
                 // A ref lock left by a git-session that was killed mid-update
                 // (we hold the session's exclusive lock): clear it, retry once.
-                let before = self.stale_ref_locks(std::time::Duration::from_secs(2));
-                if before == 0 {
-                    return Err(self.err("move a reference (another writer changed it?)", first));
+                if self.stale_ref_locks(std::time::Duration::from_secs(2)) == 0 {
+                    return Err(self.err(what, first));
                 }
                 self.clear_stale_locks(std::time::Duration::from_secs(2));
-                let mut buf = gix::date::parse::TimeBuf::default();
-                self.repo
-                    .edit_references_as(edits, Some(committer.to_ref(&mut buf)))
-                    .map(|_| ())
-                    .map_err(|e| self.err("move a reference (another writer changed it?)", e))
+                refs::apply(git_dir, &edits, &opts).map_err(|e| self.err(what, e))
             }
         }
     }
