@@ -13,9 +13,8 @@ list costs speed, never correctness.
 
 The list is sampled, not traced: `perf record` runs the hooks' commands on
 a fixture session many times, and every function of the binary with at
-least one sample is kept. Order: the functions `append` runs (most samples
-first), then those `commit-turn` adds, then those of `list`, `log` and
-`show`. Symbol names carry hashes that change with the compiler and with
+least one sample is kept. Order: the functions `append` runs, then those
+`commit-turn` adds, then those of `list`, `log` and `show`. Symbol names carry hashes that change with the compiler and with
 dependency versions: regenerate after either changes.
 
 Usage: bench/hot_functions.py [--bin target/release/git-session]
@@ -114,7 +113,9 @@ def main():
         order, seen = [], set()
         for name, commands in phases:
             counts = functions(sample(binary, commands, tmp))
-            new = [f for f, _ in counts.most_common() if f not in seen]
+            # By name within a phase: every run of the phase touches them
+            # all, and a sorted list changes little when regenerated.
+            new = sorted(f for f in counts if f not in seen)
             seen.update(new)
             order.extend(new)
             size = sum(s[1] for s in syms if s[2] in set(new))
