@@ -94,6 +94,9 @@ def make_fixture(binary, root, size, rng):
 
 def bench_size(binary, root, size, turns, rng, fsync):
     state, sid, sdir, plain, n, pred = make_fixture(binary, root, size, rng)
+    # Write the fixture out first: its writeback would otherwise compete
+    # with the measured turns on a disk.
+    os.sync()
     env = isolated_env(fsync)
     gs = [binary, "--state-dir", state]
     appends, commits, gs_turns, git_turns = [], [], [], []
