@@ -116,9 +116,10 @@ def main():
             # By name within a phase: every run of the phase touches them
             # all, and a sorted list changes little when regenerated.
             new = sorted(f for f in counts if f not in seen)
+            new_set = set(new)
             seen.update(new)
             order.extend(new)
-            size = sum(s[1] for s in syms if s[2] in set(new))
+            size = sum(s[1] for s in syms if s[2] in new_set)
             print(f"{name}: {len(new)} functions, {size // 1024} KiB", file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1037,7 +1037,7 @@ const CONSOLIDATE_AT_PACKS: usize = 10;
 /// most windows packed nothing. Instead, `git repack -d -l` packs exactly
 /// the loose objects and removes them; once packs pile up, `git gc`
 /// consolidates them (and packs refs and prunes what is unreachable).
-pub fn maintenance_args(git_dir: &Path) -> &'static [&'static str] {
+fn maintenance_args(git_dir: &Path) -> &'static [&'static str] {
     let packs = std::fs::read_dir(git_dir.join("objects/pack")).map_or(0, |rd| {
         rd.filter(|e| {
             e.as_ref()
