@@ -40,7 +40,11 @@ fn main() {
             println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
         }
     }
-    let hot = Path::new(env!("CARGO_MANIFEST_DIR")).join(HOT);
+    // At run time, not `env!`: a build script compiled for one checkout is
+    // reused for another that shares the target directory.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let hot = Path::new(&manifest_dir).join(HOT);
     let ordering = [
         format!("-Wl,--symbol-ordering-file={}", hot.display()),
         "-Wl,--no-warn-symbol-ordering".to_string(),
