@@ -32,7 +32,9 @@ fn main() {
     if target.starts_with("x86_64") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
-    if let Some(eh) = static_unwinder() {
+    // The host's `cc` knows the host's libgcc only: not when cross-compiling.
+    let native = std::env::var("HOST").is_ok_and(|h| h == target);
+    if native && let Some(eh) = static_unwinder() {
         let dir = out.join("static-unwind");
         let lib = dir.join("libgcc_s.a");
         let _ = std::fs::remove_file(&lib);
