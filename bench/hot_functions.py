@@ -24,7 +24,6 @@ Needs `perf` (with permission to sample user code) and `nm`.
 
 import argparse
 import bisect
-import collections
 import os
 import random
 import shlex
@@ -52,7 +51,7 @@ def symbols(binary):
 
 
 def sample(binary, commands, tmp):
-    """Counts of the binary's code addresses sampled while running `commands`."""
+    """The binary's code addresses sampled while running `commands`."""
     script = os.path.join(tmp, "run.sh")
     with open(script, "w") as f:
         for argv in commands:
@@ -64,11 +63,11 @@ def sample(binary, commands, tmp):
                          capture_output=True, text=True).stdout
     os.remove(data)
     real = os.path.realpath(binary)
-    ips = collections.Counter()
+    ips = set()
     for line in out.splitlines():
         parts = line.split(None, 1)
         if len(parts) == 2 and parts[1].strip("() ") == real:
-            ips[int(parts[0], 16)] += 1
+            ips.add(int(parts[0], 16))
     return ips
 
 
@@ -83,12 +82,12 @@ def main():
     starts = [s[0] for s in syms]
 
     def functions(ips):
-        counts = collections.Counter()
-        for ip, n in ips.items():
+        names = set()
+        for ip in ips:
             i = bisect.bisect_right(starts, ip) - 1
             if i >= 0 and ip < syms[i][0] + max(syms[i][1], 1):
-                counts[syms[i][2]] += n
-        return counts
+                names.add(syms[i][2])
+        return names
 
     tmp = tempfile.mkdtemp(prefix="gs-hot-")
     try:
@@ -112,10 +111,10 @@ def main():
         phases = [("append", appends), ("commit-turn", turns), ("readers", readers * 40)]
         order, seen = [], set()
         for name, commands in phases:
-            counts = functions(sample(binary, commands, tmp))
+            names = functions(sample(binary, commands, tmp))
             # By name within a phase: every run of the phase touches them
             # all, and a sorted list changes little when regenerated.
-            new = sorted(f for f in counts if f not in seen)
+            new = sorted(names - seen)
             new_set = set(new)
             seen.update(new)
             order.extend(new)
