@@ -181,7 +181,7 @@ pub fn one(
     };
     let commits = mirror::commit_pending(sd, &t.id, &opts, &mut |_| Ok(()), warn)?;
     if !dry_run {
-        mirror::maintain_if_due(sd)?;
+        mirror::maintain_if_due(sd, commits.len() as u64)?;
     }
     Ok(Outcome {
         session: t.id.clone(),

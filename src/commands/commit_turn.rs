@@ -166,7 +166,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
             made.last().expect("made is not empty"),
         )?;
     }
-    if mirror::maintain_if_due(&sd)? == Some(false) {
+    if mirror::maintain_if_due(&sd, made.len() as u64)? == Some(false) {
         ctx.out
             .warn("`git` was not found: skipping background packing of the session repo");
     }

@@ -10,6 +10,7 @@ use gix::bstr::ByteSlice;
 use gix::refs::FullName;
 
 pub mod index_edit;
+mod pack;
 pub mod project;
 mod refs;
 
@@ -113,7 +114,17 @@ pub struct SessionRepo {
     /// `.keep` files of packs written in bulk mode, removed once refs point
     /// into them.
     keeps: Vec<PathBuf>,
+    /// Small objects waiting to be written as this turn's pack.
+    turn: Vec<(gix::objs::Kind, ObjectId, Vec<u8>)>,
+    turn_ids: HashSet<ObjectId>,
+    /// The last commits written here, kept in `commit_cache_file`.
+    new_commits: Vec<(ObjectId, Vec<u8>)>,
+    /// The commits of `commit_cache_file`, read on first use.
+    cached_commits: std::cell::OnceCell<Vec<(ObjectId, Vec<u8>)>>,
 }
+
+/// Commits kept in the commit cache.
+const CACHED_COMMITS: usize = 4;
 
 /// Objects waiting to be written as one pack.
 #[derive(Default)]
@@ -135,21 +146,7 @@ fn encode_pack(objects: &[(gix::objs::Kind, Vec<u8>)]) -> std::io::Result<Vec<u8
     out.extend_from_slice(&2u32.to_be_bytes());
     out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
     for (kind, data) in objects {
-        let t: u8 = match kind {
-            gix::objs::Kind::Commit => 1,
-            gix::objs::Kind::Tree => 2,
-            gix::objs::Kind::Blob => 3,
-            gix::objs::Kind::Tag => 4,
-        };
-        let mut size = data.len();
-        let mut byte = (t << 4) | (size & 0x0f) as u8;
-        size >>= 4;
-        while size > 0 {
-            out.push(byte | 0x80);
-            byte = (size & 0x7f) as u8;
-            size >>= 7;
-        }
-        out.push(byte);
+        pack::push_entry_header(&mut out, *kind, data.len());
         let mut z =
             gix::zlib::stream::deflate::Write::new(&mut out, gix::zlib::Compression::BEST_SPEED);
         z.write_all(data)?;
@@ -183,31 +180,8 @@ fn write_loose(
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let header = gix::objs::encode::loose_header(kind, data.len() as u64);
-    let total = header.len() + data.len();
-    let mut adler = adler2::Adler32::new();
-    adler.write_slice(&header);
-    adler.write_slice(data);
-    const BLOCK: usize = u16::MAX as usize;
-    let blocks = total.div_ceil(BLOCK);
-    let mut out = Vec::with_capacity(2 + total + 5 * blocks + 4);
-    out.extend_from_slice(&[0x78, 0x01]); // deflate, 32 KiB window, no dictionary
-    // Blocks of up to 65,535 bytes of `header` then `data`, copied once.
-    let mut at = 0;
-    while at < total {
-        let end = (at + BLOCK).min(total);
-        let len = (end - at) as u16;
-        out.push(u8::from(end == total)); // BFINAL on the last; BTYPE 00: stored
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        if at < header.len() {
-            out.extend_from_slice(&header[at..end.min(header.len())]);
-        }
-        if end > header.len() {
-            out.extend_from_slice(&data[at.max(header.len()) - header.len()..end - header.len()]);
-        }
-        at = end;
-    }
-    out.extend_from_slice(&adler.checksum().to_be_bytes());
+    let mut out = Vec::with_capacity(header.len() + data.len() + 64);
+    pack::push_stored_zlib(&mut out, &[&header, data]);
 
     let hex = id.to_hex().to_string();
     let dir = objects.join(&hex[..2]);
@@ -232,6 +206,55 @@ fn write_loose(
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Write `objects` as one pack in `pack_dir`: both files under temp names in
+/// the git dir (where the stale-temp sweep finds them after a crash), then
+/// the pack and last its index renamed into place, as git does: git only
+/// sees a pack through its index.
+fn write_pack(
+    git_dir: &Path,
+    pack_dir: &Path,
+    objects: &[(gix::objs::Kind, ObjectId, Vec<u8>)],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let encoded = pack::encode(objects)?;
+    let name = format!("pack-{}", encoded.checksum);
+    let tmps = [
+        crate::layout::temp_path(git_dir, "pack"),
+        crate::layout::temp_path(git_dir, "idx"),
+    ];
+    let result = (|| {
+        for (tmp, data) in tmps.iter().zip([&encoded.pack, &encoded.idx]) {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o444)
+                .open(tmp)?;
+            f.write_all(data)?;
+            if atomic::durable() {
+                f.sync_data()?;
+            }
+        }
+        atomic::crash_point("object-written");
+        if !pack_dir.is_dir() {
+            std::fs::create_dir_all(pack_dir)?;
+        }
+        std::fs::rename(&tmps[0], pack_dir.join(format!("{name}.pack")))?;
+        atomic::crash_point("pack-renamed");
+        std::fs::rename(&tmps[1], pack_dir.join(format!("{name}.idx")))?;
+        if atomic::durable() {
+            std::fs::File::open(pack_dir)?.sync_all()?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for tmp in &tmps {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
     result
 }
@@ -312,6 +335,7 @@ impl SessionRepo {
         me.write_index(&mut index)?;
         let sd = SessionDir::new(dir.to_path_buf());
         std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
+        let _ = me.remember_commits(); // only a cache
         sd.write_snapshot(&crate::layout::paths::Snapshot {
             commit: Some(root.to_string()),
             turns: 0,
@@ -330,8 +354,16 @@ impl SessionRepo {
                 "the session has no `.git` repository".to_string(),
             ));
         }
-        let repo = gix::open_opts(dir, gix::open::Options::isolated())
-            .map_err(|e| Error::git("open the repository", dir, e))?;
+        // Slots for pack indices, from one directory listing: by default gix
+        // also `stat`s every file there to count them. Room for packs added
+        // meanwhile (a background roll-up writes before it deletes).
+        let slots = (2 * pack_count(&git_dir) + 32).min(i16::MAX as usize) as u16;
+        let repo = gix::open_opts(
+            dir,
+            gix::open::Options::isolated()
+                .object_store_slots(gix::odb::store::init::Slots::Given(slots)),
+        )
+        .map_err(|e| Error::git("open the repository", dir, e))?;
         if repo.workdir() != Some(dir)
             && repo.workdir().map(|w| w.canonicalize().ok()) != Some(dir.canonicalize().ok())
         {
@@ -347,6 +379,10 @@ impl SessionRepo {
             offload: None,
             bulk: None,
             keeps: Vec::new(),
+            turn: Vec::new(),
+            turn_ids: HashSet::new(),
+            new_commits: Vec::new(),
+            cached_commits: std::cell::OnceCell::new(),
         })
     }
 
@@ -466,26 +502,46 @@ impl SessionRepo {
             }
             return Ok(id);
         }
-        // Not `has_object`: it counts the empty tree as present without a file.
-        let new = !self.repo.objects.exists_without_refresh(&id);
-        if new {
-            if buf.len() >= OFFLOAD_BYTES {
-                self.offload_tx().send((kind, buf, id)).map_err(|_| {
-                    Error::git(
-                        "hand an object to the writer thread",
-                        &self.dir,
-                        "the thread is gone",
-                    )
-                })?;
-            } else {
-                let objects = self.repo.objects.store_ref().path();
-                write_loose(self.repo.git_dir(), objects, kind, &buf, id)
-                    .map_err(|e| self.err("write an object", e))?;
+        if buf.len() < OFFLOAD_BYTES {
+            // Into this turn's pack, unchecked: an object that exists already
+            // is only written twice, which git allows, and looking it up
+            // would cost more than writing it.
+            if self.turn_ids.insert(id) {
+                self.turn.push((kind, id, buf));
             }
+            return Ok(id);
         }
-        // A reused object may come from a process that crashed before syncing it.
-        self.written.push((id, new));
+        // Large objects are written loose, on the writer thread, and not
+        // looked up first either (a lookup lists and searches every pack).
+        self.offload_tx().send((kind, buf, id)).map_err(|_| {
+            Error::git(
+                "hand an object to the writer thread",
+                &self.dir,
+                "the thread is gone",
+            )
+        })?;
+        self.written.push((id, true));
         Ok(id)
+    }
+
+    /// Write the small objects collected so far: one loose object, or a pack
+    /// of them all (two files instead of one or two per object).
+    fn write_turn(&mut self) -> Result<()> {
+        let objects = std::mem::take(&mut self.turn);
+        self.turn_ids.clear();
+        let git_dir = self.repo.git_dir().to_path_buf();
+        let objects_dir = self.repo.objects.store_ref().path().to_path_buf();
+        match objects.as_slice() {
+            [] => {}
+            [(kind, id, data)] => {
+                write_loose(&git_dir, &objects_dir, *kind, data, *id)
+                    .map_err(|e| self.err("write an object", e))?;
+                self.written.push((*id, true));
+            }
+            _ => write_pack(&git_dir, &objects_dir.join("pack"), &objects)
+                .map_err(|e| self.err("write a pack", e))?,
+        }
+        Ok(())
     }
 
     pub fn write_commit(
@@ -495,6 +551,7 @@ impl SessionRepo {
         message: &str,
         time: f64,
     ) -> Result<ObjectId> {
+        use gix::objs::WriteTo;
         let sig = self.signature(time);
         let commit = gix::objs::Commit {
             tree,
@@ -505,7 +562,83 @@ impl SessionRepo {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        self.write(&commit)
+        let mut buf = Vec::with_capacity(commit.size() as usize);
+        commit
+            .write_to(&mut buf)
+            .io("serialize an object for", &self.dir)?;
+        let id = self.write_raw(gix::objs::Kind::Commit, buf.clone())?;
+        if self.new_commits.len() == CACHED_COMMITS {
+            self.new_commits.remove(0);
+        }
+        self.new_commits.push((id, buf));
+        Ok(id)
+    }
+
+    /// `.git/git-session/commits`: the last commits written, as id, length
+    /// and the commit itself. The next process reads the tip it builds on
+    /// from here instead of the object database, which would list and
+    /// search every pack. The hash of each entry is checked on use, so a
+    /// stale, torn or foreign file is never believed, only skipped.
+    fn commit_cache_file(&self) -> PathBuf {
+        self.repo.git_dir().join("git-session").join("commits")
+    }
+
+    /// Record the commits written by this process in the commit cache (in
+    /// place: no new file per turn).
+    pub fn remember_commits(&mut self) -> Result<()> {
+        if self.new_commits.is_empty() {
+            return Ok(());
+        }
+        let mut out = Vec::new();
+        for (id, data) in &self.new_commits {
+            out.extend_from_slice(format!("{id} {}\n", data.len()).as_bytes());
+            out.extend_from_slice(data);
+            out.push(b'\n');
+        }
+        let path = self.commit_cache_file();
+        atomic::overwrite(&path, &out).io("write", &path)
+    }
+
+    /// Commit `id` from the commit cache, if it is there and hashes to `id`.
+    fn cached_commit(&self, id: ObjectId) -> Option<&[u8]> {
+        if let Some((_, data)) = self.new_commits.iter().find(|(c, _)| *c == id) {
+            return Some(data);
+        }
+        let cached = self.cached_commits.get_or_init(|| {
+            let Ok(text) = std::fs::read(self.commit_cache_file()) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            let mut rest = text.as_slice();
+            while let Some(nl) = rest.find_byte(b'\n') {
+                let Some((id, len)) = std::str::from_utf8(&rest[..nl])
+                    .ok()
+                    .and_then(|h| h.split_once(' '))
+                    .and_then(|(id, len)| {
+                        Some((
+                            ObjectId::from_hex(id.as_bytes()).ok()?,
+                            len.parse::<usize>().ok()?,
+                        ))
+                    })
+                else {
+                    break;
+                };
+                let Some(data) = rest.get(nl + 1..nl + 1 + len) else {
+                    break;
+                };
+                out.push((id, data.to_vec()));
+                rest = rest.get(nl + 2 + len..).unwrap_or_default();
+            }
+            out
+        });
+        cached
+            .iter()
+            .find(|(c, data)| {
+                *c == id
+                    && gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Commit, data)
+                        .is_ok_and(|h| h == id)
+            })
+            .map(|(_, data)| data.as_slice())
     }
 
     fn offload_tx(&mut self) -> &std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)> {
@@ -603,6 +736,7 @@ impl SessionRepo {
     /// written) and its directory, so that no ref can ever point at a missing
     /// object after a crash.
     pub fn sync_objects(&mut self) -> Result<()> {
+        self.write_turn()?;
         self.finish_writes()?;
         self.flush_pack()?;
         if atomic::durable() {
@@ -771,12 +905,18 @@ impl SessionRepo {
     }
 
     pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self
-            .repo
-            .find_commit(id)
-            .map_err(|e| self.err(&format!("read commit {id}"), e))?;
-        let decoded = commit
-            .decode()
+        let found;
+        let data = match self.cached_commit(id) {
+            Some(data) => data,
+            None => {
+                found = self
+                    .repo
+                    .find_commit(id)
+                    .map_err(|e| self.err(&format!("read commit {id}"), e))?;
+                &found.data
+            }
+        };
+        let decoded = gix::objs::CommitRef::from_bytes(data, gix::hash::Kind::Sha1)
             .map_err(|e| self.err(&format!("decode commit {id}"), e))?;
         Ok(CommitInfo {
             id,
@@ -1024,41 +1164,53 @@ pub fn blob_id(data: &[u8]) -> ObjectId {
         .expect("sha1 hashing of a buffer cannot fail")
 }
 
-/// Packs in a session repo from which background maintenance consolidates
-/// them into one (`git gc`) instead of adding one more (`git repack`).
-/// Looking up an object that is not there reads every pack index.
-const CONSOLIDATE_AT_PACKS: usize = 10;
-
-/// The git command that packs a session repo's loose objects (SPEC §2.3).
-///
-/// Not `git gc --auto`: it decides from a sample, the count in
-/// `objects/17` times 256, and the 300 or so loose objects 50 turns write
-/// leave that directory with fewer than two about two times in three, so
-/// most windows packed nothing. Instead, `git repack -d -l` packs exactly
-/// the loose objects and removes them; once packs pile up, `git gc`
-/// consolidates them (and packs refs and prunes what is unreachable).
-fn maintenance_args(git_dir: &Path) -> &'static [&'static str] {
-    let packs = std::fs::read_dir(git_dir.join("objects/pack")).map_or(0, |rd| {
+/// Packs in `git_dir` (one directory listing, no `stat` per file).
+fn pack_count(git_dir: &Path) -> usize {
+    std::fs::read_dir(git_dir.join("objects/pack")).map_or(0, |rd| {
         rd.filter(|e| {
             e.as_ref()
-                .is_ok_and(|e| e.file_name().as_encoded_bytes().ends_with(b".pack"))
+                .is_ok_and(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
         })
         .count()
-    });
-    if packs >= CONSOLIDATE_AT_PACKS {
+    })
+}
+
+/// Packs from which background maintenance runs `git gc` whatever is due:
+/// rolling up has not kept up (git failed, or was missing for a while).
+const GC_AT_PACKS: usize = 50;
+
+/// What background maintenance does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maintenance {
+    /// Roll the turns' small packs (and any loose objects) up into one,
+    /// keeping the packs' sizes a geometric progression: the work follows
+    /// the new packs, not the session's size.
+    RollUp,
+    /// `git gc`: everything into one pack, refs packed, unreachable objects
+    /// (a crashed turn's pack) expired.
+    Full,
+}
+
+/// The git command of `kind` for a session repo (SPEC §2.3).
+///
+/// Not `git gc --auto`: it counts loose objects from a sample of
+/// `objects/17` and knows nothing of many small packs.
+fn maintenance_args(git_dir: &Path, kind: Maintenance) -> &'static [&'static str] {
+    if kind == Maintenance::Full || pack_count(git_dir) >= GC_AT_PACKS {
         &["gc", "--quiet"]
     } else {
-        &["repack", "-d", "-l", "-q"]
+        // -F: compress the objects, which turns store uncompressed.
+        &["repack", "-d", "-l", "-q", "-F", "--geometric=2"]
     }
 }
 
 /// Start packing in the background (see `maintenance_args`); a missing git
 /// only skips it with a warning.
-pub fn spawn_maintenance(dir: &Path) -> bool {
+pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> bool {
     std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(maintenance_args(&dir.join(".git")))
+        .args(maintenance_args(&dir.join(".git"), kind))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -1121,5 +1273,56 @@ mod tests {
             })
             .count();
         assert_eq!(temps, 0);
+    }
+
+    /// The commit cache answers for the commits it holds, and only when they
+    /// hash to their id: a torn, stale or forged file is read around.
+    #[test]
+    fn the_commit_cache_is_believed_only_when_it_hashes_right() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SessionRepo::init(dir.path(), 1_700_000_000.0).unwrap();
+        let cache = dir.path().join(".git/git-session/commits");
+        // init cached its root commit.
+        let text = std::fs::read(&cache).unwrap();
+        assert!(text.starts_with(format!("{root} ").as_bytes()));
+        let message = |repo: &SessionRepo, id| repo.commit_info(id).unwrap().message;
+        assert_eq!(
+            message(&SessionRepo::open(dir.path()).unwrap(), root),
+            "session init\n"
+        );
+
+        // A commit that is in no pack, only in the cache, is read from there.
+        let other = format!(
+            "tree {}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nonly cached\n",
+            gix::ObjectId::empty_tree(gix::hash::Kind::Sha1)
+        );
+        let other_id = gix::objs::compute_hash(
+            gix::hash::Kind::Sha1,
+            gix::objs::Kind::Commit,
+            other.as_bytes(),
+        )
+        .unwrap();
+        let mut with_other = format!("{other_id} {}\n{other}\n", other.len()).into_bytes();
+        with_other.extend_from_slice(&text);
+        std::fs::write(&cache, &with_other).unwrap();
+        let repo = SessionRepo::open(dir.path()).unwrap();
+        assert_eq!(message(&repo, other_id), "only cached\n");
+        assert_eq!(message(&repo, root), "session init\n");
+
+        // The same entry with its bytes changed is not believed; the root,
+        // cut short, is read from the object database.
+        let forged = String::from_utf8(with_other.clone())
+            .unwrap()
+            .replace("only cached", "only forged");
+        let torn = &text[..text.len() - 10];
+        std::fs::write(&cache, [forged.as_bytes(), torn].concat()).unwrap();
+        let repo = SessionRepo::open(dir.path()).unwrap();
+        assert!(repo.commit_info(other_id).is_err());
+        assert_eq!(message(&repo, root), "session init\n");
+        std::fs::write(&cache, b"garbage").unwrap();
+        assert_eq!(
+            message(&SessionRepo::open(dir.path()).unwrap(), root),
+            "session init\n"
+        );
     }
 }

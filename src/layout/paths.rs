@@ -223,7 +223,7 @@ impl SessionDir {
         self.private_dir().join("catalog.stamp")
     }
     /// Read the snapshot marker: the commit whose tree the index mirrors,
-    /// and the turns committed since the last background maintenance.
+    /// and the turns committed since the last background `git gc`.
     pub fn read_snapshot(&self) -> Snapshot {
         let text = std::fs::read_to_string(self.snapshot_file()).unwrap_or_default();
         let mut lines = text.lines();

@@ -938,6 +938,8 @@ pub fn commit_pending(
         repo.abandon_index(new_index);
         return Err(e);
     }
+    // Only a cache: the next turn falls back to the object database.
+    let _ = repo.remember_commits();
     let mut updates: Vec<RefUpdate> = branch_moves
         .iter()
         .map(|(b, old, new)| match old {
@@ -987,17 +989,31 @@ pub fn commit_pending(
     Ok(made)
 }
 
-/// Every 50 turns committed, start packing in the background (SPEC §2.3,
-/// `git::maintenance_args`). Returns `None` when not due, `Some(started)` when due.
-pub fn maintain_if_due(sd: &SessionDir) -> Result<Option<bool>> {
-    const EVERY: u64 = 50;
+/// Turns between two background roll-ups of the turns' packs.
+const ROLL_UP_EVERY: u64 = 10;
+/// Turns between two background `git gc` runs.
+const GC_EVERY: u64 = 200;
+
+/// Start background packing when due (SPEC §2.3, `git::maintenance_args`),
+/// `committed` being the commits just made: every 10 turns a roll-up of the
+/// small packs, every 200 a `git gc`. The snapshot counts the turns since
+/// the last `git gc`. Returns `None` when not due, `Some(started)` when due.
+pub fn maintain_if_due(sd: &SessionDir, committed: u64) -> Result<Option<bool>> {
     let mut snap = sd.read_snapshot();
-    if snap.turns < EVERY {
+    let after = snap.turns;
+    let before = after.saturating_sub(committed);
+    let kind = if after >= GC_EVERY {
+        crate::git::Maintenance::Full
+    } else if before / ROLL_UP_EVERY != after / ROLL_UP_EVERY {
+        crate::git::Maintenance::RollUp
+    } else {
         return Ok(None);
+    };
+    let started = crate::git::spawn_maintenance(&sd.dir, kind);
+    if kind == crate::git::Maintenance::Full {
+        snap.turns = 0;
+        sd.write_snapshot(&snap)?;
     }
-    let started = crate::git::spawn_maintenance(&sd.dir);
-    snap.turns = 0;
-    sd.write_snapshot(&snap)?;
     Ok(Some(started))
 }
 

@@ -809,32 +809,109 @@ fn wait_for_objects(dir: &std::path::Path, want: (usize, usize)) {
     }
 }
 
-/// Every 50 turns, a background git packs exactly the loose objects (not
-/// `gc --auto`, whose sample of `objects/17` mostly found too few), and once
-/// packs pile up it consolidates them into one.
+/// Bytes `id` takes in its pack, compressed or as a delta (`git
+/// verify-pack -v`).
+fn packed_size(env: &TestEnv, dir: &std::path::Path, id: &str) -> usize {
+    for e in std::fs::read_dir(dir.join(".git/objects/pack")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension() != Some("idx".as_ref()) {
+            continue;
+        }
+        let out = env.git_in(dir, &["verify-pack", "-v", p.to_str().unwrap()]);
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.first() == Some(&id) {
+                return f[3].parse().unwrap();
+            }
+        }
+    }
+    panic!("{id} is in no pack");
+}
+
+/// Each turn writes its objects as one pack (no loose object, no object
+/// directory); every ten turns a background git rolls those packs up and
+/// compresses what they hold; and from 50 packs on it runs `git gc`.
 #[test]
-fn every_fifty_turns_the_loose_objects_are_packed_in_the_background() {
+fn every_ten_turns_the_turns_packs_are_rolled_up_in_the_background() {
     let env = TestEnv::new();
     env.ok(&["init", "s1", "-q"]);
     let dir = env.session_dir("s1");
-    // Ten packs made by hand: the background run consolidates them.
-    for k in 0..10 {
-        env.turn("s1", &format!("question {k}"), &[]);
-        env.git_ok(&dir, &["repack", "-d", "-q"]);
-    }
-    assert_eq!(objects(&dir), (0, 10));
-    for k in 10..49 {
+    // A node no other one resembles, so that it is not stored as a delta.
+    let text = "a long and very compressible question ".repeat(100);
+    env.append("s1", &["--text", &text]);
+    env.append("s1", &["--role", "assistant", "--text", "short"]);
+    env.ok(&["commit-turn", "s1"]);
+    for k in 2..10 {
         env.turn("s1", &format!("question {k}"), &["read"]);
     }
-    assert!(objects(&dir).0 > 150, "{:?}", objects(&dir));
-    env.turn("s1", "question 49", &["read"]);
+    // One pack per turn, plus the one of `init`.
+    assert_eq!(objects(&dir), (0, 10));
+    env.assert_clean("s1");
+    env.turn("s1", "question 10", &["read"]);
     wait_for_objects(&dir, (0, 1));
     env.assert_clean("s1");
-    // The next 50 add one pack of their own.
-    for k in 50..100 {
+    // Turns store their objects uncompressed; the roll-up compressed them.
+    let files = env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD", "history/"]);
+    let first = files.lines().next().unwrap();
+    let blob = env.git("s1", &["rev-parse", &format!("HEAD:{first}")]);
+    let in_pack = packed_size(&env, &dir, blob.trim());
+    let size: usize = env
+        .git("s1", &["cat-file", "-s", blob.trim()])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        size > 3000 && in_pack < size / 4,
+        "{first}: {in_pack} of {size}"
+    );
+    for k in 11..21 {
         env.turn("s1", &format!("question {k}"), &["grep"]);
+    }
+    wait_for_objects(&dir, (0, 1));
+    env.assert_clean("s1");
+    // Packs pile up (a git that failed, say): the next run is `git gc`,
+    // which puts the unreachable objects into a cruft pack.
+    for k in 0..GC_AT_PACKS {
+        let id = git_with_input(
+            &env,
+            &dir,
+            &["hash-object", "-w", "--stdin"],
+            &format!("blob {k}"),
+        );
+        git_with_input(
+            &env,
+            &dir,
+            &["pack-objects", "-q", ".git/objects/pack/pack"],
+            &id,
+        );
+    }
+    env.git_ok(&dir, &["prune-packed"]);
+    assert_eq!(objects(&dir), (0, 1 + GC_AT_PACKS));
+    for k in 21..31 {
+        env.turn("s1", &format!("question {k}"), &[]);
     }
     wait_for_objects(&dir, (0, 2));
     env.assert_clean("s1");
-    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "101\n");
+    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "31\n");
 }
+
+/// Run git in `dir` with `input` on its stdin; its output.
+fn git_with_input(env: &TestEnv, dir: &std::path::Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut c = std::process::Command::new("git");
+    env.isolate(&mut c);
+    let mut child = c
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    write!(child.stdin.take().unwrap(), "{input}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `git::GC_AT_PACKS`.
+const GC_AT_PACKS: usize = 50;

@@ -98,7 +98,7 @@ fn commit_turn() {
         "index-locked",
         "index-replaced",
         "object-written",
-        "object-written#4",
+        "pack-renamed",
     ] {
         let env = session_with_a_turn();
         env.append("s1", &["--text", "two"]);
