@@ -1204,18 +1204,49 @@ fn maintenance_args(git_dir: &Path, kind: Maintenance) -> &'static [&'static str
     }
 }
 
-/// Start packing in the background (see `maintenance_args`); a missing git
-/// only skips it with a warning.
-pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> bool {
-    std::process::Command::new("git")
+/// What [`spawn_maintenance`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spawned {
+    Started,
+    /// The previous run is still going: this one is skipped.
+    Busy,
+    /// No `git` to run (a warning, not an error).
+    NoGit,
+}
+
+/// Start packing in the background (see `maintenance_args`), one run at a
+/// time per session: the run holds `.git/git-session/maintenance.lock`,
+/// handed to git as its stdin, so that the lock lives exactly as long as git
+/// and the commands git starts, whatever becomes of this process. Without
+/// it, runs that take longer than the turns between them pile up and
+/// compete for the same packs.
+pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> Spawned {
+    let git_dir = dir.join(".git");
+    let lock_path = git_dir.join("git-session").join("maintenance.lock");
+    let Ok(lock) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+    else {
+        return Spawned::Busy; // no private dir: nothing to maintain yet
+    };
+    if lock.try_lock().is_err() {
+        return Spawned::Busy;
+    }
+    match std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(maintenance_args(&dir.join(".git"), kind))
-        .stdin(std::process::Stdio::null())
+        .args(maintenance_args(&git_dir, kind))
+        .stdin(lock)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .is_ok()
+    {
+        Ok(_) => Spawned::Started,
+        Err(_) => Spawned::NoGit,
+    }
 }
 
 #[cfg(test)]

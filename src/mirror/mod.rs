@@ -997,24 +997,31 @@ const GC_EVERY: u64 = 200;
 /// Start background packing when due (SPEC §2.3, `git::maintenance_args`),
 /// `committed` being the commits just made: every 10 turns a roll-up of the
 /// small packs, every 200 a `git gc`. The snapshot counts the turns since
-/// the last `git gc`. Returns `None` when not due, `Some(started)` when due.
+/// the last `git gc`. Returns `None` when not due (or the previous run is
+/// still going), `Some(started)` when due: `false` when there is no git.
 pub fn maintain_if_due(sd: &SessionDir, committed: u64) -> Result<Option<bool>> {
+    use crate::git::{Maintenance, Spawned};
     let mut snap = sd.read_snapshot();
     let after = snap.turns;
     let before = after.saturating_sub(committed);
     let kind = if after >= GC_EVERY {
-        crate::git::Maintenance::Full
+        Maintenance::Full
     } else if before / ROLL_UP_EVERY != after / ROLL_UP_EVERY {
-        crate::git::Maintenance::RollUp
+        Maintenance::RollUp
     } else {
         return Ok(None);
     };
-    let started = crate::git::spawn_maintenance(&sd.dir, kind);
-    if kind == crate::git::Maintenance::Full {
+    // A busy `git gc` is tried again at the next turn.
+    let spawned = crate::git::spawn_maintenance(&sd.dir, kind);
+    if kind == Maintenance::Full && spawned != Spawned::Busy {
         snap.turns = 0;
         sd.write_snapshot(&snap)?;
     }
-    Ok(Some(started))
+    Ok(match spawned {
+        Spawned::Started => Some(true),
+        Spawned::NoGit => Some(false),
+        Spawned::Busy => None,
+    })
 }
 
 /// The commit that holds node `seq` (by the `Nodes:` trailers) and its turn,
