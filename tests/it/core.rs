@@ -669,12 +669,7 @@ fn large_history_trees_go_through_the_writer_thread() {
     bulk_nodes(&env, "s1", 1500);
     env.ok(&["commit-turn", "s1"]);
     env.assert_clean("s1");
-    let tree = env.git("s1", &["rev-parse", "HEAD:history"]);
-    let size: usize = env
-        .git("s1", &["cat-file", "-s", tree.trim()])
-        .trim()
-        .parse()
-        .unwrap();
+    let size = object_size(&env, "s1", "HEAD:history");
     assert!(
         size > 64 * 1024,
         "the history tree ({size} bytes) takes the writer-thread path"
@@ -809,6 +804,14 @@ fn wait_for_objects(dir: &std::path::Path, want: (usize, usize)) {
     }
 }
 
+/// Size of the object `rev` names in `session`'s repo (`git cat-file -s`).
+fn object_size(env: &TestEnv, session: &str, rev: &str) -> usize {
+    env.git(session, &["cat-file", "-s", rev])
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 /// Bytes `id` takes in its pack, compressed or as a delta (`git
 /// verify-pack -v`).
 fn packed_size(env: &TestEnv, dir: &std::path::Path, id: &str) -> usize {
@@ -856,11 +859,7 @@ fn every_ten_turns_the_turns_packs_are_rolled_up_in_the_background() {
     let first = files.lines().next().unwrap();
     let blob = env.git("s1", &["rev-parse", &format!("HEAD:{first}")]);
     let in_pack = packed_size(&env, &dir, blob.trim());
-    let size: usize = env
-        .git("s1", &["cat-file", "-s", blob.trim()])
-        .trim()
-        .parse()
-        .unwrap();
+    let size = object_size(&env, "s1", blob.trim());
     assert!(
         size > 3000 && in_pack < size / 4,
         "{first}: {in_pack} of {size}"
