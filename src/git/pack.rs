@@ -83,11 +83,9 @@ pub(super) fn push_stored_zlib(out: &mut Vec<u8>, parts: &[&[u8]]) {
     out.extend_from_slice(&adler.checksum().to_be_bytes());
 }
 
-fn sha1(parts: &[&[u8]]) -> std::io::Result<ObjectId> {
+fn sha1(data: &[u8]) -> std::io::Result<ObjectId> {
     let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
-    for p in parts {
-        h.update(p);
-    }
+    h.update(data);
     h.try_finalize()
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
@@ -120,7 +118,7 @@ pub fn encode(objects: &[(gix::objs::Kind, ObjectId, Vec<u8>)]) -> std::io::Resu
         push_stored_zlib(&mut pack, &[data]);
         entries.push((*id, zlib_rs::crc32::crc32(0, &pack[start..]), start as u64));
     }
-    let checksum = sha1(&[&pack])?;
+    let checksum = sha1(&pack)?;
     pack.extend_from_slice(checksum.as_bytes());
 
     entries.sort_unstable_by_key(|e| e.0);
@@ -158,7 +156,7 @@ pub fn encode(objects: &[(gix::objs::Kind, ObjectId, Vec<u8>)]) -> std::io::Resu
         idx.extend_from_slice(&offset.to_be_bytes());
     }
     idx.extend_from_slice(checksum.as_bytes());
-    let idx_checksum = sha1(&[&idx])?;
+    let idx_checksum = sha1(&idx)?;
     idx.extend_from_slice(idx_checksum.as_bytes());
     Ok(Encoded {
         pack,
