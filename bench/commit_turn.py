@@ -24,8 +24,8 @@ import time
 from common import ENV, isolated_env, node, spawn, write_nodes
 
 
-def run(argv, cwd=None):
-    subprocess.run(argv, cwd=cwd, env=ENV, check=True, stdout=subprocess.DEVNULL)
+def run(argv, cwd=None, env=ENV):
+    subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
 def text(rng, lo=1000, hi=4000):
@@ -68,11 +68,25 @@ def make_fixture(binary, root, size, rng):
     meta["head_id"] = pred
     meta["title"] = "bench"
     json.dump(meta, open(meta_path, "w"), separators=(",", ":"))
-    # One commit holding every node, with the trailers a backfill writes.
+    # One commit holding every node, with the trailers a backfill writes,
+    # packed as background packing leaves a session. Its loose objects are
+    # written to a scratch directory on tmpfs and packed from there: written
+    # and deleted here, thousands of them would slow every file create on
+    # this VM's ext4 for minutes (`recently_deleted`), on both sides.
     turns = size // 3
-    run(["git", "-C", sdir, "add", "-A"])
+    scratch = tempfile.mkdtemp(dir="/dev/shm") if os.path.isdir("/dev/shm") else None
+    objects = os.path.join(sdir, ".git", "objects")
+    env = dict(ENV)
+    if scratch:
+        env.update(GIT_OBJECT_DIRECTORY=scratch, GIT_ALTERNATE_OBJECT_DIRECTORIES=objects)
+    run(["git", "-C", sdir, "add", "-A"], env=env)
     run(["git", "-C", sdir, "-c", "gc.auto=0", "commit", "-q", "-m",
-         f"turn {turns}: fixture\n\nSession: {sid}\nTurn: {turns}\nNodes: 1..{len(nodes)}"])
+         f"turn {turns}: fixture\n\nSession: {sid}\nTurn: {turns}\nNodes: 1..{len(nodes)}"],
+        env=env)
+    if scratch:
+        run(["git", "-C", sdir, "repack", "-a", "-d", "-q"],
+            env=dict(ENV, GIT_ALTERNATE_OBJECT_DIRECTORIES=scratch))
+        shutil.rmtree(scratch)
     head = subprocess.run(["git", "-C", sdir, "rev-parse", "HEAD"], env=ENV, check=True,
                           capture_output=True, text=True).stdout.strip()
     with open(os.path.join(sdir, ".git", "git-session", "snapshot"), "w") as f:
