@@ -1204,6 +1204,27 @@ fn maintenance_args(git_dir: &Path, kind: Maintenance) -> &'static [&'static str
     }
 }
 
+/// `.git/git-session/maintenance.lock` of the session repo in `dir`.
+fn maintenance_lock(dir: &Path) -> PathBuf {
+    dir.join(".git")
+        .join("git-session")
+        .join("maintenance.lock")
+}
+
+/// Wait for a background packing run of the session repo in `dir` to end,
+/// and keep the next one from starting while the returned file is open (it
+/// is skipped). `None` when the session has no lock file (it never had a
+/// run), or it cannot be locked.
+pub fn hold_maintenance(dir: &Path) -> Option<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(maintenance_lock(dir))
+        .ok()?;
+    f.lock().ok()?;
+    Some(f)
+}
+
 /// What [`spawn_maintenance`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spawned {
@@ -1222,13 +1243,12 @@ pub enum Spawned {
 /// compete for the same packs.
 pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> Spawned {
     let git_dir = dir.join(".git");
-    let lock_path = git_dir.join("git-session").join("maintenance.lock");
     let Ok(lock) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&lock_path)
+        .open(maintenance_lock(dir))
     else {
         return Spawned::Busy; // no private dir: nothing to maintain yet
     };

@@ -250,6 +250,9 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         c.out.needs_commit = true;
         return c.out;
     }
+    // No background packing while the objects are checked: packs it is
+    // replacing could vanish between listing and reading.
+    let _packing = crate::git::hold_maintenance(&sd.dir);
     let repo = match SessionRepo::open(&sd.dir) {
         Ok(r) => r,
         Err(e) => {

@@ -180,6 +180,13 @@ impl TestEnv {
     /// `git fsck --strict` passes and `git status --porcelain` is empty.
     pub fn assert_clean(&self, session: &str) {
         let dir = self.session_dir(session);
+        // Not while background packing replaces packs (fsck would see them
+        // go), and none starts meanwhile.
+        let _packing = std::fs::File::options()
+            .write(true)
+            .open(dir.join(".git/git-session/maintenance.lock"))
+            .ok()
+            .filter(|f| f.lock().is_ok());
         let fsck = self.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
         assert!(
             fsck.status.success(),
