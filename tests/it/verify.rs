@@ -381,3 +381,32 @@ fn backfill_and_verify_refuse_bad_targets() {
     env.fails(&["verify", "../x"], 2);
     env.fails(&["backfill", "--all", "--jobs", "0"], 2);
 }
+
+/// verify checks a session's objects only while no background packing runs
+/// (its packs could vanish under the reading): it waits for the run's lock.
+#[test]
+fn verify_waits_for_background_packing_to_end() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let lock_path = env
+        .session_dir("s1")
+        .join(".git/git-session/maintenance.lock");
+    let lock = std::fs::File::create(&lock_path).unwrap();
+    lock.try_lock().unwrap();
+    let mut child = env
+        .cmd()
+        .args(["verify", "s1"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "verify ran while packing held the lock"
+    );
+    drop(lock);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    env.assert_clean("s1");
+}
