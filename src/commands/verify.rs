@@ -22,7 +22,8 @@ use crate::verify::{self, Finding, SessionCheck};
 /// the Session/Turn/Nodes trailers agree with the DAG, the latest tree
 /// matches the files, git objects are intact, no temp files or stale git
 /// locks are left. Per state dir: index rows, locations, invalid directories.
-/// Exit 0 when clean, 1 when problems remain.
+/// A session's objects are checked after its background packing run, if one
+/// is going, has ended. Exit 0 when clean, 1 when problems remain.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
     /// Sessions to verify
