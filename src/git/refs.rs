@@ -75,12 +75,9 @@ impl Lock {
         let mut path = target.as_os_str().to_owned();
         path.push(".lock");
         let path = PathBuf::from(path);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
         let mut pause = Duration::from_millis(1);
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
+            match create(&path, |o| o.write(true).create_new(true)) {
                 Ok(file) => {
                     return Ok(Lock {
                         path,
@@ -211,9 +208,6 @@ fn log(git_dir: &Path, e: &Edit, old: ObjectId, new: ObjectId, opts: &Options) -
     if !opts.log_all && !path.is_file() {
         return Ok(());
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     // One line: a newline in the message would start a malformed entry.
     let message: String = e
         .message
@@ -224,11 +218,21 @@ fn log(git_dir: &Path, e: &Edit, old: ObjectId, new: ObjectId, opts: &Options) -
         "{old} {new} {} {} +0000\t{message}\n",
         opts.committer, opts.time
     );
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)?
-        .write_all(line.as_bytes())
+    create(&path, |o| o.append(true).create(true))?.write_all(line.as_bytes())
+}
+
+/// Open `path` with `how`, creating its directory first only when it is
+/// missing (not on every update: a `mkdir` and a `stat` per ref).
+fn create(path: &Path, how: impl Fn(&mut OpenOptions) -> &mut OpenOptions) -> io::Result<File> {
+    match how(&mut OpenOptions::new()).open(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            how(&mut OpenOptions::new()).open(path)
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -355,6 +359,23 @@ mod tests {
             std::fs::read_to_string(g.join("logs/HEAD"))
                 .unwrap()
                 .ends_with("\tcheckout\n")
+        );
+        // A ref, and its log, in directories that do not exist yet.
+        apply(
+            &g,
+            &[edit(
+                "refs/heads/deep/er/x",
+                Value::Object(two),
+                Expect::Absent,
+                "made deep",
+            )],
+            &opts(),
+        )
+        .unwrap();
+        assert_eq!(out(d, &["rev-parse", "deep/er/x"]), two.to_string());
+        assert_eq!(
+            out(d, &["reflog", "show", "--format=%gs", "deep/er/x"]),
+            "made deep"
         );
         assert!(locks(&g).is_empty());
         let fsck = git(d, &["fsck", "--strict"]);
