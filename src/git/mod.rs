@@ -103,10 +103,9 @@ pub enum RefUpdate {
 pub struct SessionRepo {
     pub repo: gix::Repository,
     pub dir: PathBuf,
-    /// Objects this process wrote or reused, and whether the write already
-    /// synced the file: all are durable, with their directories, before any
-    /// ref moves.
-    written: Vec<(ObjectId, bool)>,
+    /// Loose objects this process wrote (each synced as it was written):
+    /// their directories are synced before any ref moves.
+    written: Vec<ObjectId>,
     /// The thread writing large objects.
     offload: Option<Offload>,
     /// Bulk mode (backfill): objects collected and written as packs.
@@ -165,11 +164,10 @@ fn encode_pack(objects: &[(gix::objs::Kind, Vec<u8>)]) -> std::io::Result<Vec<u8
 ///
 /// The zlib stream is made of stored (uncompressed) blocks. Setting up a
 /// deflate stream zeroes about 460 KB of tables, once per object, which cost
-/// more than the turn's compression itself (six objects, mostly under 1 KB,
-/// each filling a 4 KiB block on disk either way). Loose objects are
-/// short-lived: background packing (every 50 turns) packs them, and
-/// compresses them there. The temp file lives in the git dir, where the next
-/// commit's stale-temp sweep finds it after a crash.
+/// more than compressing the object. Loose objects are short-lived: the next
+/// background roll-up (every 10 turns) packs and compresses them. The temp
+/// file lives in the git dir, where the next commit's stale-temp sweep finds
+/// it after a crash.
 fn write_loose(
     git_dir: &Path,
     objects: &Path,
@@ -411,11 +409,16 @@ impl SessionRepo {
         }
     }
 
-    fn write(&mut self, object: impl gix::objs::WriteTo) -> Result<ObjectId> {
+    fn serialize(&self, object: &impl gix::objs::WriteTo) -> Result<Vec<u8>> {
         let mut buf = Vec::with_capacity(object.size() as usize);
         object
             .write_to(&mut buf)
             .io("serialize an object for", &self.dir)?;
+        Ok(buf)
+    }
+
+    fn write(&mut self, object: impl gix::objs::WriteTo) -> Result<ObjectId> {
+        let buf = self.serialize(&object)?;
         self.write_raw(object.kind(), buf)
     }
 
@@ -520,7 +523,7 @@ impl SessionRepo {
                 "the thread is gone",
             )
         })?;
-        self.written.push((id, true));
+        self.written.push(id);
         Ok(id)
     }
 
@@ -536,7 +539,7 @@ impl SessionRepo {
             [(kind, id, data)] => {
                 write_loose(&git_dir, &objects_dir, *kind, data, *id)
                     .map_err(|e| self.err("write an object", e))?;
-                self.written.push((*id, true));
+                self.written.push(*id);
             }
             _ => write_pack(&git_dir, &objects_dir.join("pack"), &objects)
                 .map_err(|e| self.err("write a pack", e))?,
@@ -551,7 +554,6 @@ impl SessionRepo {
         message: &str,
         time: f64,
     ) -> Result<ObjectId> {
-        use gix::objs::WriteTo;
         let sig = self.signature(time);
         let commit = gix::objs::Commit {
             tree,
@@ -562,10 +564,7 @@ impl SessionRepo {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        let mut buf = Vec::with_capacity(commit.size() as usize);
-        commit
-            .write_to(&mut buf)
-            .io("serialize an object for", &self.dir)?;
+        let buf = self.serialize(&commit)?;
         let id = self.write_raw(gix::objs::Kind::Commit, buf.clone())?;
         if self.new_commits.len() == CACHED_COMMITS {
             self.new_commits.remove(0);
@@ -732,37 +731,25 @@ impl SessionRepo {
         Ok(())
     }
 
-    /// fsync every loose object written so far (those not synced as they were
-    /// written) and its directory, so that no ref can ever point at a missing
+    /// Write what is still in memory (this turn's pack, the bulk pack), wait
+    /// for the writer thread, and fsync the directories of the loose objects
+    /// (packs sync their own), so that no ref can ever point at a missing
     /// object after a crash.
     pub fn sync_objects(&mut self) -> Result<()> {
         self.write_turn()?;
         self.finish_writes()?;
         self.flush_pack()?;
-        if atomic::durable() {
+        let written = std::mem::take(&mut self.written);
+        if atomic::durable() && !written.is_empty() {
             let objects = self.repo.objects.store_ref().path().to_path_buf();
-            let mut dirs = HashSet::new();
-            for (id, synced) in self.written.drain(..) {
-                let hex = id.to_hex().to_string();
-                let dir = objects.join(&hex[..2]);
-                let path = dir.join(&hex[2..]);
-                if synced {
-                    dirs.insert(dir);
-                    continue;
-                }
-                match std::fs::File::open(&path) {
-                    Ok(f) => f.sync_all().io("sync", &path)?,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // packed
-                    Err(e) => return Err(e).io("sync", &path),
-                }
-                dirs.insert(dir);
-            }
+            let dirs: HashSet<PathBuf> = written
+                .iter()
+                .map(|id| objects.join(&id.to_hex().to_string()[..2]))
+                .collect();
             for d in dirs {
                 atomic::sync_dir(&d)?;
             }
             atomic::sync_dir(&objects)?;
-        } else {
-            self.written.clear();
         }
         Ok(())
     }
