@@ -1,5 +1,9 @@
 //! Start-up cost of the binary, which hooks start on every message.
 //!
+//! On Linux with glibc, `.cargo/config.toml` builds a static binary at a
+//! fixed position: no loader, no shared library, no relocation. When those
+//! flags are overridden (`RUSTFLAGS` replaces them), this script gets the
+//! dynamic build as close as it can:
 //! - Link it as a fixed-position executable: a position-independent one
 //!   spends a good part of its start-up in the dynamic loader relocating its
 //!   tables (about as long as a turn's own work). Library code stays
@@ -10,6 +14,8 @@
 //!   std asks for `-lgcc_s` by name, so a directory holding `libgcc_eh.a`
 //!   under that name is searched first. Without `libgcc_eh.a` (another C
 //!   toolchain), nothing changes.
+//!
+//! In both builds:
 //! - Place the functions hooks run first and together
 //!   (`link/hot-functions.txt`, made by `bench/hot_functions.py`): a
 //!   process faults its code in 64 KiB at a time, and spread over the whole
@@ -29,12 +35,19 @@ fn main() {
         return;
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    if target.starts_with("x86_64") {
+    // A static build (`.cargo/config.toml`) has neither a loader nor shared
+    // libraries: rustc links it at a fixed position with the unwinder inside.
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let dynamic = !features.split(',').any(|f| f == "crt-static");
+    if dynamic && target.starts_with("x86_64") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     // The host's `cc` knows the host's libgcc only: not when cross-compiling.
     let native = std::env::var("HOST").is_ok_and(|h| h == target);
-    if native && let Some(eh) = static_unwinder() {
+    if dynamic
+        && native
+        && let Some(eh) = static_unwinder()
+    {
         let dir = out.join("static-unwind");
         let lib = dir.join("libgcc_s.a");
         let _ = std::fs::remove_file(&lib);

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from common import ENV, node, write_nodes
+from common import built, ENV, node, write_nodes
 
 
 def turn_nodes(k, seq, pred, t0):
@@ -116,12 +116,12 @@ def git_verify_sample(repos):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--turns", type=int, default=10)
     ap.add_argument("--sample", type=int, default=40, help="sessions the git CLI does (it is slow)")
     args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
+    binary = os.path.abspath(args.bin or built())
     with tempfile.TemporaryDirectory(prefix="gs-bench-bv-") as root:
         t = time.perf_counter()
         state = make_state(root, args.sessions, args.turns)

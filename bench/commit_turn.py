@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from common import ENV, isolated_env, node, spawn, write_nodes
+from common import built, ENV, isolated_env, node, spawn, write_nodes
 
 
 def run(argv, cwd=None, env=ENV):
@@ -175,13 +175,13 @@ def floors(binary, root, n=60):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--sizes", default="300,3000,15000")
     ap.add_argument("--turns", type=int, default=25)
     ap.add_argument("--fsync", action="store_true", help="git-session with fsync on (git CLI makes none by default)")
     ap.add_argument("--dir", default=None, help="where to create the sessions [default: $TMPDIR]")
     args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
+    binary = os.path.abspath(args.bin or built())
     rng = random.Random(42)
     print(f"git-session {'with' if args.fsync else 'without'} fsync vs git CLI (no fsync, its default); "
           f"{args.turns} turns per size, medians of whole-process wall time")

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q
-exec python3 bench/commit_turn.py --bin target/release/git-session "$@"
+exec python3 bench/commit_turn.py "$@"

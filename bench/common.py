@@ -3,6 +3,7 @@ process timer, and session node files as the Python store writes them."""
 
 import json
 import os
+import subprocess
 import time
 
 
@@ -20,6 +21,15 @@ def isolated_env(fsync=False):
         "GIT_SESSION_FSYNC": "1" if fsync else "0",
     })
     return env
+
+
+def built(profile="release"):
+    """The binary cargo builds: `.cargo/config.toml` builds for the host as
+    an explicit target, so it lands in `target/<host triple>/<profile>/`."""
+    host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    triple = next(l.split(": ", 1)[1] for l in host.splitlines() if l.startswith("host: "))
+    root = os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(__file__), "..", "target")
+    return os.path.normpath(os.path.join(root, triple, profile, "git-session"))
 
 
 ENV = isolated_env()

@@ -17,7 +17,7 @@ least one sample is kept. Order: the functions `append` runs, then those
 `commit-turn` adds, then those of `list`, `log` and `show`. Symbol names carry hashes that change with the compiler and with
 dependency versions: regenerate after either changes.
 
-Usage: bench/hot_functions.py [--bin target/release/git-session]
+Usage: bench/hot_functions.py [--bin BINARY]
                               [--out link/hot-functions.txt] [--turns 150]
 Needs `perf` (with permission to sample user code) and `nm`.
 """
@@ -34,7 +34,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from commit_turn import make_fixture  # noqa: E402
-from common import ENV  # noqa: E402
+from common import built, ENV  # noqa: E402
 
 
 def symbols(binary):
@@ -73,11 +73,11 @@ def sample(binary, commands, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--out", default="link/hot-functions.txt")
     ap.add_argument("--turns", type=int, default=150)
     args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
+    binary = os.path.abspath(args.bin or built())
     syms = symbols(binary)
     starts = [s[0] for s in syms]
 

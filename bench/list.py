@@ -19,7 +19,7 @@ import statistics
 import sys
 import tempfile
 
-from common import spawn as spawn_timed
+from common import built, spawn as spawn_timed
 
 
 def spawn(argv):
@@ -30,12 +30,12 @@ def spawn(argv):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--sessions", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--dir", default=None, help="where to create the state dir [default: $TMPDIR]")
     args = ap.parse_args()
-    b = os.path.abspath(args.bin)
+    b = os.path.abspath(args.bin or built())
     with tempfile.TemporaryDirectory(prefix="gs-bench-list-", dir=args.dir) as root:
         state = os.path.join(root, "state")
         sdir = os.path.join(state, "sessions")

@@ -28,14 +28,14 @@ import tempfile
 import threading
 import time
 
-from common import isolated_env
+from common import built, isolated_env
 
 ENV = isolated_env(fsync=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", default="target/release/git-session")
+    ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=16)
     ap.add_argument("--sessions", type=int, default=20)
@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--kill-rate", type=float, default=0.08)
     ap.add_argument("--show-errors", action="store_true", help="print the stderr of unexpected failures")
     args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
+    binary = os.path.abspath(args.bin or built())
     root = tempfile.mkdtemp(prefix="gs-stress-")
     state = os.path.join(root, "state")
     gs = [binary, "--state-dir", state, "--lock-timeout", "60"]

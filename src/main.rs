@@ -6,7 +6,8 @@ use git_session::cli::{self, Cli};
 use git_session::error::exit;
 
 /// `pow` for the one caller that needs it (indicatif's rate estimate), so
-/// the binary does not load `libm.so.6` at every start: each shared library
+/// a dynamic build (see build.rs) does not load `libm.so.6` at every start:
+/// each shared library
 /// costs about 0.1 ms per process, and hooks start this one on every
 /// message (see build.rs for the unwinder).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
