@@ -101,8 +101,15 @@ pub enum RefUpdate {
 }
 
 pub struct SessionRepo {
-    pub repo: gix::Repository,
+    /// Opened on first use ([`Self::repo`]): a turn reads its refs, its
+    /// index and, from the commit cache, its tip commit without it, and
+    /// opening a repository with gix costs about half a millisecond.
+    gix: std::cell::OnceCell<gix::Repository>,
+    refs: gix::refs::file::Store,
+    /// What a turn reads from the repository's own config.
+    config: OwnConfig,
     pub dir: PathBuf,
+    git_dir: PathBuf,
     /// Loose objects this process wrote (each synced as it was written):
     /// their directories are synced before any ref moves.
     written: Vec<ObjectId>,
@@ -328,7 +335,7 @@ impl SessionRepo {
         }])?;
         let mut index = gix::index::File::from_state(
             gix::index::State::new(gix::hash::Kind::Sha1),
-            me.repo.index_path(),
+            me.index_path(),
         );
         me.write_index(&mut index)?;
         let sd = SessionDir::new(dir.to_path_buf());
@@ -342,8 +349,9 @@ impl SessionRepo {
         Ok(root)
     }
 
-    /// Open a session repo reading only its own config (no global or system
-    /// config, no environment).
+    /// Open a session repo: its own config is read and checked (no global or
+    /// system config, no environment) and its refs are read directly; gix
+    /// opens the repository only when an object is read ([`Self::repo`]).
     pub fn open(dir: &Path) -> Result<SessionRepo> {
         let git_dir = dir.join(".git");
         if !git_dir.is_dir() {
@@ -352,27 +360,14 @@ impl SessionRepo {
                 "the session has no `.git` repository".to_string(),
             ));
         }
-        // Slots for pack indices, from one directory listing: by default gix
-        // also `stat`s every file there to count them. Room for packs added
-        // meanwhile (a background roll-up writes before it deletes).
-        let slots = (2 * pack_count(&git_dir) + 32).min(i16::MAX as usize) as u16;
-        let repo = gix::open_opts(
-            dir,
-            gix::open::Options::isolated()
-                .object_store_slots(gix::odb::store::init::Slots::Given(slots)),
-        )
-        .map_err(|e| Error::git("open the repository", dir, e))?;
-        if repo.workdir() != Some(dir)
-            && repo.workdir().map(|w| w.canonicalize().ok()) != Some(dir.canonicalize().ok())
-        {
-            return Err(Error::corrupt(
-                dir,
-                "the `.git` here belongs to another work tree",
-            ));
-        }
+        let config = OwnConfig::read(dir, &git_dir)?;
+        let refs = gix::refs::file::Store::at(git_dir.clone(), Default::default());
         Ok(SessionRepo {
-            repo,
+            gix: std::cell::OnceCell::new(),
+            refs,
+            config,
             dir: dir.to_path_buf(),
+            git_dir,
             written: Vec::new(),
             offload: None,
             bulk: None,
@@ -384,21 +379,34 @@ impl SessionRepo {
         })
     }
 
+    /// The repository opened with gix, for reading objects; opened on first
+    /// use, reading only its own config (no global or system config, no
+    /// environment).
+    pub fn repo(&self) -> Result<&gix::Repository> {
+        if let Some(repo) = self.gix.get() {
+            return Ok(repo);
+        }
+        // Slots for pack indices, from one directory listing: by default gix
+        // also `stat`s every file there to count them. Room for packs added
+        // meanwhile (a background roll-up writes before it deletes).
+        let slots = (2 * pack_count(&self.git_dir) + 32).min(i16::MAX as usize) as u16;
+        let repo = gix::open_opts(
+            &self.dir,
+            gix::open::Options::isolated()
+                .object_store_slots(gix::odb::store::init::Slots::Given(slots)),
+        )
+        .map_err(|e| Error::git("open the repository", &self.dir, e))?;
+        Ok(self.gix.get_or_init(|| repo))
+    }
+
     fn err(&self, action: &str, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
         Error::git(action, &self.dir, e)
     }
 
     /// The configured identity, `OpenProgram <openprogram@local>` by default.
     pub fn signature(&self, time: f64) -> gix::actor::Signature {
-        let cfg = self.repo.config_snapshot();
-        let name = cfg
-            .string("user.name")
-            .map(|s| s.to_vec().into())
-            .unwrap_or_else(|| DEFAULT_NAME.into());
-        let email = cfg
-            .string("user.email")
-            .map(|s| s.to_vec().into())
-            .unwrap_or_else(|| DEFAULT_EMAIL.into());
+        let name = (self.config.name.clone()).unwrap_or_else(|| DEFAULT_NAME.into());
+        let email = (self.config.email.clone()).unwrap_or_else(|| DEFAULT_EMAIL.into());
         gix::actor::Signature {
             name,
             email,
@@ -494,8 +502,10 @@ impl SessionRepo {
     fn write_raw(&mut self, kind: gix::objs::Kind, buf: Vec<u8>) -> Result<ObjectId> {
         let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &buf)
             .map_err(|e| self.err("hash an object", e))?;
-        if let Some(bulk) = &mut self.bulk {
-            if !bulk.ids.contains(&id) && !self.repo.objects.exists_without_refresh(&id) {
+        if let Some(bulk) = &self.bulk {
+            let known = bulk.ids.contains(&id) || self.repo()?.objects.exists_without_refresh(&id);
+            let bulk = self.bulk.as_mut().expect("in bulk mode");
+            if !known {
                 bulk.ids.insert(id);
                 bulk.bytes += buf.len();
                 bulk.objects.push((kind, buf));
@@ -532,8 +542,8 @@ impl SessionRepo {
     fn write_turn(&mut self) -> Result<()> {
         let objects = std::mem::take(&mut self.turn);
         self.turn_ids.clear();
-        let git_dir = self.repo.git_dir().to_path_buf();
-        let objects_dir = self.repo.objects.store_ref().path().to_path_buf();
+        let git_dir = self.git_dir.clone();
+        let objects_dir = git_dir.join("objects");
         match objects.as_slice() {
             [] => {}
             [(kind, id, data)] => {
@@ -579,7 +589,7 @@ impl SessionRepo {
     /// search every pack. The hash of each entry is checked on use, so a
     /// stale, torn or foreign file is never believed, only skipped.
     fn commit_cache_file(&self) -> PathBuf {
-        self.repo.git_dir().join("git-session").join("commits")
+        self.git_dir.join("git-session").join("commits")
     }
 
     /// Record the commits written by this process in the commit cache (in
@@ -641,8 +651,8 @@ impl SessionRepo {
     }
 
     fn offload_tx(&mut self) -> &std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)> {
-        let git_dir = self.repo.git_dir().to_path_buf();
-        let objects = self.repo.objects.store_ref().path().to_path_buf();
+        let git_dir = self.git_dir.clone();
+        let objects = git_dir.join("objects");
         &self
             .offload
             .get_or_insert_with(|| {
@@ -675,7 +685,7 @@ impl SessionRepo {
         let objects = std::mem::take(&mut bulk.objects);
         bulk.bytes = 0;
         let stream = encode_pack(&objects).io("encode a pack for", &self.dir)?;
-        let pack_dir = self.repo.objects.store_ref().path().join("pack");
+        let pack_dir = self.git_dir.join("objects").join("pack");
         std::fs::create_dir_all(&pack_dir).io("create", &pack_dir)?;
         let outcome = gix::odb::pack::Bundle::write_to_directory(
             &mut std::io::Cursor::new(stream),
@@ -741,7 +751,7 @@ impl SessionRepo {
         self.flush_pack()?;
         let written = std::mem::take(&mut self.written);
         if atomic::durable() && !written.is_empty() {
-            let objects = self.repo.objects.store_ref().path().to_path_buf();
+            let objects = self.git_dir.join("objects");
             let dirs: HashSet<PathBuf> = written
                 .iter()
                 .map(|id| objects.join(&id.to_hex().to_string()[..2]))
@@ -797,18 +807,7 @@ impl SessionRepo {
             });
         }
         let sig = self.signature(crate::out::now());
-        // `core.logAllRefUpdates` is true in a non-bare repo unless set
-        // otherwise; `always` logs every ref, ours included.
-        let log_all = self
-            .repo
-            .config_snapshot()
-            .string("core.logAllRefUpdates")
-            .is_none_or(|v| {
-                !matches!(
-                    v.to_str_lossy().to_ascii_lowercase().as_str(),
-                    "false" | "no" | "off" | "0"
-                )
-            });
+        let log_all = self.config.log_all;
         let opts = refs::Options {
             committer: &format!("{} <{}>", sig.name, sig.email),
             time: sig.time.seconds,
@@ -816,7 +815,7 @@ impl SessionRepo {
             // A live git holds a ref lock for milliseconds.
             lock_timeout: std::time::Duration::from_secs(3),
         };
-        let git_dir = self.repo.git_dir();
+        let git_dir = &self.git_dir;
         let what = "move a reference (another writer changed it?)";
         match refs::apply(git_dir, &edits, &opts) {
             Ok(()) => Ok(()),
@@ -833,58 +832,71 @@ impl SessionRepo {
     }
 
     pub fn head(&self) -> Result<Head> {
-        let head = self.repo.head().map_err(|e| self.err("read HEAD", e))?;
-        let branch = head
-            .referent_name()
-            .map(|n| n.shorten().to_str_lossy().into_owned());
-        // Our refs name commits directly: no object is read to peel them.
-        let commit = match head.id() {
-            Some(id) => Some(id.detach()),
-            None if matches!(head.kind, gix::head::Kind::Unborn(_)) => None,
-            None => Some(
-                head.clone()
-                    .into_peeled_id()
-                    .map_err(|e| self.err("resolve HEAD", e))?
-                    .detach(),
-            ),
-        };
-        Ok(Head { branch, commit })
+        use gix::refs::Target;
+        let head = self
+            .refs
+            .try_find("HEAD")
+            .map_err(|e| self.err("read HEAD", e))?
+            .ok_or_else(|| self.err("read HEAD", "the repository has no HEAD"))?;
+        Ok(match head.target {
+            Target::Object(id) => Head {
+                branch: None,
+                commit: Some(id),
+            },
+            Target::Symbolic(name) => Head {
+                branch: Some(name.shorten().to_str_lossy().into_owned()),
+                commit: self.ref_target(name.as_bstr())?,
+            },
+        })
+    }
+
+    /// What the reference `name` names, following symbolic references; `None`
+    /// when there is no such reference (an unborn branch). Our refs name
+    /// commits directly: no object is read to peel them.
+    fn ref_target(&self, name: &gix::bstr::BStr) -> Result<Option<ObjectId>> {
+        use gix::refs::Target;
+        let what = "resolve a reference";
+        let mut name = name.to_owned();
+        for _ in 0..5 {
+            let Some(r) = self
+                .refs
+                .try_find(name.as_bstr())
+                .map_err(|e| self.err(what, e))?
+            else {
+                return Ok(None);
+            };
+            match r.target {
+                Target::Object(id) => return Ok(Some(id)),
+                Target::Symbolic(next) => name = next.as_bstr().to_owned(),
+            }
+        }
+        Err(self.err(what, format!("`{name}`: symbolic references nest too deep")))
     }
 
     /// The commit a local branch points to.
     pub fn branch_tip(&self, branch: &str) -> Result<Option<ObjectId>> {
         let name = full_branch(branch)?;
-        match self
-            .repo
-            .try_find_reference(name.as_bstr())
-            .map_err(|e| self.err("read a branch", e))?
-        {
-            Some(mut r) => Ok(Some(
-                r.peel_to_id()
-                    .map_err(|e| self.err("resolve a branch", e))?
-                    .detach(),
-            )),
-            None => Ok(None),
-        }
+        self.ref_target(name.as_bstr())
     }
 
     /// Every local branch: `(short name, tip)`, sorted by name.
     pub fn branches(&self) -> Result<Vec<(String, ObjectId)>> {
-        let platform = self
-            .repo
-            .references()
-            .map_err(|e| self.err("list references", e))?;
+        use gix::refs::Target;
+        let what = "list branches";
+        let platform = self.refs.iter().map_err(|e| self.err(what, e))?;
+        let prefix = b"refs/heads/"
+            .try_into()
+            .map_err(|e| self.err(what, Box::new(e)))?;
         let mut out = Vec::new();
-        for r in platform
-            .local_branches()
-            .map_err(|e| self.err("list branches", e))?
-        {
-            let mut r = r.map_err(|e| self.err("read a branch", e))?;
-            let name = r.name().shorten().to_str_lossy().into_owned();
-            if let Some(id) = r.target().try_id() {
-                out.push((name, id.to_owned()));
-            } else if let Ok(id) = r.peel_to_id() {
-                out.push((name, id.detach()));
+        for r in platform.prefixed(prefix).map_err(|e| self.err(what, e))? {
+            let r = r.map_err(|e| self.err("read a branch", e))?;
+            let name = r.name.shorten().to_str_lossy().into_owned();
+            let tip = match r.target {
+                Target::Object(id) => Some(id),
+                Target::Symbolic(next) => self.ref_target(next.as_bstr()).ok().flatten(),
+            };
+            if let Some(id) = tip {
+                out.push((name, id));
             }
         }
         out.sort();
@@ -897,7 +909,7 @@ impl SessionRepo {
             Some(data) => data,
             None => {
                 found = self
-                    .repo
+                    .repo()?
                     .find_commit(id)
                     .map_err(|e| self.err(&format!("read commit {id}"), e))?;
                 &found.data
@@ -917,7 +929,7 @@ impl SessionRepo {
     /// Read the index; an unreadable index is rebuilt from `commit`'s tree.
     pub fn read_index(&self) -> Result<gix::index::File> {
         gix::index::File::at_or_default(
-            self.repo.index_path(),
+            self.index_path(),
             gix::hash::Kind::Sha1,
             true,
             Default::default(),
@@ -928,7 +940,7 @@ impl SessionRepo {
     /// An index that mirrors `tree`, with empty stat data (every file is
     /// re-hashed once by the next sweep).
     pub fn index_from_tree(&self, tree: ObjectId) -> Result<gix::index::File> {
-        self.repo
+        self.repo()?
             .index_from_tree(&tree)
             .map_err(|e| self.err("build the index from a tree", e))
     }
@@ -945,8 +957,8 @@ impl SessionRepo {
     pub fn prepare_index(&self, index: &mut gix::index::File) -> Result<PendingIndex> {
         index.remove_tree();
         index.remove_resolve_undo();
-        let target = self.repo.index_path();
-        let tmp = crate::layout::temp_path(self.repo.git_dir(), "index");
+        let target = self.index_path();
+        let tmp = crate::layout::temp_path(&self.git_dir, "index");
         let bytes = match index_edit::encode_plain(index) {
             Some(b) => b,
             None => {
@@ -1031,7 +1043,7 @@ impl SessionRepo {
 
     /// How many ref locks are older than `min_age`.
     fn stale_ref_locks(&self, min_age: std::time::Duration) -> usize {
-        let git = self.repo.git_dir();
+        let git = &self.git_dir;
         std::iter::once(git.join("HEAD.lock"))
             .chain(
                 walkdir::WalkDir::new(git.join("refs"))
@@ -1052,7 +1064,7 @@ impl SessionRepo {
 
     /// Our marked index.lock, and ref locks older than `min_age`.
     pub fn clear_stale_locks(&self, min_age: std::time::Duration) {
-        let git = self.repo.git_dir();
+        let git = &self.git_dir;
         let index_lock = git.join("index.lock");
         if index_lock_is_ours(&index_lock) {
             let _ = std::fs::remove_file(&index_lock);
@@ -1079,7 +1091,7 @@ impl SessionRepo {
     }
 
     fn clear_our_temps(&self) {
-        if let Ok(rd) = std::fs::read_dir(self.repo.git_dir()) {
+        if let Ok(rd) = std::fs::read_dir(&self.git_dir) {
             for e in rd.flatten() {
                 if e.file_name()
                     .to_string_lossy()
@@ -1094,7 +1106,7 @@ impl SessionRepo {
     /// The entries of one tree: (name, mode as octal number, id).
     pub fn tree_entries(&self, tree: ObjectId) -> Result<Vec<(String, u32, ObjectId)>> {
         let t = self
-            .repo
+            .repo()?
             .find_tree(tree)
             .map_err(|e| self.err(&format!("read tree {tree}"), e))?;
         let decoded = t
@@ -1114,17 +1126,23 @@ impl SessionRepo {
     }
 
     pub fn git_dir(&self) -> &Path {
-        self.repo.git_dir()
+        &self.git_dir
     }
 
+    fn index_path(&self) -> PathBuf {
+        self.git_dir.join("index")
+    }
+
+    /// Whether the object database has `id` (`false` when the repository
+    /// cannot be opened).
     pub fn object_exists(&self, id: ObjectId) -> bool {
-        self.repo.has_object(id)
+        self.repo().is_ok_and(|r| r.has_object(id))
     }
 
     /// Ids of the entries of `tree` at `dir` (a path like `history`), if present.
     pub fn tree_entry(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
         let t = self
-            .repo
+            .repo()?
             .find_tree(tree)
             .map_err(|e| self.err("read a tree", e))?;
         let found = t
@@ -1149,6 +1167,62 @@ pub fn index_lock_is_ours(path: &Path) -> bool {
 pub fn blob_id(data: &[u8]) -> ObjectId {
     gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data)
         .expect("sha1 hashing of a buffer cannot fail")
+}
+
+/// What a turn reads from a session repository's own config (sessions are
+/// opened isolated: no global or system config, no environment, no
+/// includes).
+struct OwnConfig {
+    /// `user.name` and `user.email`.
+    name: Option<gix::bstr::BString>,
+    email: Option<gix::bstr::BString>,
+    /// Whether ref updates are logged: `core.logAllRefUpdates` is true in a
+    /// non-bare repo unless set otherwise; `always` logs every ref, ours
+    /// included.
+    log_all: bool,
+}
+
+impl OwnConfig {
+    /// Read `git_dir/config`, checking that it makes `dir` the work tree as
+    /// gix would see it: a bare repository, or one whose `core.worktree` is
+    /// elsewhere, is not a session's.
+    fn read(dir: &Path, git_dir: &Path) -> Result<OwnConfig> {
+        let path = git_dir.join("config");
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).io("read", &path),
+        };
+        let config = gix::config::File::from_bytes_no_includes(
+            &bytes,
+            gix::config::file::Metadata::from(gix::config::Source::Local),
+            Default::default(),
+        )
+        .map_err(|e| Error::corrupt(&path, format!("the config does not parse: {e}")))?;
+        let elsewhere = || Error::corrupt(dir, "the `.git` here belongs to another work tree");
+        if matches!(config.boolean("core.bare"), Ok(Some(true))) {
+            return Err(elsewhere());
+        }
+        if let Some(worktree) = config.string("core.worktree") {
+            let worktree = gix::path::from_bstring(worktree)
+                .ok()
+                .and_then(|w| git_dir.join(w).canonicalize().ok());
+            if worktree.is_none() || worktree != dir.canonicalize().ok() {
+                return Err(elsewhere());
+            }
+        }
+        let log_all = config.string("core.logAllRefUpdates").is_none_or(|v| {
+            !matches!(
+                v.to_str_lossy().to_ascii_lowercase().as_str(),
+                "false" | "no" | "off" | "0"
+            )
+        });
+        Ok(OwnConfig {
+            name: config.string("user.name"),
+            email: config.string("user.email"),
+            log_all,
+        })
+    }
 }
 
 /// Packs in `git_dir` (one directory listing, no `stat` per file).

@@ -445,6 +445,7 @@ pub fn commit_pending(
 ) -> Result<Vec<Made>> {
     crate::out::trace("mirror: start");
     let mut repo = SessionRepo::open(&sd.dir)?;
+    crate::out::trace("mirror: config read");
     repo.clear_stale_temps();
     if opts.bulk {
         repo.begin_bulk();

@@ -308,3 +308,33 @@ fn unsafe_is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+#[test]
+fn a_session_repo_whose_config_points_elsewhere_is_refused() {
+    let env = setup();
+    let dir = env.session_dir("s1");
+    let other = env.state().join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    let other = other.to_str().unwrap().to_string();
+    for (key, value) in [("core.worktree", other.as_str()), ("core.bare", "true")] {
+        env.git_ok(&dir, &["config", key, value]);
+        for args in [&["commit-turn", "s1"][..], &["log", "s1"]] {
+            refused(&env, args, 128, "belongs to another work tree");
+        }
+        env.git_ok(&dir, &["config", "--unset", key]);
+    }
+    // A `core.worktree` naming the session directory itself is fine.
+    env.git_ok(&dir, &["config", "core.worktree", ".."]);
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+}
+
+#[test]
+fn a_session_repo_config_that_does_not_parse_is_refused() {
+    let env = setup();
+    let config = env.session_dir("s1").join(".git").join("config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[core\n");
+    std::fs::write(&config, text).unwrap();
+    refused(&env, &["commit-turn", "s1"], 128, "config does not parse");
+}

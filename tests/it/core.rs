@@ -200,6 +200,36 @@ fn a_retry_forks_a_branch_from_the_earlier_turn() {
 }
 
 #[test]
+fn packed_refs_are_read_as_loose_ones_are() {
+    // `git gc` (background maintenance) packs the refs: HEAD's branch and
+    // the retry branches are then read from `packed-refs` alone.
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, _) = env.turn("s1", "one", &[]);
+    let (_, c2) = env.turn("s1", "two", &[]);
+    env.append("s1", &["--text", "two, again", "--predecessor", &a1]);
+    let a3 = env.append("s1", &["--role", "assistant", "--text", "better"]);
+    let c3 = env.ok(&["commit-turn", "s1"]).trim().to_string();
+    let retry = format!("retry-{a3}");
+    let dir = env.session_dir("s1");
+    env.git_ok(&dir, &["pack-refs", "--all", "--prune"]);
+    assert!(!dir.join(".git/refs/heads/main").exists());
+    assert!(!dir.join(".git/refs/heads").join(&retry).exists());
+    let log = env.ok(&["log", "s1", "--json"]);
+    let first: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(first["data"]["commit"], c3.as_str(), "{log}");
+    assert_eq!(first["data"]["branches"][0], retry.as_str(), "{log}");
+    assert_eq!(first["data"]["head"], true);
+    assert!(env.ok(&["branch", "s1"]).contains("main"));
+    // The next turn continues the branch HEAD names.
+    let (_, c4) = env.turn("s1", "three", &[]);
+    assert_eq!(env.git("s1", &["rev-parse", &retry]).trim(), c4);
+    assert_eq!(env.git("s1", &["rev-parse", &format!("{c4}^")]).trim(), c3);
+    assert_eq!(env.git("s1", &["rev-parse", "main"]).trim(), c2);
+    env.assert_clean("s1");
+}
+
+#[test]
 fn log_lists_turns_newest_first_with_branches() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
