@@ -490,7 +490,8 @@ pub fn commit_pending(
     // crash between moving the refs and writing the index, the marker's
     // `pending` commit is a ref tip: the index is behind it. (Without that
     // record, as after a git command run by hand: a tip whose tree already
-    // holds a "new" node tells the same.)
+    // holds a "new" node tells the same.) The tips are HEAD's commit and
+    // every branch's; the planner places the pending turns among them.
     let mut tips: Vec<Oid> = head.commit.into_iter().collect();
     for (_, t) in repo.branches()? {
         if !tips.contains(&t) {
@@ -603,12 +604,6 @@ pub fn commit_pending(
     crate::out::trace("mirror: pending parsed");
     let groups = session::group_pending(&pending);
     let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
-    let mut tips: Vec<Oid> = head.commit.into_iter().collect();
-    for (_, tip) in repo.branches()? {
-        if !tips.contains(&tip) {
-            tips.push(tip);
-        }
-    }
     let mut cur_branch = head.branch.clone();
     let mut cur_tip = head.commit;
     // Final value of each branch touched, and its value before.
