@@ -37,17 +37,17 @@ from commit_turn import make_fixture  # noqa: E402
 from common import built, ENV  # noqa: E402
 
 
-def symbols(binary):
-    """(start, size, mangled name) of every function in `binary`, by address."""
+def function_sizes(binary):
+    """Size of every function in `binary`, by mangled name (the largest, for
+    a name defined more than once)."""
     out = subprocess.run(["nm", "--defined-only", "-S", binary], check=True,
                          capture_output=True, text=True).stdout
-    syms = []
+    size = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[2] in "tTwW":
-            syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-    syms.sort()
-    return syms
+            size[parts[3]] = max(size.get(parts[3], 0), int(parts[1], 16))
+    return size
 
 
 def executed(commands, tmp):
@@ -75,10 +75,7 @@ def main():
                     help="turns traced; every 10th starts background packing")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin or built())
-    syms = symbols(binary)
-    size = {}
-    for _, n, name in syms:
-        size[name] = max(size.get(name, 0), n)
+    size = function_sizes(binary)
 
     tmp = tempfile.mkdtemp(prefix="gs-hot-")
     try:

@@ -6,10 +6,9 @@ use git_session::cli::{self, Cli};
 use git_session::error::exit;
 
 /// `pow` for the one caller that needs it (indicatif's rate estimate), so
-/// a dynamic build (see build.rs) does not load `libm.so.6` at every start:
-/// each shared library
-/// costs about 0.1 ms per process, and hooks start this one on every
-/// message (see build.rs for the unwinder).
+/// that a dynamic build (see build.rs) does not load `libm.so.6` at every
+/// start: each shared library costs about 0.1 ms per process, and hooks
+/// start this one on every message.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[unsafe(no_mangle)]
 pub extern "C" fn pow(x: f64, y: f64) -> f64 {
