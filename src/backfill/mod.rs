@@ -146,7 +146,7 @@ pub fn one(
         if dry_run {
             // Plan against an empty history: every turn is new.
             let nodes = history::read_all(&sd.history(), &catalog, warn);
-            let groups = crate::session::group_pending(&nodes);
+            let groups = crate::session::group_pending(&nodes, &Default::default());
             let turns = crate::session::turn_numbers(&nodes, &groups);
             return Ok(Outcome {
                 session: t.id.clone(),

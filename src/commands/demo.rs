@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::cli::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 use crate::layout::schema::Meta;
-use crate::layout::{SessionDir, StateDir, atomic, ids, lock};
+use crate::layout::{SessionDir, StateDir, atomic, ids, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::store::{self, Created, NewNode, NewSession};
 
@@ -77,6 +77,18 @@ impl Demo<'_> {
         };
         let out = self.ctx.out;
         mirror::commit_pending(sd, id, &opts, &mut |_| Ok(()), &mut |w| out.warn(w))?;
+        // The list row follows meta.json (title, `updated_at`), as after
+        // `append` and `commit-turn`.
+        let preview = catalog
+            .rev_entries()
+            .filter(|e| e.letter == 'u')
+            .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
+            .find(|n| n.starts_turn())
+            .map(|n| crate::layout::schema::preview(&n.text()));
+        registry::journal_append(
+            &self.state,
+            &crate::layout::schema::index_row(&meta, id, preview.as_deref()),
+        )?;
         Ok(())
     }
 
@@ -251,6 +263,7 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
             all: true,
             fix: false,
             jobs: Some(1),
+            stats: false,
         },
     )?;
     if verified != exit::OK {

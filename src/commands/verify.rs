@@ -2,29 +2,42 @@
 //! (SPEC §5.14).
 //!
 //! Reads: every session's files and repository, the registries. Writes:
-//! nothing, or with `--fix` what is safe to repair (backfill commits, index
-//! rebuild, dangling locations of sessions found elsewhere, our temp files).
-//! Locks: each session, shared (exclusive while fixing). Prints: one finding
-//! per problem with the command that fixes it; exit 1 when any remains.
+//! nothing, or with `--fix` what is safe to repair: damaged committed files
+//! restored from git (the damaged bytes kept in a quarantine), lost branch
+//! refs recreated, the git index rebuilt, uncommitted turns committed, index
+//! rows rebuilt, dangling locations of sessions found elsewhere, our temp
+//! files. It never commits bytes that do not parse, never deletes a node,
+//! and never adds a commit on a checked-out view. Locks: each session,
+//! shared (exclusive while fixing). Prints: one finding per problem with the
+//! command that fixes it, per-session figures under `--json` (and with
+//! `--stats`); exit 1 when a problem remains, 75 when a session was busy.
 
 use crate::backfill::{self, Target};
 use crate::cli::Ctx;
-use crate::error::{Result, exit};
-use crate::layout::{lock, registry};
+use crate::error::{Error, IoContext, Result, exit};
+use crate::git::{RefUpdate, SessionRepo};
+use crate::layout::{SessionDir, atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::out::Progress;
-use crate::verify::{self, Finding, SessionCheck};
+use crate::verify::{self, Finding, SessionCheck, Severity, Stats};
 
 /// Check that the DAG files and their git mirror agree.
 ///
-/// Per session: meta.json and every node parse, names match payloads, seqs
-/// are unique, head/predecessors/callers resolve, every node is in a commit,
-/// the Session/Turn/Nodes trailers agree with the DAG, the latest tree
-/// matches the files, git objects are intact, no temp files or stale git
-/// locks are left. Per state dir: index rows, locations, invalid directories.
-/// A session's objects are checked after its background packing run, if one
-/// is going, has ended. Exit 0 when clean, 1 when problems remain.
+/// Node files are immutable records: every node must be held by a commit
+/// that a branch reaches, byte for byte. meta.json and the session's other
+/// files are mutable: what changed since the last turn is committed with the
+/// next one, so they are checked for sense (meta.json parses, names the
+/// session, its head resolves), not against HEAD. Per session: names match
+/// payloads, seqs and ids are unique, predecessors and callers resolve, the
+/// Session/Turn/Nodes trailers agree with the DAG, the git index mirrors the
+/// latest commit, git objects are intact, no temp files or stale git locks
+/// are left. Per state dir (`--all`): index rows agree with meta.json,
+/// locations resolve, no invalid directories. A session's objects are
+/// checked after its background packing run, if one is going, has ended.
+/// Exit 0 when clean (notes do not count), 1 when problems remain, 75 when a
+/// session's lock was busy.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = crate::verify::kinds_help())]
 pub struct VerifyArgs {
     /// Sessions to verify
     #[arg(required_unless_present = "all", conflicts_with = "all")]
@@ -38,6 +51,10 @@ pub struct VerifyArgs {
     /// Sessions checked in parallel [default: the number of cores]
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Print each session's figures: DAG turns and turn commits per branch,
+    /// highest seq and highest committed seq (always in `--json`)
+    #[arg(long)]
+    pub stats: bool,
 }
 
 fn print_finding(ctx: &Ctx, f: &Finding) {
@@ -47,8 +64,13 @@ fn print_finding(ctx: &Ctx, f: &Finding) {
         .as_deref()
         .map(|s| format!("{s}: "))
         .unwrap_or_default();
+    let note = if f.severity == Severity::Note {
+        "note: "
+    } else {
+        ""
+    };
     ctx.out.line(format!(
-        "{who}{}: {} ({})",
+        "{who}{note}{}: {} ({})",
         f.kind,
         f.message,
         f.path.display()
@@ -56,38 +78,173 @@ fn print_finding(ctx: &Ctx, f: &Finding) {
     ctx.out.line(format!("    fix: {}", f.fix));
 }
 
+fn print_stats(ctx: &Ctx, id: &str, s: &Stats, human: bool) {
+    ctx.out
+        .record("stats", &serde_json::json!({"session": id, "stats": s}));
+    if !human {
+        return;
+    }
+    let seq = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    ctx.out.line(format!(
+        "{id}: {} DAG turn(s), {} turn commit(s), {} other commit(s); highest seq {}, committed {}; {} file(s) pending",
+        s.dag_turns,
+        s.turn_commits,
+        s.other_commits,
+        seq(s.max_seq),
+        seq(s.max_committed_seq),
+        s.pending_files
+    ));
+    for b in &s.branches {
+        ctx.out.line(format!(
+            "    {}: {} DAG turn(s), {} turn commit(s), {} other",
+            b.name, b.dag_turns, b.turn_commits, b.other_commits
+        ));
+    }
+}
+
+/// Remove stray temp files; returns what was removed.
+fn remove_temps(paths: &[std::path::PathBuf]) -> Vec<String> {
+    let mut done = Vec::new();
+    for p in paths {
+        let r = match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
+            _ => std::fs::remove_file(p),
+        };
+        if r.is_ok() {
+            done.push(format!("removed `{}`", p.display()));
+        }
+    }
+    done
+}
+
+/// Move a damaged file into the session's quarantine
+/// (`.git/git-session/quarantine/`); returns where it went. A symlink is
+/// moved as the link, never followed.
+fn quarantine(sd: &SessionDir, rel: &str) -> Result<Option<std::path::PathBuf>> {
+    let src = sd.dir.join(rel);
+    if std::fs::symlink_metadata(&src).is_err() {
+        return Ok(None);
+    }
+    let dir = sd.private_dir().join("quarantine");
+    std::fs::create_dir_all(&dir).io("create", &dir)?;
+    let stamp = crate::out::now();
+    let base = rel.replace('/', "_");
+    let mut dest = dir.join(format!("{stamp:.0}-{base}"));
+    let mut k = 1;
+    while std::fs::symlink_metadata(&dest).is_ok() {
+        k += 1;
+        dest = dir.join(format!("{stamp:.0}-{k}-{base}"));
+    }
+    std::fs::rename(&src, &dest).io("move aside", &src)?;
+    Ok(Some(dest))
+}
+
+/// The repairs done under the session's exclusive lock: locks and temp
+/// files, damaged committed files, lost refs, the git index.
+fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec<String>> {
+    let mut done = Vec::new();
+    let _l = ctx.lock_session(sd, lock::Kind::Exclusive)?;
+    let repo = SessionRepo::open(&sd.dir)?;
+    // Our index.lock goes whatever its age (no command of ours holds it).
+    if check.needs_lock_cleanup {
+        repo.clear_stale_locks(std::time::Duration::from_secs(1));
+        done.push("removed stale lock files".into());
+    }
+    done.extend(remove_temps(&check.stray_temps));
+    for r in &check.restore {
+        let bytes = repo.read_blob(r.blob)?;
+        let moved = quarantine(sd, &r.rel)?;
+        atomic::write(&sd.dir.join(&r.rel), &bytes)?;
+        done.push(match moved {
+            Some(q) => format!(
+                "restored `{}` from git (the damaged copy is `{}`)",
+                r.rel,
+                q.display()
+            ),
+            None => format!("restored `{}` from git", r.rel),
+        });
+    }
+    if !check.lost.is_empty() {
+        let updates: Vec<RefUpdate> = check
+            .lost
+            .iter()
+            .map(|l| match l.old {
+                Some(old) => RefUpdate::Advance {
+                    branch: l.branch.clone(),
+                    old,
+                    new: l.commit,
+                    message: "verify --fix: branch restored".into(),
+                },
+                None => RefUpdate::Create {
+                    branch: l.branch.clone(),
+                    new: l.commit,
+                    message: "verify --fix: branch restored".into(),
+                },
+            })
+            .collect();
+        repo.update_refs(&updates)?;
+        for l in &check.lost {
+            done.push(format!(
+                "{} branch `{}` at {}",
+                if l.old.is_some() {
+                    "fast-forwarded"
+                } else {
+                    "recreated"
+                },
+                l.branch,
+                l.commit.to_hex_with_len(8)
+            ));
+        }
+    }
+    if let Some(c) = check.index_from {
+        let mut index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
+        repo.write_index(&mut index)?;
+        done.push(format!(
+            "rebuilt the git index from commit {}",
+            c.to_hex_with_len(8)
+        ));
+    }
+    Ok(done)
+}
+
+/// Commit node metadata stamped after its turn, only where that is a commit
+/// on the latest turn: HEAD on a branch whose tip is the last commit written.
+fn commit_restamps(ctx: &Ctx, t: &Target) -> Result<Option<String>> {
+    let _l = ctx.lock_session(&t.dir, lock::Kind::Exclusive)?;
+    let repo = SessionRepo::open(&t.dir.dir)?;
+    let head = repo.head()?;
+    let latest = t.dir.read_snapshot().commit;
+    if head.branch.is_none() || head.commit.map(|c| c.to_string()) != latest {
+        return Ok(None);
+    }
+    drop(repo);
+    let meta = crate::layout::schema::Meta::read(&t.dir.meta()).ok();
+    let opts = CommitOptions {
+        rescan: true,
+        now: meta
+            .as_ref()
+            .and_then(|m| m.f64("updated_at"))
+            .unwrap_or_else(crate::out::now),
+        message: Some("session: node metadata stamped after its turn".into()),
+        ..Default::default()
+    };
+    let made = mirror::commit_pending(&t.dir, &t.id, &opts, &mut |_| Ok(()), &mut |w| {
+        ctx.out.warn(w)
+    })?;
+    Ok(made.last().map(|m| m.commit.clone()))
+}
+
 /// Apply the safe repairs for one session; returns what was done.
 fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
     let mut done = Vec::new();
-    if check.needs_lock_cleanup || !check.stray_temps.is_empty() {
-        // Exclusive: no command of ours is writing these files. Locks first:
-        // our index.lock is known as ours by sharing its inode with a temp file.
-        let held = match t.dir.git_dir().is_dir() {
-            true => Some((
-                ctx.lock_session(&t.dir, lock::Kind::Exclusive)?,
-                crate::git::SessionRepo::open(&t.dir.dir)?,
-            )),
-            false => None,
-        };
-        // Our index.lock goes whatever its age (no command of ours holds it).
-        if let Some((_, r)) = &held {
-            r.clear_stale_locks(std::time::Duration::from_secs(1));
-            if check.needs_lock_cleanup {
-                done.push("removed stale lock files".into());
-            }
-        }
-        for p in &check.stray_temps {
-            let r = if p.is_dir() {
-                std::fs::remove_dir_all(p)
-            } else {
-                std::fs::remove_file(p)
-            };
-            if r.is_ok() {
-                done.push(format!("removed `{}`", p.display()));
-            }
-        }
+    if t.dir.git_dir().is_dir() {
+        done.extend(repair_locked(&t.dir, check, ctx)?);
+    } else {
+        done.extend(remove_temps(&check.stray_temps));
     }
-    if check.needs_commit || !t.dir.git_dir().is_dir() {
+    // Uncommitted turns (backfill takes the session lock itself). A node that
+    // does not parse blocks it: nothing commits such bytes.
+    if (check.needs_commit || !t.dir.git_dir().is_dir()) && !check.commit_blocked {
         let o = backfill::one(t, ctx.locks, false, &mut |w| ctx.out.warn(w))?;
         if o.created_repo {
             done.push("created the repository".into());
@@ -96,26 +253,13 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
             done.push(format!("committed {} turn(s)", o.commits.len()));
         }
     }
-    if check.needs_rescan {
-        let _l = ctx.lock_session(&t.dir, lock::Kind::Exclusive)?;
-        let meta = crate::layout::schema::Meta::read(&t.dir.meta()).ok();
-        let opts = CommitOptions {
-            rescan: true,
-            now: meta
-                .as_ref()
-                .and_then(|m| m.f64("updated_at"))
-                .unwrap_or_else(crate::out::now),
-            message: Some("session: commit files changed after their turn".into()),
-            ..Default::default()
-        };
-        let made = mirror::commit_pending(&t.dir, &t.id, &opts, &mut |_| Ok(()), &mut |w| {
-            ctx.out.warn(w)
-        })?;
-        if !made.is_empty() {
-            done.push(format!(
-                "committed the changed files ({})",
-                made[made.len() - 1].commit
-            ));
+    if check.restamped {
+        match commit_restamps(ctx, t)? {
+            Some(c) => done.push(format!("committed the stamped node metadata ({c})")),
+            None => ctx.out.note(format!(
+                "{}: stamped node metadata left uncommitted: HEAD is not on the latest turn",
+                t.id
+            )),
         }
     }
     Ok(done)
@@ -128,6 +272,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
     let mut remaining = 0usize;
     let mut fixed = 0usize;
     let mut clean = 0usize;
+    let mut busy = 0usize;
     backfill::for_each_parallel(
         &targets,
         jobs,
@@ -142,10 +287,14 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
         |i, r| {
             progress.inc();
             let t = &targets[i];
-            let check = match r {
+            let mut check = match r {
                 Ok(c) => c,
                 Err(e) => {
-                    remaining += 1;
+                    if matches!(e, Error::LockBusy { .. }) {
+                        busy += 1;
+                    } else {
+                        remaining += 1;
+                    }
                     progress.suspend(|| {
                         eprintln!(
                             "git-session: cannot verify `{}`:\n{:?}",
@@ -156,12 +305,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                     return;
                 }
             };
-            if check.findings.is_empty() {
-                clean += 1;
-                return;
-            }
-            let mut findings = check.findings.clone();
-            if args.fix && findings.iter().any(|f| f.fixable) {
+            if args.fix && check.findings.iter().any(|f| f.fixable) {
                 match repair(ctx, t, &check) {
                     Ok(done) => {
                         for d in &done {
@@ -171,10 +315,13 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                             );
                             progress.suspend(|| ctx.out.line(format!("{}: fixed: {d}", t.id)));
                         }
-                        fixed += 1;
-                        findings = verify::check_session(&t.id, &t.dir).findings;
+                        fixed += usize::from(!done.is_empty());
+                        check = verify::check_session(&t.id, &t.dir);
                     }
                     Err(e) => progress.suspend(|| {
+                        if matches!(e, Error::LockBusy { .. }) {
+                            busy += 1;
+                        }
                         eprintln!(
                             "git-session: repair of `{}` failed:\n{:?}",
                             t.id,
@@ -183,30 +330,24 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                     }),
                 }
             }
-            if findings.is_empty() {
+            let problems = check.problems();
+            if problems == 0 {
                 clean += 1;
             }
-            remaining += findings.len();
-            progress.suspend(|| findings.iter().for_each(|f| print_finding(ctx, f)));
+            remaining += problems;
+            progress.suspend(|| {
+                check.findings.iter().for_each(|f| print_finding(ctx, f));
+                print_stats(ctx, &t.id, &check.stats, args.stats);
+            });
         },
     );
     progress.finish();
     if args.all {
         let (mut state_findings, temps) = verify::check_state(&ctx.state, &targets);
         if args.fix && state_findings.iter().any(|f| f.fixable) {
-            for p in &temps {
-                let r = if p.is_dir() {
-                    std::fs::remove_dir_all(p)
-                } else {
-                    std::fs::remove_file(p)
-                };
-                if r.is_ok() {
-                    ctx.out.record(
-                        "fixed",
-                        &serde_json::json!({"action": format!("removed `{}`", p.display())}),
-                    );
-                    ctx.out.line(format!("fixed: removed `{}`", p.display()));
-                }
+            for d in remove_temps(&temps) {
+                ctx.out.record("fixed", &serde_json::json!({"action": d}));
+                ctx.out.line(format!("fixed: {d}"));
             }
             let dangling: Vec<String> = state_findings
                 .iter()
@@ -215,33 +356,35 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 .collect();
             if !dangling.is_empty() {
                 registry::remove_locations(&ctx.state, &dangling, ctx.locks)?;
-                ctx.out.line(format!(
-                    "fixed: removed {} dangling location(s)",
-                    dangling.len()
-                ));
+                let d = format!("removed {} dangling location(s)", dangling.len());
+                ctx.out.record("fixed", &serde_json::json!({"action": d}));
+                ctx.out.line(format!("fixed: {d}"));
             }
-            if state_findings.iter().any(|f| f.kind.starts_with("index_")) {
+            if state_findings
+                .iter()
+                .any(|f| f.kind.starts_with("index_") && f.fixable)
+            {
                 let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
-                ctx.out.record(
-                    "fixed",
-                    &serde_json::json!({"action": format!("rebuilt index.json ({n} rows)")}),
-                );
-                ctx.out
-                    .line(format!("fixed: rebuilt index.json ({n} rows)"));
+                let d = format!("rebuilt index.json ({n} rows)");
+                ctx.out.record("fixed", &serde_json::json!({"action": d}));
+                ctx.out.line(format!("fixed: {d}"));
             }
             state_findings = verify::check_state(&ctx.state, &targets).0;
         }
-        remaining += state_findings.len();
+        remaining += state_findings
+            .iter()
+            .filter(|f| f.severity == Severity::Problem)
+            .count();
         for f in &state_findings {
             print_finding(ctx, f);
         }
     }
     ctx.out.record(
         "summary",
-        &serde_json::json!({"sessions": targets.len(), "clean": clean, "repaired": fixed, "problems": remaining}),
+        &serde_json::json!({"sessions": targets.len(), "clean": clean, "repaired": fixed, "problems": remaining, "busy": busy}),
     );
     ctx.out.note(format!(
-        "verified {} session{}: {clean} clean, {remaining} problem{}{}",
+        "verified {} session{}: {clean} clean, {remaining} problem{}{}{}",
         targets.len(),
         if targets.len() == 1 { "" } else { "s" },
         if remaining == 1 { "" } else { "s" },
@@ -249,7 +392,18 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
             format!(", {fixed} repaired")
         } else {
             String::new()
+        },
+        if busy > 0 {
+            format!(", {busy} busy (not checked)")
+        } else {
+            String::new()
         }
     ));
-    Ok(if remaining > 0 { exit::NO } else { exit::OK })
+    Ok(if busy > 0 {
+        exit::BUSY
+    } else if remaining > 0 {
+        exit::NO
+    } else {
+        exit::OK
+    })
 }

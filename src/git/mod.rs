@@ -1139,6 +1139,35 @@ impl SessionRepo {
         self.repo().is_ok_and(|r| r.has_object(id))
     }
 
+    /// The bytes of blob `id`.
+    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        let blob = self
+            .repo()?
+            .find_blob(id)
+            .map_err(|e| self.err(&format!("read blob {id}"), e))?;
+        Ok(blob.data.clone())
+    }
+
+    /// Every commit in the object database, reachable or not (`verify`
+    /// looks there for turns whose branch was deleted or moved).
+    pub fn every_commit(&self) -> Result<Vec<ObjectId>> {
+        let repo = self.repo()?;
+        let what = "list the object database";
+        let mut out: Vec<ObjectId> = Vec::new();
+        for id in repo.objects.iter().map_err(|e| self.err(what, e))? {
+            let id = id.map_err(|e| self.err(what, e))?;
+            if repo
+                .find_header(id)
+                .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit)
+            {
+                out.push(id);
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
     /// Ids of the entries of `tree` at `dir` (a path like `history`), if present.
     pub fn tree_entry(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
         let t = self

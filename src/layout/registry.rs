@@ -263,6 +263,40 @@ pub fn rebuild(state: &StateDir) -> Result<Index> {
     Ok(index)
 }
 
+/// Rows of `index` (as a reader sees it) whose fields disagree with the rows
+/// `fresh` rebuilt from meta.json: `(id, the fields that differ)`. Only the
+/// fields meta.json holds are compared (the preview is the registry's own);
+/// a missing flag reads as `false`, a missing field as `null`.
+pub fn stale_rows(index: &Index, fresh: &Index) -> Vec<(String, Vec<&'static str>)> {
+    fn same(a: Option<&Value>, b: Option<&Value>, key: &str) -> bool {
+        let flag = matches!(key, "pinned" | "archived" | "unread");
+        let norm = |v: Option<&Value>| match v {
+            None | Some(Value::Null) if flag => Value::Bool(false),
+            None => Value::Null,
+            Some(v) => v.clone(),
+        };
+        match (norm(a), norm(b)) {
+            (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+                (Some(x), Some(y)) => (x - y).abs() < 1e-6,
+                _ => x == y,
+            },
+            (x, y) => x == y,
+        }
+    }
+    let mut out = Vec::new();
+    for (id, want) in fresh {
+        let Some(have) = index.get(id) else { continue };
+        let differ: Vec<&'static str> = super::schema::INDEX_FIELDS
+            .into_iter()
+            .filter(|k| !same(have.get(*k), want.get(*k), k))
+            .collect();
+        if !differ.is_empty() {
+            out.push((id.clone(), differ));
+        }
+    }
+    out
+}
+
 /// Fold the journal if it grew large and nobody holds the registry; never waits.
 pub fn fold_if_large(state: &StateDir) -> Result<()> {
     if journal_len(state) < FOLD_THRESHOLD {

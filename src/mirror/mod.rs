@@ -169,6 +169,20 @@ fn sweep_others(
             continue;
         }
         let data = crate::git::index_edit::read_worktree(&path, &md)?;
+        // Never commit a meta.json that does not parse (SPEC §2.3: verify
+        // restores it from git).
+        if rel == b"meta.json"
+            && let Err(reason) = crate::layout::schema::Meta::parse(&data)
+        {
+            return Err(Error::Corrupt {
+                path,
+                reason: format!("meta.json does not parse: {reason}"),
+                help: Some(
+                    "nothing was committed; `git-session verify --fix <session>` restores it from git"
+                        .into(),
+                ),
+            });
+        }
         let id = repo.write_blob(data)?;
         let staged = Staged {
             path: rel,
@@ -334,6 +348,27 @@ impl Planner<'_> {
         }))
     }
 
+    /// The commit whose `Nodes:` trailer holds `seq` itself (not a later
+    /// commit of its turn): its first parent and its turn.
+    fn holder_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<(Option<Oid>, u64)>> {
+        let mut visited = HashSet::new();
+        for &tip in tips {
+            let mut cur = Some(tip);
+            while let Some(c) = cur {
+                if !visited.insert(c) {
+                    break;
+                }
+                let (parents, t) = self.decoded(c)?;
+                if t.holds_seq(seq) {
+                    let turn = t.turn.expect("a commit holding nodes names its turn");
+                    return Ok(Some((parents.first().copied(), turn)));
+                }
+                cur = parents.first().copied();
+            }
+        }
+        Ok(None)
+    }
+
     fn locate_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
         let mut visited = HashSet::new();
         for &tip in tips {
@@ -410,6 +445,38 @@ fn chain_turns(
         cur = node.predecessor.clone();
     }
     turns
+}
+
+/// The nodes outside `pending` that already have a top-level reply, among
+/// the predecessors of pending replies: a further reply to one of them is a
+/// regenerated reply (a fork). Only the assistant files written between the
+/// message and the new reply are read.
+fn answered_before(
+    history_dir: &Path,
+    catalog: &Catalog,
+    pending: &[Node],
+    pending_by_id: &HashMap<&str, &Node>,
+) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for n in pending.iter().filter(|n| session::is_reply(n)) {
+        let pred = n.predecessor.as_deref().expect("a reply has a predecessor");
+        if pending_by_id.contains_key(pred) || out.contains(pred) {
+            continue;
+        }
+        let Some(p) = catalog.get(pred) else { continue };
+        let seq = n.seq.max(0) as u64;
+        let answered = catalog
+            .rev_entries()
+            .take_while(|e| e.seq > p.seq)
+            .filter(|e| e.seq < seq && matches!(e.letter, 'a' | 'l'))
+            .filter(|e| !pending_by_id.contains_key(e.id.as_str()))
+            .filter_map(|e| history::read_node(history_dir, &e).ok())
+            .any(|r| session::is_reply(&r) && r.predecessor.as_deref() == Some(pred));
+        if answered {
+            out.insert(pred.to_string());
+        }
+    }
+    out
 }
 
 /// Write the index, and when it mirrors a commit (`mirrors`), say so in the
@@ -602,8 +669,9 @@ pub fn commit_pending(
         .filter_map(|(f, e)| e.as_ref().map(|e| (e.id.as_str(), f.as_str())))
         .collect();
     crate::out::trace("mirror: pending parsed");
-    let groups = session::group_pending(&pending);
     let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
+    let answered = answered_before(&history_dir, &catalog, &pending, &pending_by_id);
+    let groups = session::group_pending(&pending, &answered);
     let mut cur_branch = head.branch.clone();
     let mut cur_tip = head.commit;
     // Final value of each branch touched, and its value before.
@@ -625,13 +693,59 @@ pub fn commit_pending(
         range: Option<(u64, u64)>,
         count: usize,
         retry_name: String,
+        /// A fork that is not a new turn (a regenerated reply): a branch of
+        /// its own even when its parent is a branch tip.
+        forks: bool,
     }
     let mut plans: Vec<Planned> = Vec::new();
     let last_group = groups.len().saturating_sub(1);
     for (gi, g) in groups.iter().enumerate() {
         let nodes = &pending[g.range.clone()];
         let first = &nodes[0];
-        let (located, turn) = if g.starts_turn {
+        // A regenerated reply: a sibling of the turn that holds the message it
+        // answers, so its parent is that turn's parent.
+        let mut regenerated: Option<Node> = None;
+        let mut fork_parent: Option<Option<Parent>> = None;
+        let mut fork_turn = 0;
+        if g.regenerates {
+            let pred = first
+                .predecessor
+                .as_deref()
+                .expect("a regenerated reply has a predecessor");
+            regenerated = pending_by_id.get(pred).map(|n| (*n).clone()).or_else(|| {
+                catalog
+                    .get(pred)
+                    .and_then(|e| history::read_node(&history_dir, &e).ok())
+            });
+            if let Some(user) = &regenerated {
+                let useq = user.seq.max(0) as u64;
+                let planned = planner
+                    .made
+                    .iter()
+                    .rev()
+                    .find(|((a, b), _)| *a <= useq && useq <= *b)
+                    .map(|(_, l)| l.commit);
+                let found = match planned {
+                    Some(Parent::Planned(i)) => Some((plans[i].parent, plans[i].turn)),
+                    _ => planner
+                        .holder_committed(useq, &tips)?
+                        .map(|(p, t)| (p.map(Parent::Commit), t)),
+                };
+                if let Some((p, t)) = found {
+                    fork_parent = Some(p);
+                    fork_turn = t;
+                }
+            }
+        }
+        let (located, turn) = if let Some(p) = fork_parent {
+            (
+                p.map(|commit| Located {
+                    commit,
+                    turn: fork_turn,
+                }),
+                fork_turn,
+            )
+        } else if g.starts_turn {
             match first.predecessor.as_deref() {
                 None | Some("") | Some(ROOT) => (None, 1),
                 Some(pred) => {
@@ -683,7 +797,8 @@ pub fn commit_pending(
                 n => Some(Parent::Planned(n - 1)),
             },
         };
-        let mut parts = MessageParts::from_nodes(session_id, turn, g.starts_turn, nodes);
+        let mut parts =
+            MessageParts::from_nodes(session_id, turn, g.starts_turn, nodes, regenerated.as_ref());
         if gi == last_group {
             if let Some(m) = &opts.message {
                 let mut lines = m.splitn(2, '\n');
@@ -717,6 +832,7 @@ pub fn commit_pending(
             range: Some(range),
             count: nodes.len(),
             retry_name,
+            forks: g.regenerates,
         });
         // Later groups may continue this one.
         let me = Located {
@@ -725,6 +841,7 @@ pub fn commit_pending(
         };
         planner.made.push((range, me));
         if !g.starts_turn
+            && !g.regenerates
             && let Some(l) = located
         {
             planner.continued.push((l.commit, me));
@@ -853,6 +970,7 @@ pub fn commit_pending(
             range: None,
             count: 0,
             retry_name: String::new(),
+            forks: false,
         });
     }
 
@@ -889,8 +1007,8 @@ pub fn commit_pending(
         let parents: Vec<Oid> = parent.into_iter().collect();
         let id = repo.write_commit(tree, &parents, &p.msg, p.time)?;
         let (branch, new_branch) = match (&cur_branch, cur_tip) {
-            (Some(b), Some(tip)) if Some(tip) == parent => (b.clone(), false),
-            (Some(b), None) => (b.clone(), false),
+            (Some(b), Some(tip)) if Some(tip) == parent && !p.forks => (b.clone(), false),
+            (Some(b), None) if !p.forks => (b.clone(), false),
             _ => {
                 let name = if p.retry_name.is_empty() {
                     id.to_hex_with_len(12).to_string()

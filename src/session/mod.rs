@@ -6,23 +6,49 @@
 
 use crate::layout::schema::{Node, value_text};
 
-/// Nodes that belong to one commit: either a new turn (`starts_turn`) or more
-/// nodes of the turn already committed before them.
+/// Nodes that belong to one commit: a new turn (`starts_turn`), a
+/// regenerated reply (`regenerates`: a second top-level reply to a node that
+/// already has one, SPEC §2.3: a fork, so a branch of its own), or more
+/// nodes of the turn already committed before them (neither).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
     /// Index range into the seq-sorted pending nodes.
     pub range: std::ops::Range<usize>,
     pub starts_turn: bool,
+    pub regenerates: bool,
 }
 
-/// Split seq-sorted pending nodes into commit groups.
-pub fn group_pending(nodes: &[Node]) -> Vec<Group> {
+/// Whether `n` is a top-level reply (it answers its predecessor).
+pub fn is_reply(n: &Node) -> bool {
+    n.role == "llm"
+        && n.is_top_level()
+        && n.predecessor
+            .as_deref()
+            .is_some_and(|p| !p.is_empty() && p != crate::layout::schema::ROOT)
+}
+
+/// Split seq-sorted pending nodes into commit groups. `answered` holds the
+/// ids of nodes outside `nodes` (committed earlier) that already have a
+/// top-level reply: a further reply to one of them regenerates it.
+pub fn group_pending(
+    nodes: &[Node],
+    answered: &std::collections::HashSet<String>,
+) -> Vec<Group> {
+    let mut replied: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut groups: Vec<Group> = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
-        if n.starts_turn() || groups.is_empty() {
+        let regenerates = is_reply(n) && {
+            let p = n.predecessor.as_deref().expect("a reply has a predecessor");
+            replied.contains(p) || answered.contains(p)
+        };
+        if is_reply(n) {
+            replied.insert(n.predecessor.as_deref().expect("a reply has a predecessor"));
+        }
+        if n.starts_turn() || regenerates || groups.is_empty() {
             groups.push(Group {
                 range: i..i + 1,
                 starts_turn: n.starts_turn(),
+                regenerates,
             });
         } else {
             groups.last_mut().expect("non-empty").range.end = i + 1;
@@ -50,7 +76,7 @@ pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
     let mut out = Vec::with_capacity(groups.len());
     let mut last = 0;
     for g in groups {
-        let t = if g.starts_turn {
+        let t = if g.starts_turn || g.regenerates {
             depth
                 .get(nodes[g.range.start].id.as_str())
                 .copied()
@@ -123,6 +149,8 @@ pub struct MessageParts {
     pub turn: u64,
     /// `true` for more nodes of a turn committed earlier.
     pub continued: bool,
+    /// `true` for a regenerated reply (the subject is the user message).
+    pub regenerated: bool,
     /// The subject text (user message or `--message`).
     pub subject: String,
     /// Further lines of `--message`.
@@ -138,10 +166,19 @@ pub struct MessageParts {
 }
 
 impl MessageParts {
-    /// Gather what the nodes of one group say.
-    pub fn from_nodes(session: &str, turn: u64, starts_turn: bool, nodes: &[Node]) -> Self {
+    /// Gather what the nodes of one group say. `regenerated` is the user
+    /// message a regenerated reply answers (its group starts with the reply).
+    pub fn from_nodes(
+        session: &str,
+        turn: u64,
+        starts_turn: bool,
+        nodes: &[Node],
+        regenerated: Option<&Node>,
+    ) -> Self {
         let subject = if starts_turn {
             one_line(nodes[0].text().lines().next().unwrap_or(""))
+        } else if let Some(user) = regenerated {
+            one_line(user.text().lines().next().unwrap_or(""))
         } else {
             format!(
                 "{} more node{}",
@@ -168,7 +205,8 @@ impl MessageParts {
         MessageParts {
             session: session.to_string(),
             turn,
-            continued: !starts_turn,
+            continued: !starts_turn && regenerated.is_none(),
+            regenerated: regenerated.is_some(),
             subject,
             body: None,
             reply,
@@ -188,7 +226,13 @@ impl MessageParts {
         if subject_text.is_empty() {
             subject_text = "(no text)".into();
         }
-        let marker = if self.continued { " (continued)" } else { "" };
+        let marker = if self.continued {
+            " (continued)"
+        } else if self.regenerated {
+            " (regenerated)"
+        } else {
+            ""
+        };
         let mut msg = format!("turn {}{marker}: {subject_text}\n", self.turn);
         if let Some(body) = self.body.as_deref().filter(|b| !b.trim().is_empty()) {
             msg.push('\n');
@@ -354,23 +398,14 @@ mod tests {
             node(4, "user", "n3", "", "sub-call user", 0.0),
             node(5, "user", "ROOT", "", "again", 0.0),
         ];
-        let g = group_pending(&nodes);
+        let g = group_pending(&nodes, &Default::default());
+        let shape: Vec<(std::ops::Range<usize>, bool, bool)> = g
+            .into_iter()
+            .map(|g| (g.range, g.starts_turn, g.regenerates))
+            .collect();
         assert_eq!(
-            g,
-            vec![
-                Group {
-                    range: 0..1,
-                    starts_turn: false
-                },
-                Group {
-                    range: 1..4,
-                    starts_turn: true
-                },
-                Group {
-                    range: 4..5,
-                    starts_turn: true
-                },
-            ]
+            shape,
+            vec![(0..1, false, false), (1..4, true, false), (4..5, true, false)]
         );
     }
 
@@ -390,8 +425,41 @@ mod tests {
             mk(6, "user", "", Some("n2")), // a retry of turn 2
             mk(7, "user", "", Some("n5")),
         ];
-        let groups = group_pending(&nodes);
+        let groups = group_pending(&nodes, &Default::default());
         assert_eq!(turn_numbers(&nodes, &groups), vec![1, 2, 2, 3]);
+    }
+
+    #[test]
+    fn a_second_reply_to_one_message_is_its_own_group() {
+        let mk = |seq: i64, role: &str, caller: &str, pred: Option<&str>| {
+            let mut n = node(seq, role, caller, "", "", 0.0);
+            n.predecessor = pred.map(str::to_string);
+            n
+        };
+        let nodes = vec![
+            mk(1, "user", "", Some("ROOT")),
+            mk(2, "llm", "", Some("n1")),
+            mk(3, "code", "n2", None),
+            mk(4, "llm", "", Some("n1")), // regenerated
+            mk(5, "code", "n4", None),
+            mk(6, "user", "", Some("n4")),
+        ];
+        let groups = group_pending(&nodes, &Default::default());
+        let shape: Vec<(std::ops::Range<usize>, bool, bool)> = groups
+            .iter()
+            .map(|g| (g.range.clone(), g.starts_turn, g.regenerates))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![(0..3, true, false), (3..5, false, true), (5..6, true, false)]
+        );
+        assert_eq!(turn_numbers(&nodes, &groups), vec![1, 1, 2]);
+        // The first reply committed earlier: the set says so.
+        let answered = std::collections::HashSet::from(["n1".to_string()]);
+        let later = group_pending(&nodes[3..], &answered);
+        assert!(later[0].regenerates);
+        let msg = MessageParts::from_nodes("s", 1, false, &nodes[3..5], Some(&nodes[0])).render();
+        assert!(msg.starts_with("turn 1 (regenerated): "), "{msg}");
     }
 
     #[test]
@@ -403,7 +471,7 @@ mod tests {
             node(7, "code", "n5", "grep", "x", 103.0),
             node(8, "code", "n5", "grep", "x", 112.3),
         ];
-        let mut parts = MessageParts::from_nodes("s1", 2, true, &nodes);
+        let mut parts = MessageParts::from_nodes("s1", 2, true, &nodes, None);
         parts.tokens = Some(4521);
         let msg = parts.render();
         assert_eq!(
@@ -421,7 +489,7 @@ mod tests {
     fn unknown_lines_are_left_out_and_subject_is_cut() {
         let long = "x".repeat(100);
         let nodes = vec![node(1, "user", "", "", &long, 1.0)];
-        let msg = MessageParts::from_nodes("s", 1, true, &nodes).render();
+        let msg = MessageParts::from_nodes("s", 1, true, &nodes, None).render();
         let subject = msg.lines().next().unwrap();
         assert_eq!(subject, format!("turn 1: {}", "x".repeat(60)));
         assert!(!msg.contains("assistant:") && !msg.contains("tools:") && !msg.contains("[meta"));

@@ -1,6 +1,15 @@
-//! Verify (SPEC §5.14): the DAG files and their git mirror agree. Each check
-//! yields findings with the command that fixes them; `repair` applies the
-//! safe fixes (backfill, index rebuild, location repair, temp-file removal).
+//! Verify (SPEC §5.14): the DAG files and their git mirror agree.
+//!
+//! The model of what is mirrored (SPEC §2.3, `git-session-verify(1)`):
+//! node files are immutable records, so a committed node must be
+//! byte-identical to the commit that holds it, and every node must be held
+//! by a commit that a branch (or HEAD) reaches; `meta.json` and the other
+//! files of the session are mutable, and what changed since the last turn is
+//! committed with the next one, so they are checked for sense (meta.json
+//! parses, names the session, its head resolves), never against HEAD.
+//!
+//! Each check yields findings with a stable code ([`KINDS`]) and the way out;
+//! `SessionCheck` carries what `verify --fix` needs to repair them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,11 +22,23 @@ use crate::layout::schema::{Meta, Node, ROOT};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, registry};
 use crate::session::{self, Trailers};
 
-/// One problem, with the way out.
+/// Whether a finding makes `verify` exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something is wrong: exit 1.
+    Problem,
+    /// Worth knowing, not wrong (e.g. node metadata stamped after its turn).
+    Note,
+}
+
+/// One finding, with the way out.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     pub session: Option<String>,
+    /// The stable code (see [`KINDS`]).
     pub kind: &'static str,
+    pub severity: Severity,
     pub path: PathBuf,
     pub message: String,
     /// The command (or action) that fixes it.
@@ -26,17 +47,138 @@ pub struct Finding {
     pub fixable: bool,
 }
 
+/// A finding kind as the man page documents it.
+pub struct Kind {
+    pub code: &'static str,
+    pub meaning: &'static str,
+    pub fix: &'static str,
+    /// What `verify --fix` does about it.
+    pub repair: &'static str,
+}
+
+const NOTHING: &str = "nothing (it needs a person)";
+
+/// Every finding `verify` reports.
+pub const KINDS: &[Kind] = &[
+    Kind { code: "meta_missing", meaning: "the session has no meta.json", fix: "restore it from git", repair: "restores the committed copy" },
+    Kind { code: "meta_unparsable", meaning: "meta.json is not a JSON object", fix: "restore it from git", repair: "moves it to the quarantine, restores the committed copy" },
+    Kind { code: "meta_id_mismatch", meaning: "meta.json names another session", fix: "put the repository where that session belongs", repair: NOTHING },
+    Kind { code: "dangling_head", meaning: "meta.json's head_id is not a node", fix: "git-session checkout <session> <node>", repair: NOTHING },
+    Kind { code: "history_unreadable", meaning: "history/ cannot be listed", fix: "check its permissions", repair: NOTHING },
+    Kind { code: "foreign_file", meaning: "a file in history/ not named like a node", fix: "move it out of history/", repair: NOTHING },
+    Kind { code: "duplicate_id", meaning: "two node files claim one id", fix: "move one aside", repair: NOTHING },
+    Kind { code: "duplicate_seq", meaning: "two node files share one seq", fix: "renumber one", repair: NOTHING },
+    Kind { code: "name_mismatch", meaning: "a node's file name and payload disagree", fix: "rename the file after its payload", repair: NOTHING },
+    Kind { code: "node_unreadable", meaning: "a node file cannot be read", fix: "check its permissions", repair: NOTHING },
+    Kind { code: "node_unparsable", meaning: "a node not yet in git does not parse", fix: "repair it or move it aside", repair: NOTHING },
+    Kind { code: "node_damaged", meaning: "a committed node no longer parses", fix: "restore it from git", repair: "moves it to the quarantine, restores the committed copy" },
+    Kind { code: "node_changed", meaning: "a committed node's content changed", fix: "restore it from git", repair: "moves it to the quarantine, restores the committed copy" },
+    Kind { code: "node_restamped", meaning: "note: a committed node's metadata changed after its turn (the Python store stamps project commits)", fix: "git-session verify --fix <session>", repair: "commits it (`session: node metadata stamped after its turn`) when HEAD is on the latest turn" },
+    Kind { code: "dangling_predecessor", meaning: "a node's predecessor is not a node", fix: "restore the missing node", repair: NOTHING },
+    Kind { code: "dangling_caller", meaning: "a node's caller is not a node", fix: "restore the missing node", repair: NOTHING },
+    Kind { code: "no_repository", meaning: "the session has no git repository", fix: "git-session backfill <session>", repair: "creates it and commits every turn" },
+    Kind { code: "no_commits", meaning: "the repository has no commit", fix: "git-session backfill <session>", repair: "commits every turn" },
+    Kind { code: "uncommitted_node", meaning: "nodes that no commit holds", fix: "git-session backfill <session>", repair: "commits them, turn by turn" },
+    Kind { code: "turn_unreachable", meaning: "turns whose commits no branch reaches (a ref was deleted or moved)", fix: "git-session verify --fix <session>", repair: "recreates or fast-forwards the branch" },
+    Kind { code: "trailer_session_mismatch", meaning: "a commit names another session", fix: "restore the right repository", repair: NOTHING },
+    Kind { code: "trailer_nodes_missing", meaning: "a commit names nodes that have no file", fix: "restore the files from git", repair: NOTHING },
+    Kind { code: "trailer_overlap", meaning: "two commits claim one node", fix: "re-create the repository with backfill", repair: NOTHING },
+    Kind { code: "trailer_turn_mismatch", meaning: "a commit's Turn trailer disagrees with the DAG", fix: "check the node files", repair: NOTHING },
+    Kind { code: "git_index_stale", meaning: "the git index does not mirror the latest commit", fix: "git-session verify --fix <session>", repair: "rebuilds the index from that commit" },
+    Kind { code: "object_missing", meaning: "a git object is missing or corrupt", fix: "restore the repository from a backup", repair: NOTHING },
+    Kind { code: "repo_unreadable", meaning: "the repository cannot be opened", fix: "inspect it with git fsck", repair: NOTHING },
+    Kind { code: "head_unreadable", meaning: "HEAD cannot be read", fix: "git symbolic-ref HEAD refs/heads/main", repair: NOTHING },
+    Kind { code: "stale_git_lock", meaning: "a git lock file left by a killed process", fix: "git-session verify --fix <session>", repair: "removes the locks of ours (others need a person)" },
+    Kind { code: "stray_temp_file", meaning: "temporary files left by an interrupted command", fix: "git-session verify --fix", repair: "removes them" },
+    Kind { code: "index_missing", meaning: "sessions/index.json is missing or does not parse", fix: "git-session verify --all --fix", repair: "rebuilds it from every meta.json" },
+    Kind { code: "index_unreadable", meaning: "sessions/index.json cannot be read", fix: "check its permissions", repair: NOTHING },
+    Kind { code: "index_row_orphan", meaning: "a list row without a session", fix: "git-session verify --all --fix", repair: "rebuilds the index" },
+    Kind { code: "index_row_missing", meaning: "a session without a list row", fix: "git-session verify --all --fix", repair: "rebuilds the index" },
+    Kind { code: "index_row_stale", meaning: "a list row disagrees with the session's meta.json", fix: "git-session verify --all --fix", repair: "rebuilds the index" },
+    Kind { code: "locations_unparsable", meaning: "sessions/locations.json does not parse", fix: "repair it by hand", repair: NOTHING },
+    Kind { code: "location_dangling", meaning: "locations.json names a directory that is gone", fix: "git-session relocate, or remove the entry", repair: "removes the entry when the session is in a standard place" },
+    Kind { code: "invalid_session_dir", meaning: "a directory in sessions/ that is no session", fix: "move it out of the state dir", repair: NOTHING },
+    Kind { code: "migration_in_progress", meaning: "sessions are mid-migration", fix: "git-session migrate", repair: NOTHING },
+];
+
+/// A committed file to bring back from git (its damaged bytes quarantined).
+#[derive(Debug, Clone)]
+pub struct Restore {
+    /// The path relative to the session directory.
+    pub rel: String,
+    pub blob: Oid,
+}
+
+/// A commit no branch reaches that holds turns, and the ref that gets it back.
+#[derive(Debug, Clone)]
+pub struct LostTip {
+    pub commit: Oid,
+    pub branch: String,
+    /// The branch's tip now (`None`: the branch is created); the lost
+    /// commit descends from it, so the branch fast-forwards.
+    pub old: Option<Oid>,
+}
+
+/// The figures a CI job compares, per branch.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BranchStats {
+    pub name: String,
+    pub tip: String,
+    /// Turns on the DAG path to the branch's last turn.
+    pub dag_turns: u64,
+    /// Commits on the branch's first-parent line that hold turn nodes.
+    pub turn_commits: u64,
+    /// Other commits on that line (records, repairs), the root left out.
+    pub other_commits: u64,
+}
+
+/// The figures a CI job compares, per session.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    /// Turns in the DAG (every fork counted: a retry or a regenerated reply).
+    pub dag_turns: u64,
+    /// Reachable commits that hold turn nodes.
+    pub turn_commits: u64,
+    /// Reachable commits that hold none (records, repairs), the root left out.
+    pub other_commits: u64,
+    pub max_seq: Option<u64>,
+    pub max_committed_seq: Option<u64>,
+    /// Files other than nodes changed since the last turn (meta.json,
+    /// workdir/): normal; the next turn commits them.
+    pub pending_files: usize,
+    pub branches: Vec<BranchStats>,
+}
+
 /// What a session check learned besides its findings (for `--fix`).
 #[derive(Debug, Default)]
 pub struct SessionCheck {
     pub findings: Vec<Finding>,
-    /// Nodes or files not in git, or no repository: a backfill commits them.
+    /// Nodes not in git, or no repository: a backfill commits them.
     pub needs_commit: bool,
-    /// Committed files whose content changed: a rescanning commit is needed.
-    pub needs_rescan: bool,
+    /// An uncommitted node does not parse: a backfill would refuse.
+    pub commit_blocked: bool,
+    /// Committed files to restore from git.
+    pub restore: Vec<Restore>,
+    /// Branches to recreate or fast-forward.
+    pub lost: Vec<LostTip>,
+    /// The git index is to be rebuilt from this commit's tree.
+    pub index_from: Option<Oid>,
+    /// Committed nodes whose metadata was stamped after their turn.
+    pub restamped: bool,
     pub stray_temps: Vec<PathBuf>,
     /// Stale locks of ours (or ref locks) in the session's `.git`.
     pub needs_lock_cleanup: bool,
+    pub stats: Stats,
+}
+
+impl SessionCheck {
+    /// Findings that make `verify` exit 1.
+    pub fn problems(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Problem)
+            .count()
+    }
 }
 
 struct Ctx<'a> {
@@ -53,9 +195,23 @@ impl Ctx<'_> {
         fix: String,
         fixable: bool,
     ) {
+        self.push(kind, Severity::Problem, path, message, fix, fixable);
+    }
+
+    fn push(
+        &mut self,
+        kind: &'static str,
+        severity: Severity,
+        path: &Path,
+        message: String,
+        fix: String,
+        fixable: bool,
+    ) {
+        debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
         self.out.findings.push(Finding {
             session: Some(self.id.to_string()),
             kind,
+            severity,
             path: path.to_path_buf(),
             message,
             fix,
@@ -74,32 +230,44 @@ fn letter_fits(letter: char, role: &str) -> bool {
     }
 }
 
+/// A node file as found on disk.
+struct OnDisk {
+    file: String,
+    seq: u64,
+    /// The parse error, for a file that does not parse.
+    unparsable: Option<String>,
+}
+
 /// Check one session.
 pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
     let mut c = Ctx {
         id,
         out: SessionCheck::default(),
     };
-    let backfill = format!("git-session backfill {id}");
-    let verify_fix = format!("git-session verify --fix {id}");
 
-    // meta.json
+    // meta.json: parses and names this session.
     let meta = match Meta::read(&sd.meta()) {
-        Ok(m) => Some(m),
+        Ok(m) => {
+            if let Some(other) = m.str("id").filter(|other| *other != id) {
+                c.add(
+                    "meta_id_mismatch",
+                    &sd.meta(),
+                    format!("meta.json says it is session `{other}`"),
+                    "this repository belongs to another session; put it back where it belongs"
+                        .into(),
+                    false,
+                );
+            }
+            Some(m)
+        }
         Err(e) => {
             let kind = if sd.meta().exists() {
                 "meta_unparsable"
             } else {
                 "meta_missing"
             };
-            c.add(
-                kind,
-                &sd.meta(),
-                e.to_string(),
-                "restore meta.json from git: `git checkout HEAD -- meta.json` in the session repo"
-                    .into(),
-                false,
-            );
+            // Fixable once the repository is known to hold a copy (below).
+            c.add(kind, &sd.meta(), e.to_string(), String::new(), false);
             None
         }
     };
@@ -141,6 +309,7 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         );
     }
     let mut nodes: Vec<Node> = Vec::new();
+    let mut on_disk: Vec<OnDisk> = Vec::new();
     let mut files: HashMap<u64, Vec<String>> = HashMap::new();
     for e in catalog.entries() {
         let path = sd.history().join(&e.file);
@@ -158,14 +327,9 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
                 continue;
             }
         };
+        let mut unparsable = None;
         match Node::parse(&bytes) {
-            Err(r) => c.add(
-                "node_unparsable",
-                &path,
-                format!("the node does not parse: {r}"),
-                "restore it from git (`git checkout HEAD -- <file>`) or move it aside".into(),
-                false,
-            ),
+            Err(r) => unparsable = Some(r),
             Ok(n) => {
                 if n.id != e.id
                     || n.seq < 0
@@ -183,6 +347,11 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
                 nodes.push(n);
             }
         }
+        on_disk.push(OnDisk {
+            file: e.file.clone(),
+            seq: e.seq,
+            unparsable,
+        });
     }
     for (seq, fs) in &files {
         if fs.len() > 1 {
@@ -196,9 +365,14 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         }
     }
     nodes.sort_by_key(|n| n.seq);
+    c.out.stats.max_seq = catalog.max_seq();
 
-    // DAG references
-    let ids: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    // DAG references (a node file that does not parse still names its id:
+    // its successors are not reported for it)
+    let mut ids: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    let names: Vec<crate::layout::history::Entry> = catalog.entries().collect();
+    ids.extend(names.iter().map(|e| e.id.as_str()));
+    let damaged = on_disk.iter().any(|d| d.unparsable.is_some());
     if let Some(m) = &meta
         && let Some(h) = m.head_id()
         && !ids.contains(h)
@@ -235,17 +409,23 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
             );
         }
     }
+    let groups = session::group_pending(&nodes, &HashSet::new());
+    c.out.stats.dag_turns = groups
+        .iter()
+        .filter(|g| g.starts_turn || g.regenerates)
+        .count() as u64;
 
     stray_temps(sd, &mut c);
 
     // The git mirror
     if !sd.git_dir().is_dir() {
+        unparsable_uncommitted(&mut c, sd, &on_disk, &HashMap::new());
         c.add(
             "no_repository",
             &sd.dir,
             format!("no git repository; {} nodes are not in git", nodes.len()),
-            backfill,
-            true,
+            format!("git-session backfill {id}"),
+            !c.out.commit_blocked,
         );
         c.out.needs_commit = true;
         return c.out;
@@ -267,8 +447,32 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         }
     };
     stale_git_locks(sd, &mut c);
-    check_mirror(&mut c, sd, &repo, &nodes, &files, &backfill, &verify_fix);
+    check_mirror(&mut c, sd, &repo, &nodes, &groups, &on_disk, &files, damaged);
     c.out
+}
+
+/// Uncommitted node files that do not parse: nothing can commit them.
+fn unparsable_uncommitted(
+    c: &mut Ctx<'_>,
+    sd: &SessionDir,
+    on_disk: &[OnDisk],
+    committed: &HashMap<String, Oid>,
+) {
+    for d in on_disk {
+        if let Some(r) = &d.unparsable
+            && !committed.contains_key(&d.file)
+        {
+            c.add(
+                "node_unparsable",
+                &sd.history().join(&d.file),
+                format!("the node does not parse (and git has no copy): {r}"),
+                "repair the file or move it aside; nothing commits a node that does not parse"
+                    .into(),
+                false,
+            );
+            c.out.commit_blocked = true;
+        }
+    }
 }
 
 fn stray_temps(sd: &SessionDir, c: &mut Ctx<'_>) {
@@ -355,7 +559,7 @@ fn stale_git_locks(sd: &SessionDir, c: &mut Ctx<'_>) {
     }
 }
 
-/// Commits reachable from every branch and HEAD, newest first per line.
+/// Commits reachable from every branch and HEAD.
 fn all_commits(
     repo: &SessionRepo,
     c: &mut Ctx<'_>,
@@ -377,17 +581,6 @@ fn all_commits(
     let branches = repo.branches().unwrap_or_default();
     let mut tips: Vec<Oid> = head.commit.into_iter().collect();
     tips.extend(branches.iter().map(|(_, t)| *t));
-    if tips.is_empty() {
-        c.add(
-            "no_commits",
-            git_dir,
-            "the repository has no commit".into(),
-            format!("git-session backfill {}", c.id),
-            true,
-        );
-        c.out.needs_commit = true;
-        return None;
-    }
     let mut seen = HashSet::new();
     let mut stack = tips.clone();
     let mut out = Vec::new();
@@ -416,115 +609,70 @@ fn all_commits(
     Some((out, tips))
 }
 
+/// A commit of a turn: it holds nodes (trailers), or it is one of the
+/// Python store's `turn:` commits (which carry none).
+fn is_turn_commit(info: &crate::git::CommitInfo, t: &Trailers) -> bool {
+    let subject = info.message.lines().next().unwrap_or("");
+    t.nodes.is_some() || subject.starts_with("turn:") || subject.starts_with("turn (")
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_mirror(
     c: &mut Ctx<'_>,
     sd: &SessionDir,
     repo: &SessionRepo,
     nodes: &[Node],
+    groups: &[session::Group],
+    on_disk: &[OnDisk],
     files: &HashMap<u64, Vec<String>>,
-    backfill: &str,
-    verify_fix: &str,
+    damaged: bool,
 ) {
     let git_dir = sd.git_dir();
     let Some((commits, tips)) = all_commits(repo, c, &git_dir) else {
         return;
     };
     let by_id: HashMap<Oid, &crate::git::CommitInfo> = commits.iter().map(|i| (i.id, i)).collect();
-
-    // Trailers against the DAG.
-    let groups = session::group_pending(nodes);
-    let turns = session::turn_numbers(nodes, &groups);
+    let trailers: HashMap<Oid, Trailers> = commits
+        .iter()
+        .map(|i| (i.id, Trailers::parse(&i.message)))
+        .collect();
+    let turns = session::turn_numbers(nodes, groups);
     let mut group_of_seq: HashMap<u64, usize> = HashMap::new();
     for (gi, g) in groups.iter().enumerate() {
         for n in &nodes[g.range.clone()] {
             group_of_seq.insert(n.seq.max(0) as u64, gi);
         }
     }
-    let mut covered: BTreeMap<u64, Oid> = BTreeMap::new();
-    for info in &commits {
-        let t = Trailers::parse(&info.message);
-        let Some((a, b)) = t.nodes else { continue };
-        let short = info.id.to_hex_with_len(8).to_string();
-        if t.session.as_deref().is_some_and(|s| s != c.id) {
-            c.add(
-                "trailer_session_mismatch",
-                &git_dir,
-                format!(
-                    "commit {short} says `Session: {}`",
-                    t.session.as_deref().unwrap_or("")
-                ),
-                "the commit belongs to another session; restore the right repository".into(),
-                false,
-            );
-        }
-        let in_range: Vec<u64> = files
-            .keys()
-            .copied()
-            .filter(|s| *s >= a && *s <= b)
-            .collect();
-        if !files.contains_key(&a) || !files.contains_key(&b) {
-            c.add(
-                "trailer_nodes_missing",
-                &git_dir,
-                format!(
-                    "commit {short} names nodes {a}..{b}, but seq {} has no node file",
-                    if files.contains_key(&a) { b } else { a }
-                ),
-                "restore the node files from git: `git checkout <commit> -- history/`".into(),
-                false,
-            );
-        }
-        for s in in_range {
-            if let Some(prev) = covered.insert(s, info.id)
-                && prev != info.id
-            {
-                c.add("trailer_overlap", &git_dir, format!("node seq {s} is named by commits {} and {short}", prev.to_hex_with_len(8)), "the history was rewritten by hand; re-create the repository with backfill from a copy".into(), false);
-            }
-        }
-        if let (Some(turn), Some(&gi)) = (t.turn, group_of_seq.get(&a))
-            && turns[gi] != turn
-        {
-            c.add(
-                "trailer_turn_mismatch",
-                &git_dir,
-                format!(
-                    "commit {short} says turn {turn}, the DAG says turn {}",
-                    turns[gi]
-                ),
-                "the nodes' predecessors changed after the commit; check the node files".into(),
-                false,
-            );
-        }
-    }
 
-    // The latest tree against the files: every node committed, nothing changed.
-    // The latest snapshot is the commit the index mirrors (the last one
+    // The latest snapshot: the commit the index mirrors (the last one
     // written); without a marker, HEAD.
     let marker = sd
         .read_snapshot()
         .commit
-        .and_then(|c| Oid::from_hex(c.as_bytes()).ok())
-        .filter(|c| by_id.contains_key(c));
-    let newest = marker.or_else(|| repo.head().ok().and_then(|h| h.commit));
-    let mut tips = tips;
-    if let Some(n) = newest
-        && !tips.contains(&n)
-    {
-        tips.push(n);
-    }
-    let mut committed_nodes: BTreeSet<String> = BTreeSet::new();
-    for tip in &tips {
+        .and_then(|c| Oid::from_hex(c.as_bytes()).ok());
+    let head_commit = repo.head().ok().and_then(|h| h.commit);
+    let newest = marker.filter(|c| by_id.contains_key(c)).or(head_commit);
+    // The index mirrors the marker's commit even when a moved ref left it
+    // unreachable (that is reported, and repaired, as a lost turn).
+    let index_commit = marker
+        .filter(|c| repo.commit_info(*c).is_ok())
+        .or(head_commit);
+    let mut order: Vec<Oid> = newest.into_iter().collect();
+    order.extend(tips.iter().copied().filter(|t| Some(*t) != newest));
+    // Every committed node file and the blob the newest tree holding it has.
+    let mut committed: HashMap<String, Oid> = HashMap::new();
+    let mut newest_entries: Vec<(String, u32, Oid)> = Vec::new();
+    for tip in &order {
         let Some(info) = by_id.get(tip) else { continue };
         match tree_files(repo, info.tree) {
             Ok(entries) => {
-                for (path, _, _) in &entries {
+                for (path, _, blob) in &entries {
                     if let Some(f) = path.strip_prefix("history/") {
-                        committed_nodes.insert(f.to_string());
+                        committed.entry(f.to_string()).or_insert(*blob);
                     }
                 }
                 if Some(*tip) == newest {
-                    compare_tree(c, sd, repo, &entries, verify_fix);
+                    newest_entries = entries;
                 }
             }
             Err(e) => c.add(
@@ -539,29 +687,590 @@ fn check_mirror(
             ),
         }
     }
-    let mut uncommitted: Vec<&str> = files
-        .values()
-        .flatten()
-        .map(String::as_str)
-        .filter(|f| !committed_nodes.contains(*f))
+    c.out.stats.max_committed_seq = on_disk
+        .iter()
+        .filter(|d| committed.contains_key(&d.file))
+        .map(|d| d.seq)
+        .max();
+    let index = repo.read_index().ok();
+    missing_blobs(c, sd, repo, &newest_entries);
+    committed_nodes(c, sd, repo, on_disk, &committed, index.as_ref());
+    // A committed node that changed is reported as such; what follows from
+    // its new content (its name, the turn numbers) is not reported again.
+    let changed: HashSet<PathBuf> = c
+        .out
+        .restore
+        .iter()
+        .map(|r| sd.dir.join(&r.rel))
         .collect();
-    uncommitted.sort();
-    if !uncommitted.is_empty() {
-        let shown: Vec<&str> = uncommitted.iter().take(5).copied().collect();
+    c.out
+        .findings
+        .retain(|f| f.kind != "name_mismatch" || !changed.contains(&f.path));
+    // Turn numbers need every node as committed: with one that does not
+    // parse or changed, the trailers' turns are not checked.
+    let turn_check =
+        (!damaged && changed.is_empty()).then_some((&turns[..], &group_of_seq));
+    check_trailers(c, &git_dir, &commits, &trailers, files, turn_check);
+    stats(c, repo, &commits, &by_id, &trailers, &turns, &group_of_seq);
+    meta_repair(c, sd, &newest_entries);
+    unparsable_uncommitted(c, sd, on_disk, &committed);
+    let uncommitted: Vec<&OnDisk> = on_disk
+        .iter()
+        .filter(|d| d.unparsable.is_none() && !committed.contains_key(&d.file))
+        .collect();
+    let unreached = lost_turns(c, sd, repo, &by_id, &trailers, &uncommitted);
+    let mut rest: Vec<&str> = uncommitted
+        .iter()
+        .map(|d| d.file.as_str())
+        .filter(|f| !unreached.contains(*f))
+        .collect();
+    rest.sort();
+    if !rest.is_empty() {
+        let shown: Vec<&str> = rest.iter().take(5).copied().collect();
+        let blocked = c.out.commit_blocked;
         c.add(
             "uncommitted_node",
             &sd.history(),
             format!(
                 "{} node(s) not in git: {}{}",
-                uncommitted.len(),
+                rest.len(),
                 shown.join(", "),
-                if uncommitted.len() > 5 { ", …" } else { "" }
+                if rest.len() > 5 { ", …" } else { "" }
             ),
-            backfill.to_string(),
-            true,
+            format!("git-session backfill {}", c.id),
+            !blocked,
         );
         c.out.needs_commit = true;
     }
+    if let (Some(n), Some(index)) = (index_commit, index.as_ref()) {
+        let entries = match Some(n) == newest {
+            true => Ok(newest_entries.clone()),
+            false => repo
+                .commit_info(n)
+                .and_then(|info| tree_files(repo, info.tree)),
+        };
+        if let Ok(entries) = entries {
+            git_index(c, sd, n, &entries, index);
+        }
+    }
+    c.out.stats.pending_files = pending_files(sd, repo, &newest_entries, index.as_ref());
+}
+
+fn check_trailers(
+    c: &mut Ctx<'_>,
+    git_dir: &Path,
+    commits: &[crate::git::CommitInfo],
+    trailers: &HashMap<Oid, Trailers>,
+    files: &HashMap<u64, Vec<String>>,
+    turn_check: Option<(&[u64], &HashMap<u64, usize>)>,
+) {
+    let mut covered: BTreeMap<u64, Oid> = BTreeMap::new();
+    for info in commits {
+        let t = &trailers[&info.id];
+        let Some((a, b)) = t.nodes else { continue };
+        let short = info.id.to_hex_with_len(8).to_string();
+        if t.session.as_deref().is_some_and(|s| s != c.id) {
+            c.add(
+                "trailer_session_mismatch",
+                git_dir,
+                format!(
+                    "commit {short} says `Session: {}`",
+                    t.session.as_deref().unwrap_or("")
+                ),
+                "the commit belongs to another session; restore the right repository".into(),
+                false,
+            );
+        }
+        if !files.contains_key(&a) || !files.contains_key(&b) {
+            c.add(
+                "trailer_nodes_missing",
+                git_dir,
+                format!(
+                    "commit {short} names nodes {a}..{b}, but seq {} has no node file",
+                    if files.contains_key(&a) { b } else { a }
+                ),
+                "restore the node files from git: `git checkout <commit> -- history/`".into(),
+                false,
+            );
+        }
+        for s in files.keys().copied().filter(|s| *s >= a && *s <= b) {
+            if let Some(prev) = covered.insert(s, info.id)
+                && prev != info.id
+            {
+                c.add("trailer_overlap", git_dir, format!("node seq {s} is named by commits {} and {short}", prev.to_hex_with_len(8)), "the history was rewritten by hand; re-create the repository with backfill from a copy".into(), false);
+            }
+        }
+        if let (Some(turn), Some((turns, group_of_seq))) = (t.turn, turn_check)
+            && let Some(&gi) = group_of_seq.get(&a)
+            && turns[gi] != turn
+        {
+            c.add(
+                "trailer_turn_mismatch",
+                git_dir,
+                format!(
+                    "commit {short} says turn {turn}, the DAG says turn {}",
+                    turns[gi]
+                ),
+                "the nodes' predecessors changed after the commit; check the node files".into(),
+                false,
+            );
+        }
+    }
+}
+
+/// The figures: DAG turns and turn commits per branch and in all.
+fn stats(
+    c: &mut Ctx<'_>,
+    repo: &SessionRepo,
+    commits: &[crate::git::CommitInfo],
+    by_id: &HashMap<Oid, &crate::git::CommitInfo>,
+    trailers: &HashMap<Oid, Trailers>,
+    turns: &[u64],
+    group_of_seq: &HashMap<u64, usize>,
+) {
+    for info in commits {
+        if is_turn_commit(info, &trailers[&info.id]) {
+            c.out.stats.turn_commits += 1;
+        } else if !info.parents.is_empty() {
+            c.out.stats.other_commits += 1;
+        }
+    }
+    for (name, tip) in repo.branches().unwrap_or_default() {
+        let mut b = BranchStats {
+            name,
+            tip: tip.to_string(),
+            ..Default::default()
+        };
+        let mut last_turn: Option<u64> = None;
+        let mut cur = by_id.get(&tip).copied();
+        while let Some(info) = cur {
+            let t = &trailers[&info.id];
+            if is_turn_commit(info, t) {
+                b.turn_commits += 1;
+                if last_turn.is_none()
+                    && let Some((a, _)) = t.nodes
+                {
+                    last_turn = group_of_seq.get(&a).map(|g| turns[*g]);
+                }
+            } else if !info.parents.is_empty() {
+                b.other_commits += 1;
+            }
+            cur = info.parents.first().and_then(|p| by_id.get(p).copied());
+        }
+        b.dag_turns = last_turn.unwrap_or(b.turn_commits);
+        c.out.stats.branches.push(b);
+    }
+}
+
+/// Blobs of the newest tree that the object database lacks.
+fn missing_blobs(
+    c: &mut Ctx<'_>,
+    sd: &SessionDir,
+    repo: &SessionRepo,
+    entries: &[(String, u32, Oid)],
+) {
+    let missing: Vec<&str> = entries
+        .iter()
+        .filter(|(_, _, id)| !repo.object_exists(*id))
+        .map(|(p, _, _)| p.as_str())
+        .collect();
+    if !missing.is_empty() {
+        c.add(
+            "object_missing",
+            &sd.git_dir(),
+            format!(
+                "{} blob(s) of the latest commit are missing: {}",
+                missing.len(),
+                missing.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+            ),
+            "restore the repository from a backup; the files on disk are intact".into(),
+            false,
+        );
+    }
+}
+
+/// Whether `path` holds the bytes of blob `id`: the index's stat data
+/// answers for a file whose stat did not change; otherwise it is hashed.
+fn same_as_blob(
+    path: &Path,
+    rel: &str,
+    id: Oid,
+    index: Option<&gix::index::File>,
+) -> Option<Vec<u8>> {
+    let md = std::fs::symlink_metadata(path).ok()?;
+    let cached = index.and_then(|i| {
+        let e = i.entry_by_path(rel.into())?;
+        Some(e.id == id && crate::mirror::stat_matches(&e.stat, &md))
+    });
+    if cached == Some(true) {
+        return None;
+    }
+    let data = if md.file_type().is_symlink() {
+        std::fs::read_link(path)
+            .ok()?
+            .as_os_str()
+            .as_encoded_bytes()
+            .to_vec()
+    } else {
+        std::fs::read(path).ok()?
+    };
+    (crate::git::blob_id(&data) != id).then_some(data)
+}
+
+/// Committed nodes on disk against git: byte-identical, or a finding.
+fn committed_nodes(
+    c: &mut Ctx<'_>,
+    sd: &SessionDir,
+    repo: &SessionRepo,
+    on_disk: &[OnDisk],
+    committed: &HashMap<String, Oid>,
+    index: Option<&gix::index::File>,
+) {
+    for d in on_disk {
+        let Some(&blob) = committed.get(&d.file) else {
+            continue;
+        };
+        let path = sd.history().join(&d.file);
+        let rel = format!("history/{}", d.file);
+        let Some(now) = same_as_blob(&path, &rel, blob, index) else {
+            continue;
+        };
+        let restore = Restore {
+            rel: rel.clone(),
+            blob,
+        };
+        let fix = format!("git-session verify --fix {}", c.id);
+        if let Some(r) = &d.unparsable {
+            c.add(
+                "node_damaged",
+                &path,
+                format!("the committed node no longer parses: {r}"),
+                fix,
+                true,
+            );
+            c.out.restore.push(restore);
+            continue;
+        }
+        let was = repo.read_blob(blob).ok().and_then(|b| Node::parse(&b).ok());
+        let parsed = Node::parse(&now).ok();
+        let restamped = match (&was, &parsed) {
+            (Some(was), Some(now)) => {
+                let mut a = was.clone();
+                a.metadata.clear();
+                let mut b = now.clone();
+                b.metadata.clear();
+                a == b
+            }
+            _ => false,
+        };
+        if restamped {
+            c.push(
+                "node_restamped",
+                Severity::Note,
+                &path,
+                "the node's metadata changed after its turn was committed".into(),
+                fix,
+                true,
+            );
+            c.out.restamped = true;
+        } else {
+            c.add(
+                "node_changed",
+                &path,
+                "the committed node's content changed (node files are immutable)".into(),
+                fix,
+                true,
+            );
+            c.out.restore.push(restore);
+        }
+    }
+}
+
+/// A missing or unparsable meta.json is restored from the newest tree.
+fn meta_repair(c: &mut Ctx<'_>, sd: &SessionDir, newest: &[(String, u32, Oid)]) {
+    let copy = newest.iter().find(|(p, _, _)| p == "meta.json");
+    let id = c.id.to_string();
+    for f in c
+        .out
+        .findings
+        .iter_mut()
+        .filter(|f| matches!(f.kind, "meta_missing" | "meta_unparsable"))
+    {
+        match copy {
+            Some(_) => {
+                f.fix = format!("git-session verify --fix {id}");
+                f.fixable = true;
+            }
+            None => {
+                f.fix = "git has no copy: write a meta.json with the session's `id`".into();
+            }
+        }
+    }
+    if let Some((_, _, blob)) = copy
+        && c
+            .out
+            .findings
+            .iter()
+            .any(|f| matches!(f.kind, "meta_missing" | "meta_unparsable"))
+    {
+        c.out.restore.push(Restore {
+            rel: "meta.json".into(),
+            blob: *blob,
+        });
+    }
+    let _ = sd;
+}
+
+/// Uncommitted nodes that a commit no branch reaches holds: a deleted or
+/// moved ref. Returns the files such commits hold.
+fn lost_turns(
+    c: &mut Ctx<'_>,
+    sd: &SessionDir,
+    repo: &SessionRepo,
+    reachable: &HashMap<Oid, &crate::git::CommitInfo>,
+    trailers: &HashMap<Oid, Trailers>,
+    uncommitted: &[&OnDisk],
+) -> HashSet<String> {
+    let mut found = HashSet::new();
+    if uncommitted.is_empty() {
+        return found;
+    }
+    let wanted: HashSet<&str> = uncommitted.iter().map(|d| d.file.as_str()).collect();
+    // Each unreachable commit and the wanted files its tree holds.
+    let mut candidates: Vec<(crate::git::CommitInfo, HashSet<String>)> = Vec::new();
+    for id in repo.every_commit().unwrap_or_default() {
+        if reachable.contains_key(&id) {
+            continue;
+        }
+        let Ok(info) = repo.commit_info(id) else {
+            continue;
+        };
+        let t = Trailers::parse(&info.message);
+        if t.session.as_deref().is_some_and(|s| s != c.id) {
+            continue;
+        }
+        let Ok(Some(hist)) = repo.tree_entry(info.tree, "history") else {
+            continue;
+        };
+        let Ok(entries) = repo.tree_entries(hist) else {
+            continue;
+        };
+        let holds: HashSet<String> = entries
+            .into_iter()
+            .map(|(name, _, _)| name)
+            .filter(|n| wanted.contains(n.as_str()))
+            .collect();
+        if !holds.is_empty() {
+            candidates.push((info, holds));
+        }
+    }
+    // Few refs: the commit holding the most of what is still lost first.
+    let head = repo.head().ok();
+    let branches = repo.branches().unwrap_or_default();
+    let mut used: HashSet<String> = HashSet::new();
+    loop {
+        let best = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, (info, holds))| (holds.iter().filter(|f| !found.contains(*f)).count(), info.time, i))
+            .filter(|(n, _, _)| *n > 0)
+            .max();
+        let Some((_, _, i)) = best else { break };
+        let (info, holds) = &candidates[i];
+        found.extend(holds.iter().cloned());
+        let lost = restore_ref(info, repo, reachable, trailers, &branches, head.as_ref(), &used, sd);
+        used.insert(lost.branch.clone());
+        c.add(
+            "turn_unreachable",
+            &sd.git_dir(),
+            format!(
+                "{} node(s) are only in commit {} ({}), which no branch reaches",
+                holds.len(),
+                info.id.to_hex_with_len(8),
+                info.message.lines().next().unwrap_or("")
+            ),
+            format!(
+                "git-session verify --fix {} ({} `{}`)",
+                c.id,
+                if lost.old.is_some() { "fast-forwards" } else { "creates" },
+                lost.branch
+            ),
+            true,
+        );
+        c.out.lost.push(lost);
+    }
+    found
+}
+
+/// The ref that brings a lost commit back: the branch it descends from (a
+/// moved ref fast-forwards), HEAD's unborn branch (a deleted one), or a
+/// retry branch named as the mirror names it.
+#[allow(clippy::too_many_arguments)]
+fn restore_ref(
+    info: &crate::git::CommitInfo,
+    repo: &SessionRepo,
+    reachable: &HashMap<Oid, &crate::git::CommitInfo>,
+    trailers: &HashMap<Oid, Trailers>,
+    branches: &[(String, Oid)],
+    head: Option<&crate::git::Head>,
+    used: &HashSet<String>,
+    sd: &SessionDir,
+) -> LostTip {
+    // Walk back to the first reachable commit on its first-parent line.
+    let mut cur = info.parents.first().copied();
+    let mut steps = 0;
+    while let Some(id) = cur {
+        if let Some(r) = reachable.get(&id) {
+            let preferred = head.and_then(|h| h.branch.as_deref());
+            let mut on: Vec<&(String, Oid)> = branches.iter().filter(|(_, t)| *t == r.id).collect();
+            on.sort_by_key(|(b, _)| Some(b.as_str()) != preferred);
+            if let Some((b, t)) = on.into_iter().find(|(b, _)| !used.contains(b)) {
+                return LostTip {
+                    commit: info.id,
+                    branch: b.clone(),
+                    old: Some(*t),
+                };
+            }
+            break;
+        }
+        steps += 1;
+        if steps > 100_000 {
+            break;
+        }
+        cur = repo.commit_info(id).ok().and_then(|i| i.parents.first().copied());
+    }
+    if let Some(h) = head
+        && h.commit.is_none()
+        && let Some(b) = &h.branch
+        && !used.contains(b)
+    {
+        return LostTip {
+            commit: info.id,
+            branch: b.clone(),
+            old: None,
+        };
+    }
+    // retry-<assistant id of its turn>, as the mirror would have named it.
+    let t = trailers
+        .get(&info.id)
+        .cloned()
+        .unwrap_or_else(|| Trailers::parse(&info.message));
+    let reply = t.nodes.and_then(|(a, b)| {
+        Catalog::read(&sd.history()).ok()?.entries().find(|e| {
+            e.seq >= a && e.seq <= b && matches!(e.letter, 'a' | 'l')
+        })
+    });
+    let base = match reply {
+        Some(e) => format!("retry-{}", e.id),
+        None => format!("retry-{}", info.id.to_hex_with_len(12)),
+    };
+    let mut name = base.clone();
+    let mut k = 1;
+    while used.contains(&name) || branches.iter().any(|(b, _)| *b == name) {
+        k += 1;
+        name = format!("{base}-{k}");
+    }
+    LostTip {
+        commit: info.id,
+        branch: name,
+        old: None,
+    }
+}
+
+/// The git index against the newest commit's tree (the index mirrors the
+/// last commit written; HEAD may be on an older turn).
+fn git_index(
+    c: &mut Ctx<'_>,
+    sd: &SessionDir,
+    newest: Oid,
+    entries: &[(String, u32, Oid)],
+    index: &gix::index::File,
+) {
+    use gix::bstr::ByteSlice;
+    let tree: BTreeMap<&str, Oid> = entries.iter().map(|(p, _, id)| (p.as_str(), *id)).collect();
+    let mut differ: Vec<String> = Vec::new();
+    let mut seen = 0usize;
+    for e in index.entries() {
+        let path = e.path(index).to_str_lossy().into_owned();
+        match tree.get(path.as_str()) {
+            Some(id) if *id == e.id => seen += 1,
+            Some(_) => {
+                seen += 1;
+                differ.push(path);
+            }
+            None => differ.push(path),
+        }
+    }
+    if seen < tree.len() {
+        differ.extend(
+            tree.keys()
+                .filter(|p| index.entry_by_path((**p).into()).is_none())
+                .map(|p| p.to_string()),
+        );
+    }
+    if !differ.is_empty() {
+        differ.sort();
+        c.add(
+            "git_index_stale",
+            &sd.git_dir().join("index"),
+            format!(
+                "{} index entr(ies) differ from commit {}: {}",
+                differ.len(),
+                newest.to_hex_with_len(8),
+                differ.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            format!("git-session verify --fix {}", c.id),
+            true,
+        );
+        c.out.index_from = Some(newest);
+    }
+}
+
+/// Files other than nodes that differ from the newest tree, or that it
+/// lacks: what the next turn will commit.
+fn pending_files(
+    sd: &SessionDir,
+    repo: &SessionRepo,
+    entries: &[(String, u32, Oid)],
+    index: Option<&gix::index::File>,
+) -> usize {
+    let _ = repo;
+    let mut n = 0;
+    let mut in_tree: HashSet<&str> = HashSet::new();
+    for (path, _, id) in entries {
+        in_tree.insert(path);
+        if path.starts_with("history/") {
+            continue;
+        }
+        let full = sd.dir.join(path);
+        if !full.exists() && std::fs::symlink_metadata(&full).is_err() {
+            n += 1;
+        } else if same_as_blob(&full, path, *id, index).is_some() {
+            n += 1;
+        }
+    }
+    for root in std::fs::read_dir(&sd.dir).into_iter().flatten().flatten() {
+        let name = root.file_name().to_string_lossy().into_owned();
+        if name == ".git" || name == "history" || name.starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        for e in walkdir::WalkDir::new(root.path())
+            .into_iter()
+            .filter_entry(|e| !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX))
+            .flatten()
+        {
+            if e.file_type().is_dir() {
+                continue;
+            }
+            if let Ok(rel) = e.path().strip_prefix(&sd.dir)
+                && let Some(rel) = rel.to_str()
+                && !in_tree.contains(rel)
+            {
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 /// Every blob path of a tree: (path, mode, id).
@@ -581,122 +1290,6 @@ fn tree_files(repo: &SessionRepo, tree: Oid) -> crate::error::Result<Vec<(String
     Ok(out)
 }
 
-/// The newest commit's tree against the files on disk, with the index as a
-/// stat cache: only files whose stat changed are hashed.
-fn compare_tree(
-    c: &mut Ctx<'_>,
-    sd: &SessionDir,
-    repo: &SessionRepo,
-    entries: &[(String, u32, Oid)],
-    verify_fix: &str,
-) {
-    let index = repo.read_index().ok();
-    let mut in_tree: HashSet<&str> = HashSet::new();
-    let mut changed = Vec::new();
-    let mut missing_blobs = Vec::new();
-    for (path, mode, id) in entries {
-        in_tree.insert(path);
-        if !repo.object_exists(*id) {
-            missing_blobs.push(path.clone());
-            continue;
-        }
-        let full = sd.dir.join(path);
-        let Ok(md) = std::fs::symlink_metadata(&full) else {
-            changed.push(format!("{path} (deleted)"));
-            continue;
-        };
-        let cached = index.as_ref().and_then(|i| {
-            let e = i.entry_by_path(path.as_str().into())?;
-            Some(e.id == *id && crate::mirror::stat_matches(&e.stat, &md))
-        });
-        if cached == Some(true) {
-            continue;
-        }
-        let data = if md.file_type().is_symlink() {
-            std::fs::read_link(&full).map(|p| p.as_os_str().as_encoded_bytes().to_vec())
-        } else {
-            std::fs::read(&full)
-        };
-        match data {
-            Ok(d)
-                if crate::git::blob_id(&d) == *id
-                    && (*mode == 0o120000) == md.file_type().is_symlink() => {}
-            _ => changed.push(path.clone()),
-        }
-    }
-    if !missing_blobs.is_empty() {
-        c.add(
-            "object_missing",
-            &sd.git_dir(),
-            format!(
-                "{} blob(s) of the latest commit are missing: {}",
-                missing_blobs.len(),
-                missing_blobs
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            "restore the repository from a backup; the files on disk are intact".into(),
-            false,
-        );
-    }
-    if !changed.is_empty() {
-        let shown: Vec<String> = changed.iter().take(5).cloned().collect();
-        c.add(
-            "tree_differs",
-            &sd.dir,
-            format!(
-                "{} committed file(s) differ from git: {}",
-                changed.len(),
-                shown.join(", ")
-            ),
-            verify_fix.to_string(),
-            true,
-        );
-        c.out.needs_rescan = true;
-    }
-    // Files on disk that git does not have (nodes are reported separately).
-    let mut extra = Vec::new();
-    for root in std::fs::read_dir(&sd.dir).into_iter().flatten().flatten() {
-        let name = root.file_name().to_string_lossy().into_owned();
-        if name == ".git" || name == "history" || name.starts_with(TEMP_PREFIX) {
-            continue;
-        }
-        for e in walkdir::WalkDir::new(root.path())
-            .into_iter()
-            .filter_entry(|e| !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX))
-            .flatten()
-        {
-            if e.file_type().is_dir() {
-                continue;
-            }
-            if let Ok(rel) = e.path().strip_prefix(&sd.dir)
-                && let Some(rel) = rel.to_str()
-                && !in_tree.contains(rel)
-            {
-                extra.push(rel.to_string());
-            }
-        }
-    }
-    if !extra.is_empty() {
-        extra.sort();
-        c.add(
-            "uncommitted_file",
-            &sd.dir,
-            format!(
-                "{} file(s) not in git: {}",
-                extra.len(),
-                extra.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-            ),
-            verify_fix.to_string(),
-            true,
-        );
-        c.out.needs_commit = true;
-    }
-}
-
 /// Checks of the state dir as a whole: index rows, locations, invalid
 /// session directories, leftover staging directories.
 pub fn check_state(
@@ -707,9 +1300,11 @@ pub fn check_state(
     let mut temps = Vec::new();
     let add =
         |out: &mut Vec<Finding>, kind, path: PathBuf, message: String, fix: String, fixable| {
+            debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
             out.push(Finding {
                 session: None,
                 kind,
+                severity: Severity::Problem,
                 path,
                 message,
                 fix,
@@ -745,6 +1340,21 @@ pub fn check_state(
                     fix.clone(),
                     true,
                 );
+            }
+            if let Ok(fresh) = registry::rebuild(state) {
+                for (id, fields) in registry::stale_rows(&index, &fresh) {
+                    add(
+                        &mut out,
+                        "index_row_stale",
+                        state.index_json(),
+                        format!(
+                            "row `{id}` disagrees with its meta.json: {}",
+                            fields.join(", ")
+                        ),
+                        fix.clone(),
+                        true,
+                    );
+                }
             }
             for id in valid.iter().filter(|k| !index.contains_key(**k)) {
                 add(
@@ -869,4 +1479,18 @@ pub fn check_state(
         );
     }
     (out, temps)
+}
+
+/// The table of finding kinds, for `verify --help` and the man page.
+pub fn kinds_help() -> String {
+    let mut s = String::from(
+        "Findings (code: meaning; the fix; what --fix does):\n",
+    );
+    for k in KINDS {
+        s.push_str(&format!(
+            "  {}: {}.\n      fix: {}; --fix: {}.\n",
+            k.code, k.meaning, k.fix, k.repair
+        ));
+    }
+    s
 }
