@@ -1,13 +1,15 @@
 //! `backfill`: bring sessions whose DAG is ahead of git up to date (SPEC §5.13).
 //!
 //! Reads: each session's files and repository. Writes: missing repositories,
-//! one commit per uncommitted turn, refs, the index. Locks: each session,
+//! one commit per uncommitted turn, refs, the git index; `index.json` when
+//! it is missing. Locks: each session,
 //! exclusive, one at a time per worker. Prints: one record per session
 //! changed, then a one-line summary.
 
 use crate::backfill;
 use crate::cli::Ctx;
 use crate::error::{Result, exit};
+use crate::layout::registry;
 use crate::out::Progress;
 
 /// Commit every node not yet in git, turn by turn, with the nodes' own times.
@@ -104,6 +106,12 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         },
     );
     progress.finish();
+    // The list registry is current after every command but `append` (SPEC
+    // §3): a state dir the Python store left without one gets it now.
+    if !args.dry_run && registry::load_index(&ctx.state)?.is_none() {
+        let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
+        ctx.out.note(format!("wrote index.json ({n} rows)"));
+    }
     let secs = started.elapsed().as_secs_f64();
     let summary = serde_json::json!({
         "sessions": targets.len(), "changed": changed, "new_repos": repos,

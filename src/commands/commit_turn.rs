@@ -2,7 +2,9 @@
 //!
 //! Reads: meta.json, `history/` names, the index, other files by stat.
 //! Writes: meta.json (status, first-turn title) when it changes, git objects,
-//! refs (compare-and-swap), the index, one index journal row. Locks: the
+//! refs (compare-and-swap), the index, one index journal row; with a
+//! project's auto-commit, first the agent's commit in the project and its
+//! record in the turn's assistant node (one session commit per turn). Locks: the
 //! session, exclusive. Prints: one commit id per commit made.
 
 use crate::cli::Ctx;
@@ -86,39 +88,34 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     let out = ctx.out;
     let before = Meta::read(&sd.meta())?;
     let mut meta = before.clone();
-    // Project-Git: decide before the session commit, so that a skip reason
-    // goes into this turn's commit with its assistant node.
+    // Project-Git first (SPEC §5.10): the project commit is made before the
+    // session commit and its id (or the skip reason) recorded in the turn's
+    // assistant node, so that the turn is one session commit. Only a turn
+    // with new nodes gets one: the plan says which.
     let project =
         project::of_session(&ctx.state, &args.session, &before)?.filter(|p| p.auto_commit);
     let baseline_path = sd.private_dir().join("baseline.json");
-    let mut decision = None;
     if let Some(p) = &project {
+        // A bad path is a usage error whether or not there is a turn.
         let root = p.path.clone().unwrap_or_default();
         let declared: Vec<String> = args
             .project_paths
             .iter()
             .map(|d| project::project_relative(&root, d))
             .collect::<Result<_>>()?;
-        let baseline: Option<serde_json::Value> = std::fs::read(&baseline_path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let d = project::decide(p, baseline.as_ref(), &declared)?;
-        if let Decision::Skip(reason) = &d {
-            ctx.out
-                .warn(format!("no agent commit in project `{}`: {reason}", p.id));
-            if let Some(reply) = project::reply_node(&sd)? {
-                project::stamp(
-                    &sd,
-                    &reply,
-                    serde_json::json!({"project_id": p.id, "skipped": reason}),
-                )?;
-            }
-            ctx.out.record(
-                "project_commit",
-                &serde_json::json!({"session": args.session, "project": p.id, "skipped": reason}),
-            );
+        let plan = mirror::commit_pending(
+            &sd,
+            &args.session,
+            &CommitOptions {
+                dry_run: true,
+                ..opts.clone()
+            },
+            &mut |_| Ok(()),
+            &mut |_| {},
+        )?;
+        if let Some(last) = plan.last() {
+            project_turn(ctx, &sd, &args.session, p, &declared, &baseline_path, last)?;
         }
-        decision = Some(d);
     }
     let made = mirror::commit_pending(
         &sd,
@@ -155,17 +152,6 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
     }
-    if let (Some(p), Some(Decision::Commit { repo, paths })) = (&project, decision) {
-        agent_commit(
-            ctx,
-            &sd,
-            &args.session,
-            p,
-            &repo,
-            &paths,
-            made.last().expect("made is not empty"),
-        )?;
-    }
     if mirror::maintain_if_due(&sd, made.len() as u64)? == Some(false) {
         ctx.out
             .warn("`git` was not found: skipping background packing of the session repo");
@@ -173,8 +159,66 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// Commit the agent's paths in the project's repository, record the commit
-/// in the turn's assistant node, and commit that record to the session.
+/// The node that records the project commit: the turn's assistant reply
+/// among the nodes about to be committed, else the last of them (a committed
+/// node is never rewritten).
+fn record_node(sd: &SessionDir, first: u64, last: u64) -> Result<Option<history::Entry>> {
+    let catalog = Catalog::load(sd)?;
+    let pending: Vec<history::Entry> = catalog
+        .rev_entries()
+        .take_while(|e| e.seq >= first)
+        .filter(|e| e.seq <= last)
+        .collect();
+    Ok(pending
+        .iter()
+        .find(|e| matches!(e.letter, 'a' | 'l'))
+        .or(pending.first())
+        .cloned())
+}
+
+/// Decide, make the agent's commit in the project (or skip it), and record
+/// the outcome in the turn's node, all before the session commit.
+fn project_turn(
+    ctx: &Ctx,
+    sd: &SessionDir,
+    session_id: &str,
+    p: &crate::layout::projects::Project,
+    declared: &[String],
+    baseline_path: &std::path::Path,
+    turn: &mirror::Made,
+) -> Result<()> {
+    let baseline: Option<serde_json::Value> = std::fs::read(baseline_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let (first, last) = (
+        turn.first_seq.unwrap_or(0),
+        turn.last_seq.unwrap_or(u64::MAX),
+    );
+    let target = record_node(sd, first, last)?;
+    let record = match project::decide(p, baseline.as_ref(), declared)? {
+        Decision::Skip(reason) => {
+            ctx.out
+                .warn(format!("no agent commit in project `{}`: {reason}", p.id));
+            ctx.out.record(
+                "project_commit",
+                &serde_json::json!({"session": session_id, "project": p.id, "skipped": reason}),
+            );
+            serde_json::json!({"project_id": p.id, "skipped": reason})
+        }
+        Decision::Commit { repo, paths } => {
+            agent_commit(ctx, sd, session_id, p, &repo, &paths, turn, target.as_ref())?
+        }
+    };
+    if let Some(t) = &target {
+        project::stamp(sd, t, record)?;
+    }
+    Ok(())
+}
+
+/// Commit the agent's paths in the project's repository; returns the record
+/// for the turn's node. The trailers name the session, the turn and its
+/// nodes: `project log` finds the session commit by them.
+#[allow(clippy::too_many_arguments)]
 fn agent_commit(
     ctx: &Ctx,
     sd: &SessionDir,
@@ -183,13 +227,12 @@ fn agent_commit(
     repo: &crate::git::project::UserRepo,
     paths: &[String],
     turn: &mirror::Made,
-) -> Result<()> {
-    let reply = project::reply_node(sd)?;
-    let reply_node = reply
-        .as_ref()
-        .and_then(|e| history::read_node(&sd.history(), e).ok());
+    reply: Option<&history::Entry>,
+) -> Result<serde_json::Value> {
+    let reply_node = reply.and_then(|e| history::read_node(&sd.history(), e).ok());
     let model = reply_node
         .as_ref()
+        .filter(|n| n.role == "llm")
         .map(|n| n.name.as_str())
         .filter(|n| !n.is_empty())
         .unwrap_or("agent");
@@ -207,8 +250,11 @@ fn agent_commit(
         })
         .unwrap_or_default();
     let message = format!(
-        "[agent {session_id}] turn {}: {user_text}\n\nSession: {session_id}\nSession-Commit: {}\n",
-        turn.turn, turn.commit
+        "[agent {session_id}] turn {}: {user_text}\n\nSession: {session_id}\nTurn: {}\nNodes: {}..{}\n",
+        turn.turn,
+        turn.turn,
+        turn.first_seq.unwrap_or(0),
+        turn.last_seq.unwrap_or(0),
     );
     let name = format!("agent ({model} via OpenProgram)");
     let email = "agent@openprogram.local";
@@ -230,7 +276,14 @@ fn agent_commit(
                 .to_string(),
         )
     };
-    let record = match &sha {
+    ctx.out.record(
+        "project_commit",
+        &match &sha {
+            Some(sha) => serde_json::json!({"session": session_id, "project": p.id, "commit": sha, "paths": paths}),
+            None => serde_json::json!({"session": session_id, "project": p.id, "skipped": HOOK_REFUSED}),
+        },
+    );
+    Ok(match &sha {
         Some(sha) => {
             ctx.out.note(format!(
                 "agent commit {} in project `{}` ({} path(s))",
@@ -239,34 +292,11 @@ fn agent_commit(
                 paths.len()
             ));
             serde_json::json!({
-                "project_id": p.id, "repo": repo.root, "sha": sha, "session_commit": turn.commit, "paths": paths,
+                "project_id": p.id, "repo": repo.root, "sha": sha, "paths": paths,
             })
         }
         None => serde_json::json!({"project_id": p.id, "skipped": HOOK_REFUSED}),
-    };
-    ctx.out.record(
-        "project_commit",
-        &match &sha {
-            Some(sha) => serde_json::json!({"session": session_id, "project": p.id, "commit": sha, "paths": paths}),
-            None => serde_json::json!({"session": session_id, "project": p.id, "skipped": HOOK_REFUSED}),
-        },
-    );
-    if let Some(reply) = reply {
-        project::stamp(sd, &reply, record)?;
-        let message = match &sha {
-            Some(sha) => format!("record project commit {}", &sha[..7.min(sha.len())]),
-            None => format!("record project commit skipped: {HOOK_REFUSED}"),
-        };
-        let opts = CommitOptions {
-            message: Some(message),
-            now,
-            modified: vec![reply.file.clone()],
-            ..Default::default()
-        };
-        let out = ctx.out;
-        mirror::commit_pending(sd, session_id, &opts, &mut |_| Ok(()), &mut |w| out.warn(w))?;
-    }
-    Ok(())
+    })
 }
 
 /// The skip reason when the project's own hooks refuse the agent commit.

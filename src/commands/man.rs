@@ -118,12 +118,48 @@ Session: <id>
 Turn: <N>
 Nodes: <first seq>..<last seq>
 .fi
-with a \fIStatus: failed\fR trailer for a failed turn. Commit times are the nodes' own times, so \fBbackfill\fR is deterministic.
+with a \fIStatus: failed\fR trailer for a failed turn. Commit times are the nodes' own times, so \fBbackfill\fR is deterministic. Every fork of the DAG is a branch: a retried user message (\fBturn <N>:\fR on a new \fIretry\-<assistant id>\fR branch) and a regenerated reply, a second top\-level reply to one user message (\fBturn <N> (regenerated):\fR, its parent the parent of the turn it regenerates). A turn of a project session is one session commit too: the agent's commit in the project is made first (its trailers \fISession\fR, \fITurn\fR and \fINodes\fR name the session's nodes) and recorded in the turn's assistant node.
+.SH "WHAT IS MIRRORED"
+Node files are immutable records: once committed, a node file stays byte\-identical to the commit that holds it. \fImeta.json\fR and the rest of the session directory are mutable metadata and scratch: changes between turns are normal and are committed with the next turn. \fBgit\-session\-verify\fR(1) checks the one against git and the other for sense, and keeps what \fB\-\-fix\fR replaced in \fI.git/git\-session/quarantine/\fR.
 .SH LOCKS
 One lock per session, one for the registries (\fIsessions/.registry.lock\fR); the order is registry, then project, then session. git's own \fI*.lock\fR files mean git is busy: git-session waits and never deletes them. Every file is written through a temp file (prefix \fI.gs\-tmp\-\fR) renamed into place.
 .SH "SEE ALSO"
 \fBgit-session\fR(1), \fBgit-session-verify\fR(1)
 "#;
+
+/// Roff text: backslashes and leading dashes escaped.
+fn roff(s: &str) -> String {
+    s.replace('\\', "\\e").replace('-', "\\-")
+}
+
+/// git-session-verify(1): the model of what is mirrored, and every finding
+/// kind with its fix and what `--fix` does about it.
+fn verify_findings() -> String {
+    let mut s = String::from(
+        r#".SH "WHAT IS MIRRORED"
+Node files are immutable records: once a commit holds a node, the file must stay byte-identical to it, and every node must be held by a commit that a branch (or HEAD) reaches. \fImeta.json\fR and the other files of a session (\fIworkdir/\fR, \fIcontext/\fR) are mutable: a rename, a flag, a status or a checkout changes them between turns, and the next turn commits them; verify checks that meta.json parses, names the session and that its head resolves, never that it equals HEAD. The git index mirrors the last commit written (after a \fBcheckout\fR, HEAD is an older turn). Commits that are not turns (a relocation record, a repair) are counted apart from the turn commits.
+.PP
+\fB\-\-fix\fR only ever makes things better: a damaged committed file is moved into \fI.git/git\-session/quarantine/\fR (named in the output) and restored from git; bytes that do not parse are never committed; a lost branch is recreated (or fast\-forwarded) at the commits that hold its turns; no commit is added on a checked\-out view; nodes are never deleted. After \fBverify \-\-fix\fR, a second \fBverify\fR is clean or lists only what the first could not repair.
+.SH FINDINGS
+Each finding has a stable code (the \fIkind\fR of its JSON record, whose \fIseverity\fR is \fIproblem\fR or \fInote\fR; notes do not make verify exit 1).
+"#,
+    );
+    for k in crate::verify::KINDS {
+        s.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}.\nFix: {}. With \\fB\\-\\-fix\\fR: {}.\n",
+            roff(k.code),
+            roff(k.meaning),
+            roff(k.fix),
+            roff(k.repair)
+        ));
+    }
+    s.push_str(
+        r#".SH FIGURES
+Per session, a \fIstats\fR record (always under \fB\-\-json\fR, as text with \fB\-\-stats\fR): \fIdag_turns\fR (every fork counted), \fIturn_commits\fR and \fIother_commits\fR (reachable, the root left out), \fImax_seq\fR, \fImax_committed_seq\fR, \fIpending_files\fR, and per branch its \fIdag_turns\fR, \fIturn_commits\fR and \fIother_commits\fR along its first\-parent line.
+"#,
+    );
+    s
+}
 
 fn render(cmd: clap::Command, title: &str) -> Result<Vec<u8>> {
     let cmd = cmd.version(env!("CARGO_PKG_VERSION"));
@@ -142,6 +178,9 @@ fn render(cmd: clap::Command, title: &str) -> Result<Vec<u8>> {
     io(man.render_options_section(&mut out))?;
     if has_subcommands {
         io(man.render_subcommands_section(&mut out))?;
+    }
+    if title == "git-session-verify" {
+        out.extend_from_slice(verify_findings().as_bytes());
     }
     out.extend_from_slice(EXIT_STATUS.as_bytes());
     out.extend_from_slice(FILES.as_bytes());

@@ -255,10 +255,22 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                     .and_then(|t| t.split(':').next())
                     .and_then(|t| t.parse::<u64>().ok());
                 let t = crate::session::Trailers::parse(&msg);
+                // The session commit holds the nodes the trailers name (older
+                // agent commits named it in a `Session-Commit:` trailer).
                 let session_commit = msg
                     .lines()
                     .find_map(|l| l.strip_prefix("Session-Commit: "))
-                    .map(str::to_owned);
+                    .map(str::to_owned)
+                    .or_else(|| {
+                        let (_, last) = t.nodes?;
+                        let id = t.session.as_deref().unwrap_or(&session);
+                        let sd = ctx.state.find_session(id).ok()?;
+                        let repo = crate::git::SessionRepo::open(&sd.dir).ok()?;
+                        crate::mirror::commit_of_seq(&repo, last)
+                            .ok()
+                            .flatten()
+                            .map(|c| c.to_string())
+                    });
                 ctx.out.record("agent_commit", &json!({"commit": id.to_string(), "session": t.session.unwrap_or(session.clone()), "turn": turn, "session_commit": session_commit, "subject": subject, "time": time}));
                 ctx.out.line(format!(
                     "{} {} {subject}",

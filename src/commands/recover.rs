@@ -1,7 +1,7 @@
 //! `recover`: the start-up routine (SPEC §5.12).
 //!
 //! Reads: the registry and every session's meta.json. Writes: index.json when
-//! missing or corrupt; `running` → `interrupted` in meta.json and the index;
+//! missing or corrupt, or when a row disagrees with its meta.json; `running` → `interrupted` in meta.json and the index;
 //! then collects empty shells. Locks: the registry, each session in turn.
 //! Prints: what it did.
 
@@ -11,7 +11,7 @@ use crate::layout::registry;
 use crate::layout::schema::Meta;
 use crate::lifecycle::{self, Changes};
 
-/// Start-up repair: rebuild a missing or corrupt index, mark sessions left
+/// Start-up repair: rebuild a missing, corrupt or stale index, mark sessions left
 /// `running` by a crash as `interrupted`, then collect empty shells.
 #[derive(Debug, clap::Args)]
 pub struct RecoverArgs {
@@ -23,7 +23,13 @@ pub struct RecoverArgs {
 pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
     let older = lifecycle::parse_duration(&args.older_than)?;
     ctx.state.ensure()?;
-    if registry::load_index(&ctx.state)?.is_none() {
+    // A missing or corrupt index, or rows that disagree with meta.json (the
+    // truth), are rebuilt.
+    let stale = match registry::load_index(&ctx.state)? {
+        None => true,
+        Some(index) => !registry::stale_rows(&index, &registry::rebuild(&ctx.state)?).is_empty(),
+    };
+    if stale {
         let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
         ctx.out.record(
             "recovered",

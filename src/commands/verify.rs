@@ -145,9 +145,10 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
     let mut done = Vec::new();
     let _l = ctx.lock_session(sd, lock::Kind::Exclusive)?;
     let repo = SessionRepo::open(&sd.dir)?;
-    // Our index.lock goes whatever its age (no command of ours holds it).
+    // Our index.lock goes whatever its age (no command of ours holds it),
+    // and before the temp file it may share its inode with.
+    repo.clear_stale_locks(std::time::Duration::from_secs(1));
     if check.needs_lock_cleanup {
-        repo.clear_stale_locks(std::time::Duration::from_secs(1));
         done.push("removed stale lock files".into());
     }
     done.extend(remove_temps(&check.stray_temps));
@@ -199,6 +200,12 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
     if let Some(c) = check.index_from {
         let mut index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
         repo.write_index(&mut index)?;
+        let snap = sd.read_snapshot();
+        sd.write_snapshot(&crate::layout::paths::Snapshot {
+            commit: Some(c.to_string()),
+            pending: None,
+            ..snap
+        })?;
         done.push(format!(
             "rebuilt the git index from commit {}",
             c.to_hex_with_len(8)
@@ -305,7 +312,13 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                     return;
                 }
             };
-            if args.fix && check.findings.iter().any(|f| f.fixable) {
+            // One repair can enable the next (a recreated ref leaves the
+            // index to rebuild): repeat while a pass does something.
+            let mut repaired = false;
+            for _ in 0..3 {
+                if !args.fix || !check.findings.iter().any(|f| f.fixable) {
+                    break;
+                }
                 match repair(ctx, t, &check) {
                     Ok(done) => {
                         for d in &done {
@@ -315,21 +328,28 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                             );
                             progress.suspend(|| ctx.out.line(format!("{}: fixed: {d}", t.id)));
                         }
-                        fixed += usize::from(!done.is_empty());
                         check = verify::check_session(&t.id, &t.dir);
-                    }
-                    Err(e) => progress.suspend(|| {
-                        if matches!(e, Error::LockBusy { .. }) {
-                            busy += 1;
+                        if done.is_empty() {
+                            break;
                         }
-                        eprintln!(
-                            "git-session: repair of `{}` failed:\n{:?}",
-                            t.id,
-                            miette::Report::new(e)
-                        )
-                    }),
+                        repaired = true;
+                    }
+                    Err(e) => {
+                        progress.suspend(|| {
+                            if matches!(e, Error::LockBusy { .. }) {
+                                busy += 1;
+                            }
+                            eprintln!(
+                                "git-session: repair of `{}` failed:\n{:?}",
+                                t.id,
+                                miette::Report::new(e)
+                            )
+                        });
+                        break;
+                    }
                 }
             }
+            fixed += usize::from(repaired);
             let problems = check.problems();
             if problems == 0 {
                 clean += 1;

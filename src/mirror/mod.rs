@@ -350,7 +350,11 @@ impl Planner<'_> {
 
     /// The commit whose `Nodes:` trailer holds `seq` itself (not a later
     /// commit of its turn): its first parent and its turn.
-    fn holder_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<(Option<Oid>, u64)>> {
+    fn holder_committed(
+        &mut self,
+        seq: u64,
+        tips: &[Oid],
+    ) -> Result<Option<(Oid, Option<Oid>, u64)>> {
         let mut visited = HashSet::new();
         for &tip in tips {
             let mut cur = Some(tip);
@@ -361,7 +365,7 @@ impl Planner<'_> {
                 let (parents, t) = self.decoded(c)?;
                 if t.holds_seq(seq) {
                     let turn = t.turn.expect("a commit holding nodes names its turn");
-                    return Ok(Some((parents.first().copied(), turn)));
+                    return Ok(Some((c, parents.first().copied(), turn)));
                 }
                 cur = parents.first().copied();
             }
@@ -729,7 +733,7 @@ pub fn commit_pending(
                     Some(Parent::Planned(i)) => Some((plans[i].parent, plans[i].turn)),
                     _ => planner
                         .holder_committed(useq, &tips)?
-                        .map(|(p, t)| (p.map(Parent::Commit), t)),
+                        .map(|(_, p, t)| (p.map(Parent::Commit), t)),
                 };
                 if let Some((p, t)) = found {
                     fork_parent = Some(p);
@@ -1138,10 +1142,8 @@ pub fn maintain_if_due(sd: &SessionDir, committed: u64) -> Result<Option<bool>> 
     })
 }
 
-/// The commit that holds node `seq` (by the `Nodes:` trailers) and its turn,
-/// searched from HEAD and every branch; the latest commit of that turn on
-/// its line of history.
-pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>> {
+/// HEAD's commit and every branch tip.
+fn every_tip(repo: &SessionRepo) -> Result<Vec<Oid>> {
     let head = repo.head()?;
     let mut tips: Vec<Oid> = head.commit.into_iter().collect();
     for (_, t) in repo.branches()? {
@@ -1149,6 +1151,27 @@ pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>
             tips.push(t);
         }
     }
+    Ok(tips)
+}
+
+/// The commit whose `Nodes:` trailer holds node `seq` itself, searched from
+/// HEAD and every branch.
+pub fn commit_of_seq(repo: &SessionRepo, seq: u64) -> Result<Option<Oid>> {
+    let tips = every_tip(repo)?;
+    let mut p = Planner {
+        repo,
+        made: Vec::new(),
+        continued: Vec::new(),
+        cache: HashMap::new(),
+    };
+    Ok(p.holder_committed(seq, &tips)?.map(|(c, _, _)| c))
+}
+
+/// The commit that holds node `seq` (by the `Nodes:` trailers) and its turn,
+/// searched from HEAD and every branch; the latest commit of that turn on
+/// its line of history.
+pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>> {
+    let tips = every_tip(repo)?;
     let mut p = Planner {
         repo,
         made: Vec::new(),

@@ -30,10 +30,7 @@ pub fn is_reply(n: &Node) -> bool {
 /// Split seq-sorted pending nodes into commit groups. `answered` holds the
 /// ids of nodes outside `nodes` (committed earlier) that already have a
 /// top-level reply: a further reply to one of them regenerates it.
-pub fn group_pending(
-    nodes: &[Node],
-    answered: &std::collections::HashSet<String>,
-) -> Vec<Group> {
+pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String>) -> Vec<Group> {
     let mut replied: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut groups: Vec<Group> = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
@@ -405,7 +402,11 @@ mod tests {
             .collect();
         assert_eq!(
             shape,
-            vec![(0..1, false, false), (1..4, true, false), (4..5, true, false)]
+            vec![
+                (0..1, false, false),
+                (1..4, true, false),
+                (4..5, true, false)
+            ]
         );
     }
 
@@ -451,7 +452,11 @@ mod tests {
             .collect();
         assert_eq!(
             shape,
-            vec![(0..3, true, false), (3..5, false, true), (5..6, true, false)]
+            vec![
+                (0..3, true, false),
+                (3..5, false, true),
+                (5..6, true, false)
+            ]
         );
         assert_eq!(turn_numbers(&nodes, &groups), vec![1, 1, 2]);
         // The first reply committed earlier: the set says so.

@@ -60,45 +60,240 @@ const NOTHING: &str = "nothing (it needs a person)";
 
 /// Every finding `verify` reports.
 pub const KINDS: &[Kind] = &[
-    Kind { code: "meta_missing", meaning: "the session has no meta.json", fix: "restore it from git", repair: "restores the committed copy" },
-    Kind { code: "meta_unparsable", meaning: "meta.json is not a JSON object", fix: "restore it from git", repair: "moves it to the quarantine, restores the committed copy" },
-    Kind { code: "meta_id_mismatch", meaning: "meta.json names another session", fix: "put the repository where that session belongs", repair: NOTHING },
-    Kind { code: "dangling_head", meaning: "meta.json's head_id is not a node", fix: "git-session checkout <session> <node>", repair: NOTHING },
-    Kind { code: "history_unreadable", meaning: "history/ cannot be listed", fix: "check its permissions", repair: NOTHING },
-    Kind { code: "foreign_file", meaning: "a file in history/ not named like a node", fix: "move it out of history/", repair: NOTHING },
-    Kind { code: "duplicate_id", meaning: "two node files claim one id", fix: "move one aside", repair: NOTHING },
-    Kind { code: "duplicate_seq", meaning: "two node files share one seq", fix: "renumber one", repair: NOTHING },
-    Kind { code: "name_mismatch", meaning: "a node's file name and payload disagree", fix: "rename the file after its payload", repair: NOTHING },
-    Kind { code: "node_unreadable", meaning: "a node file cannot be read", fix: "check its permissions", repair: NOTHING },
-    Kind { code: "node_unparsable", meaning: "a node not yet in git does not parse", fix: "repair it or move it aside", repair: NOTHING },
-    Kind { code: "node_damaged", meaning: "a committed node no longer parses", fix: "restore it from git", repair: "moves it to the quarantine, restores the committed copy" },
-    Kind { code: "node_changed", meaning: "a committed node's content changed", fix: "restore it from git", repair: "moves it to the quarantine, restores the committed copy" },
-    Kind { code: "node_restamped", meaning: "note: a committed node's metadata changed after its turn (the Python store stamps project commits)", fix: "git-session verify --fix <session>", repair: "commits it (`session: node metadata stamped after its turn`) when HEAD is on the latest turn" },
-    Kind { code: "dangling_predecessor", meaning: "a node's predecessor is not a node", fix: "restore the missing node", repair: NOTHING },
-    Kind { code: "dangling_caller", meaning: "a node's caller is not a node", fix: "restore the missing node", repair: NOTHING },
-    Kind { code: "no_repository", meaning: "the session has no git repository", fix: "git-session backfill <session>", repair: "creates it and commits every turn" },
-    Kind { code: "no_commits", meaning: "the repository has no commit", fix: "git-session backfill <session>", repair: "commits every turn" },
-    Kind { code: "uncommitted_node", meaning: "nodes that no commit holds", fix: "git-session backfill <session>", repair: "commits them, turn by turn" },
-    Kind { code: "turn_unreachable", meaning: "turns whose commits no branch reaches (a ref was deleted or moved)", fix: "git-session verify --fix <session>", repair: "recreates or fast-forwards the branch" },
-    Kind { code: "trailer_session_mismatch", meaning: "a commit names another session", fix: "restore the right repository", repair: NOTHING },
-    Kind { code: "trailer_nodes_missing", meaning: "a commit names nodes that have no file", fix: "restore the files from git", repair: NOTHING },
-    Kind { code: "trailer_overlap", meaning: "two commits claim one node", fix: "re-create the repository with backfill", repair: NOTHING },
-    Kind { code: "trailer_turn_mismatch", meaning: "a commit's Turn trailer disagrees with the DAG", fix: "check the node files", repair: NOTHING },
-    Kind { code: "git_index_stale", meaning: "the git index does not mirror the latest commit", fix: "git-session verify --fix <session>", repair: "rebuilds the index from that commit" },
-    Kind { code: "object_missing", meaning: "a git object is missing or corrupt", fix: "restore the repository from a backup", repair: NOTHING },
-    Kind { code: "repo_unreadable", meaning: "the repository cannot be opened", fix: "inspect it with git fsck", repair: NOTHING },
-    Kind { code: "head_unreadable", meaning: "HEAD cannot be read", fix: "git symbolic-ref HEAD refs/heads/main", repair: NOTHING },
-    Kind { code: "stale_git_lock", meaning: "a git lock file left by a killed process", fix: "git-session verify --fix <session>", repair: "removes the locks of ours (others need a person)" },
-    Kind { code: "stray_temp_file", meaning: "temporary files left by an interrupted command", fix: "git-session verify --fix", repair: "removes them" },
-    Kind { code: "index_missing", meaning: "sessions/index.json is missing or does not parse", fix: "git-session verify --all --fix", repair: "rebuilds it from every meta.json" },
-    Kind { code: "index_unreadable", meaning: "sessions/index.json cannot be read", fix: "check its permissions", repair: NOTHING },
-    Kind { code: "index_row_orphan", meaning: "a list row without a session", fix: "git-session verify --all --fix", repair: "rebuilds the index" },
-    Kind { code: "index_row_missing", meaning: "a session without a list row", fix: "git-session verify --all --fix", repair: "rebuilds the index" },
-    Kind { code: "index_row_stale", meaning: "a list row disagrees with the session's meta.json", fix: "git-session verify --all --fix", repair: "rebuilds the index" },
-    Kind { code: "locations_unparsable", meaning: "sessions/locations.json does not parse", fix: "repair it by hand", repair: NOTHING },
-    Kind { code: "location_dangling", meaning: "locations.json names a directory that is gone", fix: "git-session relocate, or remove the entry", repair: "removes the entry when the session is in a standard place" },
-    Kind { code: "invalid_session_dir", meaning: "a directory in sessions/ that is no session", fix: "move it out of the state dir", repair: NOTHING },
-    Kind { code: "migration_in_progress", meaning: "sessions are mid-migration", fix: "git-session migrate", repair: NOTHING },
+    Kind {
+        code: "meta_missing",
+        meaning: "the session has no meta.json",
+        fix: "restore it from git",
+        repair: "restores the committed copy",
+    },
+    Kind {
+        code: "meta_unparsable",
+        meaning: "meta.json is not a JSON object",
+        fix: "restore it from git",
+        repair: "moves it to the quarantine, restores the committed copy",
+    },
+    Kind {
+        code: "meta_id_mismatch",
+        meaning: "meta.json names another session",
+        fix: "put the repository where that session belongs",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "dangling_head",
+        meaning: "meta.json's head_id is not a node",
+        fix: "git-session checkout <session> <node>",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "history_unreadable",
+        meaning: "history/ cannot be listed",
+        fix: "check its permissions",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "foreign_file",
+        meaning: "a file in history/ not named like a node",
+        fix: "move it out of history/",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "duplicate_id",
+        meaning: "two node files claim one id",
+        fix: "move one aside",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "duplicate_seq",
+        meaning: "two node files share one seq",
+        fix: "renumber one",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "name_mismatch",
+        meaning: "a node's file name and payload disagree",
+        fix: "rename the file after its payload",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "node_unreadable",
+        meaning: "a node file cannot be read",
+        fix: "check its permissions",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "node_unparsable",
+        meaning: "a node not yet in git does not parse",
+        fix: "repair it or move it aside",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "node_damaged",
+        meaning: "a committed node no longer parses",
+        fix: "restore it from git",
+        repair: "moves it to the quarantine, restores the committed copy",
+    },
+    Kind {
+        code: "node_changed",
+        meaning: "a committed node's content changed",
+        fix: "restore it from git",
+        repair: "moves it to the quarantine, restores the committed copy",
+    },
+    Kind {
+        code: "node_restamped",
+        meaning: "note: a committed node's metadata changed after its turn (the Python store stamps project commits)",
+        fix: "git-session verify --fix <session>",
+        repair: "commits it (`session: node metadata stamped after its turn`) when HEAD is on the latest turn",
+    },
+    Kind {
+        code: "dangling_predecessor",
+        meaning: "a node's predecessor is not a node",
+        fix: "restore the missing node",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "dangling_caller",
+        meaning: "a node's caller is not a node",
+        fix: "restore the missing node",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "no_repository",
+        meaning: "the session has no git repository",
+        fix: "git-session backfill <session>",
+        repair: "creates it and commits every turn",
+    },
+    Kind {
+        code: "no_commits",
+        meaning: "the repository has no commit",
+        fix: "git-session backfill <session>",
+        repair: "commits every turn",
+    },
+    Kind {
+        code: "uncommitted_node",
+        meaning: "nodes that no commit holds",
+        fix: "git-session backfill <session>",
+        repair: "commits them, turn by turn",
+    },
+    Kind {
+        code: "turn_unreachable",
+        meaning: "turns whose commits no branch reaches (a ref was deleted or moved)",
+        fix: "git-session verify --fix <session>",
+        repair: "recreates or fast-forwards the branch",
+    },
+    Kind {
+        code: "trailer_session_mismatch",
+        meaning: "a commit names another session",
+        fix: "restore the right repository",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "trailer_nodes_missing",
+        meaning: "a commit names nodes that have no file",
+        fix: "restore the files from git",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "trailer_overlap",
+        meaning: "two commits claim one node",
+        fix: "re-create the repository with backfill",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "trailer_turn_mismatch",
+        meaning: "a commit's Turn trailer disagrees with the DAG",
+        fix: "check the node files",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "git_index_stale",
+        meaning: "the git index does not mirror the latest commit",
+        fix: "git-session verify --fix <session>",
+        repair: "rebuilds the index from that commit",
+    },
+    Kind {
+        code: "object_missing",
+        meaning: "a git object is missing or corrupt",
+        fix: "restore the repository from a backup",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "repo_unreadable",
+        meaning: "the repository cannot be opened",
+        fix: "inspect it with git fsck",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "head_unreadable",
+        meaning: "HEAD cannot be read",
+        fix: "git symbolic-ref HEAD refs/heads/main",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "stale_git_lock",
+        meaning: "a git lock file left by a killed process",
+        fix: "git-session verify --fix <session>",
+        repair: "removes the locks of ours (others need a person)",
+    },
+    Kind {
+        code: "stray_temp_file",
+        meaning: "temporary files left by an interrupted command",
+        fix: "git-session verify --fix",
+        repair: "removes them",
+    },
+    Kind {
+        code: "index_missing",
+        meaning: "sessions/index.json is missing or does not parse",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds it from every meta.json",
+    },
+    Kind {
+        code: "index_unreadable",
+        meaning: "sessions/index.json cannot be read",
+        fix: "check its permissions",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "index_row_orphan",
+        meaning: "a list row without a session",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds the index",
+    },
+    Kind {
+        code: "index_row_missing",
+        meaning: "a session without a list row",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds the index",
+    },
+    Kind {
+        code: "index_row_stale",
+        meaning: "a list row disagrees with the session's meta.json",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds the index",
+    },
+    Kind {
+        code: "locations_unparsable",
+        meaning: "sessions/locations.json does not parse",
+        fix: "repair it by hand",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "location_dangling",
+        meaning: "locations.json names a directory that is gone",
+        fix: "git-session relocate, or remove the entry",
+        repair: "removes the entry when the session is in a standard place",
+    },
+    Kind {
+        code: "invalid_session_dir",
+        meaning: "a directory in sessions/ that is no session",
+        fix: "move it out of the state dir",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "migration_in_progress",
+        meaning: "sessions are mid-migration",
+        fix: "git-session migrate",
+        repair: NOTHING,
+    },
 ];
 
 /// A committed file to bring back from git (its damaged bytes quarantined).
@@ -447,7 +642,9 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         }
     };
     stale_git_locks(sd, &mut c);
-    check_mirror(&mut c, sd, &repo, &nodes, &groups, &on_disk, &files, damaged);
+    check_mirror(
+        &mut c, sd, &repo, &nodes, &groups, &on_disk, &files, damaged,
+    );
     c.out
 }
 
@@ -646,16 +843,20 @@ fn check_mirror(
 
     // The latest snapshot: the commit the index mirrors (the last one
     // written); without a marker, HEAD.
-    let marker = sd
-        .read_snapshot()
-        .commit
-        .and_then(|c| Oid::from_hex(c.as_bytes()).ok());
+    let snapshot = sd.read_snapshot();
+    let oid = |c: Option<String>| c.and_then(|c| Oid::from_hex(c.as_bytes()).ok());
+    let marker = oid(snapshot.commit);
+    // A commit published while the index was not yet written (a crash
+    // between the two): the index is to mirror it.
+    let published = oid(snapshot.pending).filter(|p| tips.contains(p));
     let head_commit = repo.head().ok().and_then(|h| h.commit);
-    let newest = marker.filter(|c| by_id.contains_key(c)).or(head_commit);
+    let newest = published
+        .or(marker.filter(|c| by_id.contains_key(c)))
+        .or(head_commit);
     // The index mirrors the marker's commit even when a moved ref left it
     // unreachable (that is reported, and repaired, as a lost turn).
-    let index_commit = marker
-        .filter(|c| repo.commit_info(*c).is_ok())
+    let index_commit = published
+        .or(marker.filter(|c| repo.commit_info(*c).is_ok()))
         .or(head_commit);
     let mut order: Vec<Oid> = newest.into_iter().collect();
     order.extend(tips.iter().copied().filter(|t| Some(*t) != newest));
@@ -697,19 +898,13 @@ fn check_mirror(
     committed_nodes(c, sd, repo, on_disk, &committed, index.as_ref());
     // A committed node that changed is reported as such; what follows from
     // its new content (its name, the turn numbers) is not reported again.
-    let changed: HashSet<PathBuf> = c
-        .out
-        .restore
-        .iter()
-        .map(|r| sd.dir.join(&r.rel))
-        .collect();
+    let changed: HashSet<PathBuf> = c.out.restore.iter().map(|r| sd.dir.join(&r.rel)).collect();
     c.out
         .findings
         .retain(|f| f.kind != "name_mismatch" || !changed.contains(&f.path));
     // Turn numbers need every node as committed: with one that does not
     // parse or changed, the trailers' turns are not checked.
-    let turn_check =
-        (!damaged && changed.is_empty()).then_some((&turns[..], &group_of_seq));
+    let turn_check = (!damaged && changed.is_empty()).then_some((&turns[..], &group_of_seq));
     check_trailers(c, &git_dir, &commits, &trailers, files, turn_check);
     stats(c, repo, &commits, &by_id, &trailers, &turns, &group_of_seq);
     meta_repair(c, sd, &newest_entries);
@@ -753,7 +948,7 @@ fn check_mirror(
             git_index(c, sd, n, &entries, index);
         }
     }
-    c.out.stats.pending_files = pending_files(sd, repo, &newest_entries, index.as_ref());
+    c.out.stats.pending_files = pending_files(sd, &newest_entries, index.as_ref());
 }
 
 fn check_trailers(
@@ -881,7 +1076,12 @@ fn missing_blobs(
             format!(
                 "{} blob(s) of the latest commit are missing: {}",
                 missing.len(),
-                missing.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                missing
+                    .iter()
+                    .take(3)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             "restore the repository from a backup; the files on disk are intact".into(),
             false,
@@ -1007,8 +1207,7 @@ fn meta_repair(c: &mut Ctx<'_>, sd: &SessionDir, newest: &[(String, u32, Oid)]) 
         }
     }
     if let Some((_, _, blob)) = copy
-        && c
-            .out
+        && c.out
             .findings
             .iter()
             .any(|f| matches!(f.kind, "meta_missing" | "meta_unparsable"))
@@ -1072,13 +1271,28 @@ fn lost_turns(
         let best = candidates
             .iter()
             .enumerate()
-            .map(|(i, (info, holds))| (holds.iter().filter(|f| !found.contains(*f)).count(), info.time, i))
+            .map(|(i, (info, holds))| {
+                (
+                    holds.iter().filter(|f| !found.contains(*f)).count(),
+                    info.time,
+                    i,
+                )
+            })
             .filter(|(n, _, _)| *n > 0)
             .max();
         let Some((_, _, i)) = best else { break };
         let (info, holds) = &candidates[i];
         found.extend(holds.iter().cloned());
-        let lost = restore_ref(info, repo, reachable, trailers, &branches, head.as_ref(), &used, sd);
+        let lost = restore_ref(
+            info,
+            repo,
+            reachable,
+            trailers,
+            &branches,
+            head.as_ref(),
+            &used,
+            sd,
+        );
         used.insert(lost.branch.clone());
         c.add(
             "turn_unreachable",
@@ -1092,7 +1306,11 @@ fn lost_turns(
             format!(
                 "git-session verify --fix {} ({} `{}`)",
                 c.id,
-                if lost.old.is_some() { "fast-forwards" } else { "creates" },
+                if lost.old.is_some() {
+                    "fast-forwards"
+                } else {
+                    "creates"
+                },
                 lost.branch
             ),
             true,
@@ -1137,7 +1355,10 @@ fn restore_ref(
         if steps > 100_000 {
             break;
         }
-        cur = repo.commit_info(id).ok().and_then(|i| i.parents.first().copied());
+        cur = repo
+            .commit_info(id)
+            .ok()
+            .and_then(|i| i.parents.first().copied());
     }
     if let Some(h) = head
         && h.commit.is_none()
@@ -1156,9 +1377,10 @@ fn restore_ref(
         .cloned()
         .unwrap_or_else(|| Trailers::parse(&info.message));
     let reply = t.nodes.and_then(|(a, b)| {
-        Catalog::read(&sd.history()).ok()?.entries().find(|e| {
-            e.seq >= a && e.seq <= b && matches!(e.letter, 'a' | 'l')
-        })
+        Catalog::read(&sd.history())
+            .ok()?
+            .entries()
+            .find(|e| e.seq >= a && e.seq <= b && matches!(e.letter, 'a' | 'l'))
     });
     let base = match reply {
         Some(e) => format!("retry-{}", e.id),
@@ -1217,7 +1439,12 @@ fn git_index(
                 "{} index entr(ies) differ from commit {}: {}",
                 differ.len(),
                 newest.to_hex_with_len(8),
-                differ.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                differ
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             format!("git-session verify --fix {}", c.id),
             true,
@@ -1230,11 +1457,9 @@ fn git_index(
 /// lacks: what the next turn will commit.
 fn pending_files(
     sd: &SessionDir,
-    repo: &SessionRepo,
     entries: &[(String, u32, Oid)],
     index: Option<&gix::index::File>,
 ) -> usize {
-    let _ = repo;
     let mut n = 0;
     let mut in_tree: HashSet<&str> = HashSet::new();
     for (path, _, id) in entries {
@@ -1243,9 +1468,9 @@ fn pending_files(
             continue;
         }
         let full = sd.dir.join(path);
-        if !full.exists() && std::fs::symlink_metadata(&full).is_err() {
-            n += 1;
-        } else if same_as_blob(&full, path, *id, index).is_some() {
+        if std::fs::symlink_metadata(&full).is_err()
+            || same_as_blob(&full, path, *id, index).is_some()
+        {
             n += 1;
         }
     }
@@ -1483,9 +1708,7 @@ pub fn check_state(
 
 /// The table of finding kinds, for `verify --help` and the man page.
 pub fn kinds_help() -> String {
-    let mut s = String::from(
-        "Findings (code: meaning; the fix; what --fix does):\n",
-    );
+    let mut s = String::from("Findings (code: meaning; the fix; what --fix does):\n");
     for k in KINDS {
         s.push_str(&format!(
             "  {}: {}.\n      fix: {}; --fix: {}.\n",

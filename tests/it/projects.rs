@@ -32,20 +32,35 @@ fn bound_session(env: &TestEnv, dir: &Path) -> String {
     id
 }
 
-fn reply_metadata(env: &TestEnv, project: &str) -> serde_json::Value {
+/// The latest reply's file in s1 of `project`.
+fn reply_file(env: &TestEnv, project: &str) -> PathBuf {
     let dir = env
         .state()
         .join("sessions/projects")
         .join(project)
         .join("s1/history");
-    let f = std::fs::read_dir(&dir)
+    std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().contains("-a-"))
         .max()
-        .unwrap();
+        .unwrap()
+}
+
+fn reply_metadata(env: &TestEnv, project: &str) -> serde_json::Value {
+    let f = reply_file(env, project);
     let node: serde_json::Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
     node["metadata"]["project_commit"].clone()
+}
+
+/// The reply's bytes as the session's HEAD commit holds them.
+fn committed_reply(env: &TestEnv, project: &str) -> String {
+    let f = reply_file(env, project);
+    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+    env.git_ok(
+        &session_dir(env, project),
+        &["show", &format!("HEAD:history/{name}")],
+    )
 }
 
 fn turn(env: &TestEnv, extra: &[&str]) -> String {
@@ -102,12 +117,32 @@ fn a_clean_tree_gets_one_agent_commit_with_exactly_the_agents_files() {
     let files = env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(files, "helper.rs\nmain.rs\n");
     let body = env.git_ok(&dir, &["log", "-1", "--format=%B"]);
-    let session_commit = env.git_ok(&session_dir(&env, &pid), &["rev-parse", "HEAD~1"]);
+    // One session commit for the turn (the project commit is made first and
+    // recorded in the reply); the project commit's trailers find it.
+    let sdir = session_dir(&env, &pid);
+    assert_eq!(
+        env.git_ok(&sdir, &["log", "--format=%s"]),
+        "turn 1: please add the helper\nsession init\n"
+    );
     assert!(
-        body.contains("\nSession: s1\n")
-            && body.contains(&format!("Session-Commit: {}", session_commit.trim())),
+        body.contains("\nSession: s1\nTurn: 1\nNodes: 1..2\n"),
         "{body}"
     );
+    let sha = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    let recorded = committed_reply(&env, &pid);
+    assert!(recorded.contains(sha.trim()), "{recorded}");
+    let log: serde_json::Value = serde_json::from_str(
+        env.ok(&["--json", "project", "log", &pid])
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        log["data"]["session_commit"],
+        env.git_ok(&sdir, &["rev-parse", "HEAD"]).trim()
+    );
+    assert_eq!(env.ok(&["verify", "--all"]), "");
     assert_eq!(
         env.git_ok(&dir, &["status", "--porcelain", "--ignored"]),
         "!! notes.log\n",
@@ -424,8 +459,10 @@ fn a_refusing_hook_is_a_recorded_skip_and_the_users_index_is_untouched() {
     let sdir = session_dir(&env, &pid);
     assert!(env.git_ok(&sdir, &["status", "--porcelain"]).is_empty());
     assert_eq!(
-        env.git_ok(&sdir, &["log", "-1", "--format=%s"]),
-        "record project commit skipped: hook_refused\n"
+        env.git_ok(&sdir, &["log", "--format=%s"]),
+        "turn 1: please add the helper\nsession init\n",
+        "one commit for the turn, the skip recorded in it"
     );
+    assert!(committed_reply(&env, &pid).contains("hook_refused"));
     assert_eq!(env.ok(&["verify", "--all"]), "");
 }

@@ -240,14 +240,20 @@ fn each_corruption_is_its_own_finding() {
     );
     std::fs::remove_file(hist.join("000070-u-orph.json")).unwrap();
     std::fs::remove_file(hist.join("000071-t-orph2.json")).unwrap();
-    // A committed file changed on disk.
+    // meta.json is mutable: a change since the last turn is no problem.
     std::fs::write(
         &meta_path,
         meta.replace("\"status\":\"idle\"", "\"status\":\"idle\",\"x\":1"),
     )
     .unwrap();
-    check("edited meta", "tree_differs");
+    assert_eq!(env.ok(&["verify", "--all"]), "", "edited meta.json");
     std::fs::write(&meta_path, &meta).unwrap();
+    // A committed node is immutable.
+    let node_path = hist.join(&first);
+    let node = std::fs::read_to_string(&node_path).unwrap();
+    std::fs::write(&node_path, node.replace("\"one\"", "\"edited\"")).unwrap();
+    check("edited node", "node_changed");
+    std::fs::write(&node_path, &node).unwrap();
     // Temp files and stale git locks.
     std::fs::write(dir.join(".gs-tmp-meta.json.abc"), b"x").unwrap();
     check("temp", "stray_temp_file");
@@ -328,12 +334,15 @@ fn each_corruption_is_its_own_finding() {
     let _ = a1;
 }
 
+/// The Python store stamps metadata into committed node files: a note, not
+/// a problem; `--fix` commits it as a repair commit that says what it is,
+/// and only when HEAD is on the latest turn.
 #[test]
-fn fix_commits_node_files_rewritten_in_place() {
+fn metadata_stamped_into_committed_nodes_is_a_note_that_fix_commits() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
     let (a1, _) = env.turn("s1", "one", &[]);
-    // The Python store stamps metadata into committed node files.
+    env.turn("s1", "two", &[]);
     let f = env
         .history_files("s1")
         .into_iter()
@@ -344,16 +353,51 @@ fn fix_commits_node_files_rewritten_in_place() {
         "\"metadata\":{}",
         "\"metadata\":{\"project_commit\":{\"sha\":\"abc\"}}",
     );
-    std::fs::write(&p, stamped).unwrap();
-    assert_eq!(kinds(&env, &["s1"]), vec!["tree_differs".to_string()]);
+    std::fs::write(&p, &stamped).unwrap();
+    let f_json = findings(&env, &["s1"]);
+    assert_eq!(f_json.len(), 1, "{f_json:?}");
+    assert_eq!(f_json[0]["kind"], "node_restamped");
+    assert_eq!(f_json[0]["severity"], "note");
+    let out = env.run(&["verify", "s1"]);
+    assert!(out.status.success(), "a note does not fail verify");
+    // On an older turn, --fix leaves it (no commit on a checked-out view).
+    env.ok(&["checkout", "s1", "1"]);
+    let before = env.git("s1", &["rev-list", "--all", "--count"]);
+    env.ok(&["verify", "s1", "--fix"]);
+    assert_eq!(env.git("s1", &["rev-list", "--all", "--count"]), before);
+    env.ok(&["checkout", "s1", "main"]);
     let out = env.ok(&["verify", "s1", "--fix"]);
-    assert!(out.contains("fixed: committed the changed files"), "{out}");
+    assert!(
+        out.contains("fixed: committed the stamped node metadata"),
+        "{out}"
+    );
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s"]),
+        "session: node metadata stamped after its turn\n"
+    );
     env.assert_clean("s1");
     assert!(
         env.git("s1", &["show", &format!("HEAD:history/{f}")])
             .contains("project_commit")
     );
     assert_eq!(env.ok(&["verify", "s1"]), "");
+    // Counted apart from the turns.
+    let stats = stats(&env, "s1");
+    assert_eq!(stats["turn_commits"], 2);
+    assert_eq!(stats["other_commits"], 1);
+    assert_eq!(stats["dag_turns"], 2);
+}
+
+/// The figures of `verify --json` for one session.
+pub fn stats(env: &TestEnv, session: &str) -> serde_json::Value {
+    let out = env.run(&["--json", "verify", session]);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["type"] == "stats")
+        .expect("a stats record")["data"]["stats"]
+        .clone()
 }
 
 #[test]
