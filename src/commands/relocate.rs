@@ -2,7 +2,8 @@
 //!
 //! Reads: projects.json, locations.json. Writes: the project's path (same
 //! id), legacy locations under the old path, and one record node in each
-//! bound session (or the one named). Locks: the registry, then each session.
+//! bound session (or the one named), committed as `record: …` when HEAD is
+//! on the latest turn. Locks: the registry, then each session.
 //! Prints: what changed.
 
 use std::path::PathBuf;
@@ -13,7 +14,9 @@ use crate::cli::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::layout::projects;
 use crate::layout::schema::{self, Meta};
-use crate::layout::{atomic, lock, registry};
+use crate::git::SessionRepo;
+use crate::layout::{SessionDir, atomic, lock, registry};
+use crate::mirror::{self, CommitOptions};
 use crate::store::{self, NewNode};
 
 /// Point a project at its new directory: the id stays, the path changes,
@@ -116,6 +119,10 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         registry::journal_append(&ctx.state, &schema::index_row(&meta, s, None))?;
         ctx.out
             .record("relocate_node", &json!({"session": s, "node": node.id}));
+        if let Some(c) = commit_record(ctx, &sd, s)? {
+            ctx.out
+                .record("record_committed", &json!({"session": s, "commit": c}));
+        }
     }
     ctx.out.record("relocated", &json!({"project": p.id, "old_path": old, "new_path": new, "sessions": sessions.len(), "locations": moved.len()}));
     ctx.out.line(format!(
@@ -126,4 +133,32 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         sessions.len()
     ));
     Ok(exit::OK)
+}
+
+/// Commit the record node as an event of its own (`record: …`), when it is
+/// the only node not yet in git and HEAD is on the latest turn; otherwise
+/// it waits for the next turn (no commit on a checked-out view, no half turn).
+fn commit_record(ctx: &Ctx, sd: &SessionDir, id: &str) -> Result<Option<String>> {
+    let repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+    let latest = sd.read_snapshot().commit;
+    if head.branch.is_none() || (latest.is_some() && head.commit.map(|c| c.to_string()) != latest) {
+        return Ok(None);
+    }
+    drop(repo);
+    let out = ctx.out;
+    let opts = CommitOptions {
+        now: crate::out::now(),
+        ..Default::default()
+    };
+    let dry = CommitOptions {
+        dry_run: true,
+        ..opts.clone()
+    };
+    let plan = mirror::commit_pending(sd, id, &dry, &mut |_| Ok(()), &mut |_| {})?;
+    if plan.len() != 1 || plan[0].nodes != 1 {
+        return Ok(None);
+    }
+    let made = mirror::commit_pending(sd, id, &opts, &mut |_| Ok(()), &mut |w| out.warn(w))?;
+    Ok(made.last().map(|m| m.commit.clone()))
 }

@@ -148,6 +148,8 @@ pub struct MessageParts {
     pub continued: bool,
     /// `true` for a regenerated reply (the subject is the user message).
     pub regenerated: bool,
+    /// `true` for record nodes only (a relocation): an event, not a turn.
+    pub record: bool,
     /// The subject text (user message or `--message`).
     pub subject: String,
     /// Further lines of `--message`.
@@ -183,6 +185,15 @@ impl MessageParts {
                 if nodes.len() == 1 { "" } else { "s" }
             )
         };
+        let record = !starts_turn
+            && regenerated.is_none()
+            && nodes
+                .iter()
+                .all(|n| n.role == "code" && is_reserved_name(&n.name));
+        let subject = match record {
+            true => one_line(&format!("{}: {}", nodes[0].name, nodes[0].text())),
+            false => subject,
+        };
         let reply = nodes
             .iter()
             .find(|n| n.role == "llm" && n.is_top_level())
@@ -204,6 +215,7 @@ impl MessageParts {
             turn,
             continued: !starts_turn && regenerated.is_none(),
             regenerated: regenerated.is_some(),
+            record,
             subject,
             body: None,
             reply,
@@ -230,7 +242,10 @@ impl MessageParts {
         } else {
             ""
         };
-        let mut msg = format!("turn {}{marker}: {subject_text}\n", self.turn);
+        let mut msg = match self.record {
+            true => format!("record: {}\n", cut(&self.subject, 64)),
+            false => format!("turn {}{marker}: {subject_text}\n", self.turn),
+        };
         if let Some(body) = self.body.as_deref().filter(|b| !b.trim().is_empty()) {
             msg.push('\n');
             msg.push_str(body.trim_end());

@@ -175,6 +175,12 @@ pub const KINDS: &[Kind] = &[
         repair: "commits them, turn by turn",
     },
     Kind {
+        code: "record_uncommitted",
+        meaning: "note: record nodes (a relocation) not in git yet, written while HEAD was on an older turn",
+        fix: "the next commit-turn commits them",
+        repair: "nothing (the next turn commits them)",
+    },
+    Kind {
         code: "turn_unreachable",
         meaning: "turns whose commits no branch reaches (a ref was deleted or moved)",
         fix: "git-session verify --fix <session>",
@@ -810,7 +816,9 @@ fn all_commits(
 /// Python store's `turn:` commits (which carry none).
 fn is_turn_commit(info: &crate::git::CommitInfo, t: &Trailers) -> bool {
     let subject = info.message.lines().next().unwrap_or("");
-    t.nodes.is_some() || subject.starts_with("turn:") || subject.starts_with("turn (")
+    (t.nodes.is_some() && !subject.starts_with("record:"))
+        || subject.starts_with("turn:")
+        || subject.starts_with("turn (")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -914,11 +922,38 @@ fn check_mirror(
         .filter(|d| d.unparsable.is_none() && !committed.contains_key(&d.file))
         .collect();
     let unreached = lost_turns(c, sd, repo, &by_id, &trailers, &uncommitted);
+    // Record nodes (a relocation) are events, not turns: one not yet in git
+    // (written while HEAD was on an older turn) waits for the next turn.
+    let record_ids: HashSet<&str> = nodes
+        .iter()
+        .filter(|n| n.role == "code" && session::is_reserved_name(&n.name))
+        .map(|n| n.id.as_str())
+        .collect();
+    let is_record = |f: &str| {
+        crate::layout::paths::parse_node_file_name(f)
+            .is_some_and(|(_, _, id)| record_ids.contains(id))
+    };
     let mut rest: Vec<&str> = uncommitted
         .iter()
         .map(|d| d.file.as_str())
         .filter(|f| !unreached.contains(*f))
         .collect();
+    let records: Vec<&str> = rest.iter().copied().filter(|f| is_record(f)).collect();
+    rest.retain(|f| !is_record(f));
+    if !records.is_empty() {
+        c.push(
+            "record_uncommitted",
+            Severity::Note,
+            &sd.history(),
+            format!(
+                "{} record node(s) not in git yet: {}",
+                records.len(),
+                records.join(", ")
+            ),
+            "the next `commit-turn` commits them".into(),
+            false,
+        );
+    }
     rest.sort();
     if !rest.is_empty() {
         let shown: Vec<&str> = rest.iter().take(5).copied().collect();

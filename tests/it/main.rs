@@ -14,4 +14,5 @@ mod migrate;
 mod projects;
 mod registry;
 mod timetravel;
+mod trust;
 mod verify;
