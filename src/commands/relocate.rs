@@ -12,9 +12,9 @@ use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::error::{Error, Result, exit};
+use crate::git::SessionRepo;
 use crate::layout::projects;
 use crate::layout::schema::{self, Meta};
-use crate::git::SessionRepo;
 use crate::layout::{SessionDir, atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::store::{self, NewNode};

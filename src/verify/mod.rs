@@ -973,13 +973,19 @@ fn check_mirror(
         c.out.needs_commit = true;
     }
     if let (Some(n), Some(index)) = (index_commit, index.as_ref()) {
-        let entries = match Some(n) == newest {
+        let entries_of = |commit: Oid| match Some(commit) == newest {
             true => Ok(newest_entries.clone()),
             false => repo
-                .commit_info(n)
+                .commit_info(commit)
                 .and_then(|info| tree_files(repo, info.tree)),
         };
-        if let Ok(entries) = entries {
+        // Another writer's `git add -A && git commit` (the Python store's
+        // turn) leaves the index at HEAD: that is in order too.
+        let at_head = head_commit
+            .filter(|h| *h != n)
+            .and_then(|h| entries_of(h).ok())
+            .is_some_and(|e| index_matches(&e, index).is_empty());
+        if !at_head && let Ok(entries) = entries_of(n) {
             git_index(c, sd, n, &entries, index);
         }
     }
@@ -1443,6 +1449,31 @@ fn git_index(
     entries: &[(String, u32, Oid)],
     index: &gix::index::File,
 ) {
+    let differ = index_matches(entries, index);
+    if !differ.is_empty() {
+        c.add(
+            "git_index_stale",
+            &sd.git_dir().join("index"),
+            format!(
+                "{} index entr(ies) differ from commit {}: {}",
+                differ.len(),
+                newest.to_hex_with_len(8),
+                differ
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!("git-session verify --fix {}", c.id),
+            true,
+        );
+        c.out.index_from = Some(newest);
+    }
+}
+
+/// The paths where the index and a tree's entries disagree, sorted.
+fn index_matches(entries: &[(String, u32, Oid)], index: &gix::index::File) -> Vec<String> {
     use gix::bstr::ByteSlice;
     let tree: BTreeMap<&str, Oid> = entries.iter().map(|(p, _, id)| (p.as_str(), *id)).collect();
     let mut differ: Vec<String> = Vec::new();
@@ -1465,27 +1496,8 @@ fn git_index(
                 .map(|p| p.to_string()),
         );
     }
-    if !differ.is_empty() {
-        differ.sort();
-        c.add(
-            "git_index_stale",
-            &sd.git_dir().join("index"),
-            format!(
-                "{} index entr(ies) differ from commit {}: {}",
-                differ.len(),
-                newest.to_hex_with_len(8),
-                differ
-                    .iter()
-                    .take(5)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            format!("git-session verify --fix {}", c.id),
-            true,
-        );
-        c.out.index_from = Some(newest);
-    }
+    differ.sort();
+    differ
 }
 
 /// Files other than nodes that differ from the newest tree, or that it

@@ -184,15 +184,15 @@ fn a_regenerated_reply_is_a_branch_of_its_own() {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["data"].clone())
         .collect();
-    let names: Vec<String> = rows
-        .iter()
-        .map(|r| r["branches"].to_string())
-        .collect();
+    let names: Vec<String> = rows.iter().map(|r| r["branches"].to_string()).collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(names.contains(&format!("[\"{branch}\"]")), "{names:?}");
     assert!(names.contains(&"[\"main\"]".to_string()), "{names:?}");
     let shown = env.ok(&["show", "s1"]);
-    assert!(shown.contains("second answer") && !shown.contains("first answer"), "{shown}");
+    assert!(
+        shown.contains("second answer") && !shown.contains("first answer"),
+        "{shown}"
+    );
     let log = env.ok(&["log", "s1", "--all"]);
     assert!(log.contains(&branch) && log.contains("main"), "{log}");
     // The next message continues the regenerated branch.
@@ -213,8 +213,11 @@ fn a_regenerated_reply_is_a_branch_of_its_own() {
     let from = env.session_dir("s1").join("history");
     for e in std::fs::read_dir(&from).unwrap() {
         let e = e.unwrap();
-        std::fs::copy(e.path(), copy.session_dir("s1").join("history").join(e.file_name()))
-            .unwrap();
+        std::fs::copy(
+            e.path(),
+            copy.session_dir("s1").join("history").join(e.file_name()),
+        )
+        .unwrap();
     }
     std::fs::remove_dir_all(copy.session_dir("s1").join(".git")).unwrap();
     copy.ok(&["backfill", "s1"]);
@@ -236,7 +239,9 @@ fn a_regeneration_committed_with_its_message_is_a_branch_too() {
     env.ok(&["commit-turn", "s1"]);
     env.assert_clean("s1");
     assert_eq!(
-        env.git("s1", &["log", "--all", "--format=%s|%D"]).lines().count(),
+        env.git("s1", &["log", "--all", "--format=%s|%D"])
+            .lines()
+            .count(),
         3,
         "two commits and the root"
     );
@@ -284,7 +289,10 @@ fn a_stale_list_row_is_found_and_recover_rebuilds_it() {
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     idx["s1"]["title"] = "Wrong".into();
     std::fs::write(&path, serde_json::to_vec(&idx).unwrap()).unwrap();
-    assert_eq!(problems(&env, &["--all"]), vec!["index_row_stale".to_string()]);
+    assert_eq!(
+        problems(&env, &["--all"]),
+        vec!["index_row_stale".to_string()]
+    );
     let out = env.ok(&["recover", "--older-than", "1000d"]);
     assert!(out.contains("rebuilt index.json"), "{out}");
     assert_verifies(&env, "after recover");
@@ -463,7 +471,11 @@ fn damage_matrix_verify_names_it_and_fix_only_makes_things_better() {
         }
         // What --fix said it did, it did: a second --fix has nothing to do.
         let again = String::from_utf8(env.run(&["verify", "--all", "--fix"]).stdout).unwrap();
-        assert!(!again.contains("fixed:"), "{}: fixed again: {again}", d.name);
+        assert!(
+            !again.contains("fixed:"),
+            "{}: fixed again: {again}",
+            d.name
+        );
     }
 }
 
@@ -490,7 +502,10 @@ fn a_restored_node_is_kept_in_the_quarantine() {
     env.fails(&["commit-turn", "s1"], 128);
     env.fails(&["backfill", "s1"], 1);
     every_commit_parses(&env, &dir);
-    assert_eq!(problems(&env, &["s1"]), vec!["meta_unparsable", "uncommitted_node"]);
+    assert_eq!(
+        problems(&env, &["s1"]),
+        vec!["meta_unparsable", "uncommitted_node"]
+    );
     env.ok(&["verify", "s1", "--fix"]);
     assert_eq!(env.ok(&["verify", "s1"]), "");
     every_commit_parses(&env, &dir);
@@ -537,10 +552,10 @@ fn a_project_turn_is_one_session_commit() {
     let moved = env.tmp.path().join("moved");
     std::fs::rename(&work, &moved).unwrap();
     env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
-    assert_eq!(
-        env.git_ok(&sdir, &["log", "-1", "--format=%s"])
-            .starts_with("record: project/relocate: "),
-        true
+    let subject = env.git_ok(&sdir, &["log", "-1", "--format=%s"]);
+    assert!(
+        subject.starts_with("record: project/relocate: "),
+        "{subject}"
     );
     let (code, recs) = records(&env, &["s1"]);
     assert_eq!(code, Some(0));
@@ -607,23 +622,32 @@ fn run_ops(ops: &[Op]) {
     let mut replies: Vec<String> = Vec::new();
     let mut at = 0;
     let mut n = 0;
-    let turn = |env: &TestEnv, pred: Option<&str>, tools: u8, n: usize| -> Option<(String, String)> {
-        let text = format!("message {n}");
-        let mut a = vec!["append", "s1", "--text", &text];
-        if let Some(p) = pred {
-            a.extend(["--predecessor", p]);
-        }
-        let u = ordinary(env, &a)?.split_whitespace().next()?.to_string();
-        let r = ordinary(env, &["append", "s1", "--role", "assistant", "--text", "reply"])?
+    let turn =
+        |env: &TestEnv, pred: Option<&str>, tools: u8, n: usize| -> Option<(String, String)> {
+            let text = format!("message {n}");
+            let mut a = vec!["append", "s1", "--text", &text];
+            if let Some(p) = pred {
+                a.extend(["--predecessor", p]);
+            }
+            let u = ordinary(env, &a)?.split_whitespace().next()?.to_string();
+            let r = ordinary(
+                env,
+                &["append", "s1", "--role", "assistant", "--text", "reply"],
+            )?
             .split_whitespace()
             .next()?
             .to_string();
-        for _ in 0..tools {
-            ordinary(env, &["append", "s1", "--role", "tool", "--name", "read", "--text", "ok"]);
-        }
-        ordinary(env, &["commit-turn", "s1"]);
-        Some((u, r))
-    };
+            for _ in 0..tools {
+                ordinary(
+                    env,
+                    &[
+                        "append", "s1", "--role", "tool", "--name", "read", "--text", "ok",
+                    ],
+                );
+            }
+            ordinary(env, &["commit-turn", "s1"]);
+            Some((u, r))
+        };
     for op in ops {
         n += 1;
         match op {
@@ -665,7 +689,16 @@ fn run_ops(ops: &[Op]) {
                 let u = users[*k as usize % users.len()].clone();
                 if let Some(out) = ordinary(
                     &env,
-                    &["append", "s1", "--role", "assistant", "--predecessor", &u, "--text", "again"],
+                    &[
+                        "append",
+                        "s1",
+                        "--role",
+                        "assistant",
+                        "--predecessor",
+                        &u,
+                        "--text",
+                        "again",
+                    ],
                 ) {
                     replies.push(out.split_whitespace().next().unwrap().to_string());
                     ordinary(&env, &["commit-turn", "s1"]);
@@ -694,7 +727,11 @@ fn run_ops(ops: &[Op]) {
         String::from_utf8_lossy(&out.stdout)
     );
     let fsck = env.git_in(&sdir, &["fsck", "--strict", "--no-progress"]);
-    assert!(fsck.status.success(), "{ops:?}: {}", String::from_utf8_lossy(&fsck.stderr));
+    assert!(
+        fsck.status.success(),
+        "{ops:?}: {}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
     every_commit_parses(&env, &sdir);
 }
 
@@ -705,4 +742,35 @@ proptest! {
     fn random_ordinary_commands_always_verify(ops in proptest::collection::vec(op(), 1..14)) {
         run_ops(&ops);
     }
+}
+
+/// The Python store leaves meta.json uncommitted after its updates, and
+/// commits with `git add -A && git commit` on top of ours: all in order.
+#[test]
+fn a_python_style_commit_on_top_of_ours_verifies() {
+    let env = TestEnv::new();
+    three_turns(&env);
+    let dir = env.session_dir("s1");
+    // update_session / set_archived: meta.json changed, not committed.
+    let mut meta = env.meta("s1");
+    meta["archived"] = true.into();
+    meta["title"] = "from python".into();
+    std::fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).unwrap()).unwrap();
+    assert_eq!(problems(&env, &["s1"]), Vec::<String>::new());
+    // Its own turn: a node in its naming, then add -A and commit.
+    let u = "u_py";
+    std::fs::write(
+        dir.join(format!("history/0099-u-{u}.json")),
+        format!(
+            r#"{{"id":"{u}","created_at":1796017600.0,"seq":99,"role":"user","name":"","input":null,"output":"from python","caller":"","predecessor":"ROOT","reads":[],"metadata":{{}}}}"#
+        ),
+    )
+    .unwrap();
+    env.git_ok(&dir, &["add", "-A"]);
+    env.git_ok(&dir, &["commit", "-q", "-m", "turn: from python"]);
+    assert_eq!(problems(&env, &["s1"]), Vec::<String>::new());
+    // And ours on top of that.
+    env.turn("s1", "four", &[]);
+    assert_eq!(problems(&env, &["s1"]), Vec::<String>::new());
+    env.assert_clean("s1");
 }
