@@ -117,6 +117,24 @@ fn remove_temps(paths: &[std::path::PathBuf]) -> Vec<String> {
     done
 }
 
+/// Refuse to write below `path` when it, or a directory between the session
+/// and it, is a symlink: a write must not follow a planted link out of the
+/// session.
+fn refuse_links(sd: &SessionDir, path: &std::path::Path) -> Result<()> {
+    let rel = path.strip_prefix(&sd.dir).unwrap_or(path);
+    let mut cur = sd.dir.clone();
+    for part in rel.components() {
+        cur.push(part);
+        if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::refused(
+                format!("`{}` is a symbolic link", cur.display()),
+                Some("nothing was written; replace the link with a directory".into()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Move a damaged file into the session's quarantine
 /// (`.git/git-session/quarantine/`); returns where it went. A symlink is
 /// moved as the link, never followed.
@@ -125,7 +143,8 @@ fn quarantine(sd: &SessionDir, rel: &str) -> Result<Option<std::path::PathBuf>> 
     if std::fs::symlink_metadata(&src).is_err() {
         return Ok(None);
     }
-    let dir = sd.private_dir().join("quarantine");
+    let dir = sd.quarantine_dir();
+    refuse_links(sd, &dir)?;
     std::fs::create_dir_all(&dir).io("create", &dir)?;
     let stamp = crate::out::now();
     let base = rel.replace('/', "_");
@@ -154,6 +173,8 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
     done.extend(remove_temps(&check.stray_temps));
     for r in &check.restore {
         let bytes = repo.read_blob(r.blob)?;
+        let target = sd.dir.join(&r.rel);
+        refuse_links(sd, target.parent().unwrap_or(&sd.dir))?;
         let moved = quarantine(sd, &r.rel)?;
         atomic::write(&sd.dir.join(&r.rel), &bytes)?;
         done.push(match moved {

@@ -211,6 +211,10 @@ impl SessionDir {
     pub fn private_dir(&self) -> PathBuf {
         self.dir.join(".git").join("git-session")
     }
+    /// Where `verify --fix` keeps the damaged files it replaced.
+    pub fn quarantine_dir(&self) -> PathBuf {
+        self.private_dir().join("quarantine")
+    }
     /// The commit whose tree the git index mirrors.
     pub fn snapshot_file(&self) -> PathBuf {
         self.private_dir().join("snapshot")

@@ -774,3 +774,20 @@ fn a_python_style_commit_on_top_of_ours_verifies() {
     assert_eq!(problems(&env, &["s1"]), Vec::<String>::new());
     env.assert_clean("s1");
 }
+
+/// A planted link in place of the quarantine: `--fix` writes nothing
+/// through it and leaves the damage reported.
+#[test]
+fn fix_does_not_follow_a_planted_quarantine_link() {
+    let env = TestEnv::new();
+    three_turns(&env);
+    let dir = env.session_dir("s1");
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join(".git/git-session/quarantine")).unwrap();
+    std::fs::write(node_file(&dir, 0), b"{\"id\": broken").unwrap();
+    let _ = env.run(&["verify", "s1", "--fix"]);
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert_eq!(problems(&env, &["s1"]), vec!["node_damaged".to_string()]);
+    every_commit_parses(&env, &dir);
+}
