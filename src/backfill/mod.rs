@@ -135,6 +135,7 @@ pub fn one(
             Some("backfill does not follow symlinked session directories".into()),
         ));
     }
+    sd.check_links()?;
     let meta = match Meta::read(&sd.meta()) {
         Ok(m) => Some(m),
         Err(_) if !sd.meta().exists() => None,

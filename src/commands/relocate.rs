@@ -50,6 +50,7 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
                 Some("give the directory the project moved to".into()),
             )
         })?;
+    crate::project::refuse_ours(&ctx.state, &new)?;
     let old = p.path.clone().unwrap_or_default();
     projects::update(&ctx.state, ctx.locks, |ps| {
         ps.get_mut(&p.id)

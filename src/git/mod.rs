@@ -309,10 +309,7 @@ impl SessionRepo {
         )
         .map_err(|e| Error::git("init the repository", dir, e))?
         .into();
-        let config = repo.git_dir().join("config");
-        let mut text = std::fs::read_to_string(&config).io("read", &config)?;
-        text.push_str(PINNED_CONFIG);
-        atomic::write(&config, text.as_bytes())?;
+        write_pinned_config(repo.git_dir())?;
         let exclude = repo.git_dir().join("info").join("exclude");
         std::fs::create_dir_all(exclude.parent().expect("info/ has a parent"))
             .io("create", &exclude)?;
@@ -1181,6 +1178,16 @@ impl SessionRepo {
     }
 }
 
+/// Replace `git_dir/config` with the tool's own: the repository basics and
+/// the pinned settings (no hooks, no fsmonitor, no signing). A session
+/// repo's config is never taken from a stranger (`migrate`, `init`).
+pub fn write_pinned_config(git_dir: &Path) -> Result<()> {
+    let text = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n{PINNED_CONFIG}"
+    );
+    atomic::write(&git_dir.join("config"), text.as_bytes())
+}
+
 /// Whether an `index.lock` was left by a git-session process that died (the
 /// caller holds the session's exclusive lock, so none is alive): ours is a
 /// second name of our prepared index or of the index itself (git's lock is
@@ -1325,6 +1332,36 @@ pub enum Spawned {
     NoGit,
 }
 
+/// The git CLI for a repository whose config is not trusted (SPEC §4): no
+/// system or global config, and the settings that run programs forced off
+/// on the command line, which wins over the repository's config and its
+/// includes: no hooks, no fsmonitor, no pager, no alternate-refs command.
+pub fn untrusted_git(dir: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("git");
+    c.arg("-C").arg(dir);
+    for setting in [
+        "core.hooksPath=/dev/null",
+        "core.fsmonitor=false",
+        "core.pager=cat",
+        "core.alternateRefsCommand=",
+        "core.sshCommand=false",
+        "gc.auto=0",
+        "maintenance.auto=false",
+    ] {
+        c.arg("-c").arg(setting);
+    }
+    c.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_CONFIG")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .env_remove("GIT_EXEC_PATH");
+    c
+}
+
 /// Start packing in the background (see `maintenance_args`), one run at a
 /// time per session: the run holds `.git/git-session/maintenance.lock`,
 /// handed to git as its stdin, so that the lock lives exactly as long as git
@@ -1333,21 +1370,20 @@ pub enum Spawned {
 /// compete for the same packs.
 pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> Spawned {
     let git_dir = dir.join(".git");
-    let Ok(lock) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(maintenance_lock(dir))
-    else {
+    let Ok(lock) = crate::layout::atomic::no_follow(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(maintenance_lock(dir)) else {
         return Spawned::Busy; // no private dir: nothing to maintain yet
     };
     if lock.try_lock().is_err() {
         return Spawned::Busy;
     }
-    match std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
+    match untrusted_git(dir)
         .args(maintenance_args(&git_dir, kind))
         .stdin(lock)
         .stdout(std::process::Stdio::null())

@@ -224,12 +224,13 @@ fn log(git_dir: &Path, e: &Edit, old: ObjectId, new: ObjectId, opts: &Options) -
 /// Open `path` with `how`, creating its directory first only when it is
 /// missing (not on every update: a `mkdir` and a `stat` per ref).
 fn create(path: &Path, how: impl Fn(&mut OpenOptions) -> &mut OpenOptions) -> io::Result<File> {
-    match how(&mut OpenOptions::new()).open(path) {
+    let open = || crate::layout::atomic::no_follow(how(&mut OpenOptions::new())).open(path);
+    match open() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            how(&mut OpenOptions::new()).open(path)
+            open()
         }
         other => other,
     }

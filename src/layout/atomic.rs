@@ -63,6 +63,31 @@ pub fn crash_point(name: &str) {
     }
 }
 
+/// `opts` that refuse to open a symlink in the file's place (`O_NOFOLLOW`):
+/// for every file the tool rewrites in place or appends to, so that a link
+/// planted there never leads a write out of the state dir (SPEC §4). A
+/// file replaced by a rename needs none: the rename replaces the link.
+pub fn no_follow(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    opts.custom_flags(libc::O_NOFOLLOW)
+}
+
+/// Refuse `path` when it is a symlink: a directory the layout names (a
+/// session's `history/`, `workdir/`, `.git/`) must be the session's own.
+pub fn refuse_link(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(crate::error::Error::refused(
+            format!("`{}` is a symbolic link", path.display()),
+            Some(
+                "git-session never writes through a link inside a session or the state dir; \
+                 replace it with a directory"
+                    .into(),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Write `bytes` to `path` atomically.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with_mode(path, bytes, 0o644)
@@ -112,11 +137,13 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
 /// rest, and for which a torn file costs a rebuild, never a wrong answer.
 pub fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
+    let f = no_follow(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(path)?;
     f.write_all_at(bytes, 0)?;
     f.set_len(bytes.len() as u64)
 }

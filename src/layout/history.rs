@@ -330,7 +330,8 @@ pub fn record(sd: &SessionDir, catalog: &Catalog, e: &Entry) -> Result<()> {
     let path = sd.catalog_file();
     let line = line_of(e);
     let len = (|| {
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path)?;
+        let mut f =
+            super::atomic::no_follow(std::fs::OpenOptions::new().append(true)).open(&path)?;
         f.write_all(line.as_bytes())?;
         Ok::<_, std::io::Error>(f.metadata()?.len())
     })();

@@ -45,7 +45,16 @@ pub fn session_id(id: &str) -> Result<()> {
 
 /// A node id: the same character rules (it becomes part of a file name).
 pub fn node_id(id: &str) -> Result<()> {
-    check_charset("node id", id)
+    check_charset("node id", id)?;
+    // `ROOT` is the sentinel predecessor of a first turn, never a node.
+    if id == super::schema::ROOT {
+        return Err(Error::InvalidId {
+            what: "node id",
+            value: id.into(),
+            reason: "`ROOT` is reserved (the predecessor of a session's first turn)",
+        });
+    }
+    Ok(())
 }
 
 /// A project id: `default` or `proj_` + hex.

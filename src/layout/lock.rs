@@ -32,13 +32,15 @@ pub struct Lock {
 }
 
 pub fn acquire(path: &Path, kind: Kind, opts: LockOptions) -> Result<Lock> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .io("open the lock file", path)?;
+    let file = super::atomic::no_follow(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(path)
+    .io("open the lock file", path)?;
     let try_once = |f: &File| match kind {
         Kind::Shared => f.try_lock_shared(),
         Kind::Exclusive => f.try_lock(),

@@ -13,6 +13,17 @@ pub const TEMP_PREFIX: &str = ".gs-tmp-";
 
 /// A fresh temporary path of ours in `dir`: `.gs-tmp-<label>.<random>`
 /// (sweeps after a crash find our temps by the prefix).
+/// Whether a file name is `.git` as git (and `git fsck --strict`, which
+/// rejects it as `hasDotgit`) sees it: any case, trailing dots or spaces, or
+/// the 8.3 short name `git~1`. Such an entry is never committed.
+pub fn is_dotgit(name: &[u8]) -> bool {
+    let mut n = name.to_ascii_lowercase();
+    while n.last().is_some_and(|b| *b == b'.' || *b == b' ') {
+        n.pop();
+    }
+    n == b".git" || n == b"git~1"
+}
+
 pub fn temp_path(dir: &Path, label: &str) -> PathBuf {
     dir.join(format!("{TEMP_PREFIX}{label}.{}", ids::generate("")))
 }
@@ -107,6 +118,21 @@ impl StateDir {
         Ok(())
     }
 
+    /// Refuse a state dir whose registry files are symlinks: the journal and
+    /// the locks are appended to or opened in place (SPEC §4).
+    pub fn check_links(&self) -> Result<()> {
+        for p in [
+            self.index_journal(),
+            self.index_json(),
+            self.locations_json(),
+            self.registry_lock(),
+            self.projects_json(),
+        ] {
+            super::atomic::refuse_link(&p)?;
+        }
+        Ok(())
+    }
+
     /// The directories that hold session directories: `sessions/` itself,
     /// then each project's `sessions/projects/<project>/`, in name order.
     pub fn session_parents(&self) -> Vec<PathBuf> {
@@ -122,11 +148,17 @@ impl StateDir {
 
     /// Find the repo of session `id`: the default place, a bound project's
     /// place, then `locations.json` (legacy in-project repos).
+    ///
+    /// A session resolves only to a directory that is that session (SPEC §4):
+    /// in a standard place, its meta.json must not name another id; through
+    /// `locations.json` (a path anyone may have edited), its meta.json must
+    /// name this id.
     pub fn find_session(&self, id: &str) -> Result<SessionDir> {
         ids::session_id(id)?;
+        self.check_links()?;
         let candidate = self.default_session_dir(id);
         if is_session_dir(&candidate) {
-            return SessionDir::checked(candidate);
+            return SessionDir::checked(candidate)?.of(id, false);
         }
         if let Some(p) = self
             .session_parents()
@@ -135,12 +167,12 @@ impl StateDir {
             .map(|parent| parent.join(id))
             .find(|p| is_session_dir(p))
         {
-            return SessionDir::checked(p);
+            return SessionDir::checked(p)?.of(id, false);
         }
         if let Some(p) = super::registry::read_locations(self)?.get(id) {
             let p = PathBuf::from(p);
             if is_session_dir(&p) {
-                return SessionDir::checked(p);
+                return SessionDir::checked(p)?.of(id, true);
             }
         }
         Err(Error::SessionNotFound {
@@ -191,7 +223,60 @@ impl SessionDir {
                 ),
             ));
         }
-        Ok(SessionDir { dir })
+        let sd = SessionDir { dir };
+        sd.check_links()?;
+        Ok(sd)
+    }
+
+    /// Refuse a session whose own directories (`.git/`, `.git/git-session/`,
+    /// `history/`, `workdir/`, `workdir/attachments/`) are symlinks: every
+    /// write below them would leave the session (SPEC §4).
+    pub fn check_links(&self) -> Result<()> {
+        let private = self.private_dir();
+        for p in [
+            self.git_dir(),
+            private.clone(),
+            self.history(),
+            self.dir.join("workdir"),
+            self.attachments(),
+            self.lock_file(),
+            self.snapshot_file(),
+            self.catalog_file(),
+            self.catalog_stamp(),
+            private.join("commits"),
+            private.join("baseline.json"),
+            private.join("maintenance.lock"),
+        ] {
+            super::atomic::refuse_link(&p)?;
+        }
+        Ok(())
+    }
+
+    /// This directory as session `id`: refused when its meta.json names
+    /// another session, or (`strict`, a path from `locations.json`) when it
+    /// has no meta.json naming `id`.
+    fn of(self, id: &str, strict: bool) -> Result<Self> {
+        let named = std::fs::read(self.meta())
+            .ok()
+            .and_then(|b| super::schema::Meta::parse(&b).ok())
+            .and_then(|m| m.str("id").map(str::to_owned));
+        match named {
+            Some(n) if n == id => Ok(self),
+            None if !strict => Ok(self),
+            other => Err(Error::refused(
+                format!(
+                    "`{}` is not session `{id}`: {}",
+                    self.dir.display(),
+                    match other {
+                        Some(n) => format!("its meta.json names `{n}`"),
+                        None => "it has no meta.json naming it".into(),
+                    }
+                ),
+                Some(format!(
+                    "nothing was read or written; fix the entry for `{id}` in locations.json, or run `git-session verify --all`"
+                )),
+            )),
+        }
     }
 
     pub fn meta(&self) -> PathBuf {

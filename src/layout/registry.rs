@@ -55,9 +55,7 @@ pub fn read_locations(state: &StateDir) -> Result<BTreeMap<String, String>> {
 /// Append one row (or a partial row: only the keys given change) to the journal.
 pub fn journal_append(state: &StateDir, row: &Row) -> Result<()> {
     let path = state.index_journal();
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
+    let mut f = atomic::no_follow(std::fs::OpenOptions::new().append(true).create(true))
         .open(&path)
         .io("open the index journal", &path)?;
     f.lock_shared().io("lock", &path)?;
@@ -180,13 +178,15 @@ fn fold_locked(
     edit: impl FnOnce(&mut Index),
 ) -> Result<Index> {
     let jpath = state.index_journal();
-    let journal = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&jpath)
-        .io("open the index journal", &jpath)?;
+    let journal = atomic::no_follow(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(&jpath)
+    .io("open the index journal", &jpath)?;
     journal.lock().io("lock", &jpath)?;
     let mut index = match read_index_file(state)? {
         Some(i) => i,

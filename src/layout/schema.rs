@@ -114,6 +114,14 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
             Some("git-session never follows symlinks inside a session".into()),
         ));
     }
+    if !md.is_file() {
+        // A FIFO would block the reader forever; a device is no node.
+        return Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            reason: "it is not a regular file".into(),
+            help: Some("move it out of the session; it is never opened".into()),
+        });
+    }
     if md.len() > MAX_FILE_BYTES {
         return Err(Error::corrupt(
             path,

@@ -113,8 +113,38 @@ fn session_lock(sd: &SessionDir, locks: LockOptions) -> Result<Option<lock::Lock
 /// Remove a session: its repository, index row, location and project
 /// bindings. The directory is first renamed to a temp name, so it vanishes at
 /// once; a crash leaves a temp directory that `verify --fix` removes.
+/// What a session directory may hold: a directory with anything else in it
+/// (a path `locations.json` names inside a user's tree) is not deleted.
+const SESSION_ENTRIES: &[&str] = &[
+    "meta.json",
+    "history",
+    "workdir",
+    "context",
+    "large_nodes",
+    ".git",
+];
+
 pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf> {
     let sd = state.find_session(id)?;
+    let foreign: Vec<String> = std::fs::read_dir(&sd.dir)
+        .io("list", &sd.dir)?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !SESSION_ENTRIES.contains(&n.as_str()) && !n.starts_with(TEMP_PREFIX))
+        .collect();
+    if !foreign.is_empty() {
+        return Err(crate::error::Error::refused(
+            format!(
+                "`{}` holds files that are not session `{id}`'s: {}",
+                sd.dir.display(),
+                foreign.join(", ")
+            ),
+            Some(
+                "nothing was deleted; move those files out first, or delete the session by hand"
+                    .into(),
+            ),
+        ));
+    }
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
     let session = session_lock(&sd, locks)?;
     let parent = sd

@@ -132,15 +132,48 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
     Ok(found.into_values().collect())
 }
 
-/// Copy a directory tree (files, symlinks, modes).
+/// What a migration does not copy from a legacy repo (a stranger's tree):
+/// its git config and hooks (the copy gets the tool's pinned config), our
+/// caches, lock and counters (rebuilt), special files (a FIFO would block
+/// the copy), and symlinks where the layout expects the tool's own files or
+/// directories (`meta.json`, `history/`, `workdir/`, `workdir/attachments/`,
+/// anything in `.git/`), which would lead later writes out of the session.
+fn not_copied(rel: &Path, ft: std::fs::FileType) -> bool {
+    let git = Path::new(".git");
+    let ours = rel == git.join("config")
+        || rel.starts_with(git.join("hooks"))
+        || rel.starts_with(git.join("git-session"))
+        || rel == git.join("git-session.lock");
+    let special = !ft.is_dir() && !ft.is_file() && !ft.is_symlink();
+    let layout_link = ft.is_symlink()
+        && (rel.starts_with(git)
+            || [
+                Path::new("meta.json"),
+                Path::new("history"),
+                Path::new("workdir"),
+                Path::new("workdir/attachments"),
+            ]
+            .contains(&rel));
+    ours || special || layout_link
+}
+
+/// Copy a directory tree (files, symlinks, modes) but what
+/// [`not_copied`] names, and pin the copy's git config.
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    for e in walkdir::WalkDir::new(from) {
+    let mut walk = walkdir::WalkDir::new(from).into_iter();
+    while let Some(e) = walk.next() {
         let e = e
             .map_err(|e| std::io::Error::other(e.to_string()))
             .io("walk", from)?;
         let rel = e.path().strip_prefix(from).expect("below the root");
-        let dest = to.join(rel);
         let ft = e.file_type();
+        if not_copied(rel, ft) {
+            if ft.is_dir() {
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let dest = to.join(rel);
         if ft.is_dir() {
             std::fs::create_dir_all(&dest).io("create", &dest)?;
         } else if ft.is_symlink() {
@@ -149,6 +182,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         } else {
             std::fs::copy(e.path(), &dest).io("copy", e.path())?;
         }
+    }
+    if to.join(".git").is_dir() {
+        crate::git::write_pinned_config(&to.join(".git"))?;
     }
     Ok(())
 }
@@ -159,16 +195,20 @@ fn identical(a: &Path, b: &Path) -> Result<Option<String>> {
         let mut m = BTreeMap::new();
         // Our lock file and caches inside `.git` are not session content
         // (any of our commands may create them in the source meanwhile).
-        let private =
-            |p: &Path| p.starts_with(".git/git-session") || p == Path::new(".git/git-session.lock");
-        for e in walkdir::WalkDir::new(root).min_depth(1) {
+        // The config is compared apart: the copy's is pinned.
+        let mut walk = walkdir::WalkDir::new(root).min_depth(1).into_iter();
+        while let Some(e) = walk.next() {
             let e = e
                 .map_err(|e| std::io::Error::other(e.to_string()))
                 .io("walk", root)?;
             let rel = e.path().strip_prefix(root).expect("below").to_path_buf();
-            if !private(&rel) {
-                m.insert(rel, e.file_type().is_dir());
+            if not_copied(&rel, e.file_type()) {
+                if e.file_type().is_dir() {
+                    walk.skip_current_dir();
+                }
+                continue;
             }
+            m.insert(rel, e.file_type().is_dir());
         }
         Ok(m)
     };

@@ -17,7 +17,7 @@ use gix::bstr::ByteSlice;
 use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
 use crate::layout::history::{self, Catalog};
-use crate::layout::paths::Snapshot;
+use crate::layout::paths::{Snapshot, is_dotgit};
 use crate::layout::schema::{Node, ROOT};
 use crate::layout::{SessionDir, TEMP_PREFIX, atomic};
 use crate::session::{self, MessageParts, Trailers};
@@ -108,12 +108,23 @@ fn sweep_others(
     for root in roots {
         let name = root.file_name();
         let name = name.as_bytes();
-        if name == b".git" || name == b"history" || name.starts_with(TEMP_PREFIX.as_bytes()) {
+        if name == b"history" || name.starts_with(TEMP_PREFIX.as_bytes()) {
+            continue;
+        }
+        if is_dotgit(name) {
+            if name != b".git" {
+                warn(format!(
+                    "skipping `{}`: a `.git` is never part of a session",
+                    root.path().display()
+                ));
+            }
             continue;
         }
         let md = root.metadata().io("inspect", root.path())?;
         if !md.is_dir() {
-            files.push((root.path(), md));
+            if let Some(md) = committable(&root.path(), md, warn) {
+                files.push((root.path(), md));
+            }
             continue;
         }
         let walker = walkdir::WalkDir::new(root.path())
@@ -122,6 +133,13 @@ fn sweep_others(
             .into_iter()
             .filter_entry(|e| {
                 let temp = e.file_name().as_bytes().starts_with(TEMP_PREFIX.as_bytes());
+                let dotgit = is_dotgit(e.file_name().as_bytes());
+                if dotgit {
+                    warn(format!(
+                        "skipping `{}`: a `.git` is never part of a session",
+                        e.path().display()
+                    ));
+                }
                 let nested = e.file_type().is_dir() && e.path().join(".git").exists();
                 if nested {
                     warn(format!(
@@ -129,7 +147,7 @@ fn sweep_others(
                         e.path().display()
                     ));
                 }
-                !temp && !nested
+                !temp && !nested && !dotgit
             });
         if root.path().join(".git").exists() {
             warn(format!(
@@ -138,6 +156,7 @@ fn sweep_others(
             ));
             continue;
         }
+        let mut specials = Vec::new();
         for entry in walker {
             let entry = entry
                 .map_err(|e| std::io::Error::other(e.to_string()))
@@ -149,7 +168,17 @@ fn sweep_others(
                 .metadata()
                 .map_err(|e| std::io::Error::other(e.to_string()))
                 .io("inspect", entry.path())?;
-            files.push((entry.into_path(), md));
+            if md.is_file() || md.file_type().is_symlink() {
+                files.push((entry.into_path(), md));
+            } else {
+                specials.push(entry.into_path());
+            }
+        }
+        for p in specials {
+            warn(format!(
+                "skipping `{}`: not a regular file (a FIFO, socket or device)",
+                p.display()
+            ));
         }
     }
     for (path, md) in files {
@@ -203,6 +232,24 @@ fn sweep_others(
         }
     }
     Ok(())
+}
+
+/// A regular file or a symlink is committed; a FIFO, socket or device (an
+/// agent's tool can make one in `workdir/`) is skipped with a warning and
+/// never opened: reading a FIFO would block with the session locked.
+fn committable(
+    path: &Path,
+    md: std::fs::Metadata,
+    warn: &mut dyn FnMut(String),
+) -> Option<std::fs::Metadata> {
+    if md.is_file() || md.file_type().is_symlink() {
+        return Some(md);
+    }
+    warn(format!(
+        "skipping `{}`: not a regular file (a FIFO, socket or device)",
+        path.display()
+    ));
+    None
 }
 
 /// A commit that exists, or one planned earlier in this run.
@@ -640,6 +687,20 @@ pub fn commit_pending(
         if md.is_dir() {
             warn(format!(
                 "skipping directory `{}` inside history/",
+                path.display()
+            ));
+            continue;
+        }
+        if is_dotgit(f.as_bytes()) {
+            warn(format!(
+                "skipping `{}`: a `.git` is never part of a session",
+                path.display()
+            ));
+            continue;
+        }
+        if !md.is_file() && !md.file_type().is_symlink() {
+            warn(format!(
+                "skipping `{}`: not a regular file (a FIFO, socket or device)",
                 path.display()
             ));
             continue;

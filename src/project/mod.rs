@@ -17,6 +17,32 @@ use crate::layout::schema::{Meta, Node};
 use crate::layout::{SessionDir, StateDir, atomic, ids};
 
 /// Register `path` (an existing directory); the id is stable per path.
+/// A project directory is the user's: never the state dir, anything inside
+/// it or holding it, nor a session repository (SPEC §4). `canon` is
+/// canonical.
+pub fn refuse_ours(state: &StateDir, canon: &Path) -> Result<()> {
+    let root = std::fs::canonicalize(&state.root).unwrap_or_else(|_| state.root.clone());
+    let why = if canon.starts_with(&root) {
+        Some("it is inside the state directory")
+    } else if root.starts_with(canon) {
+        Some("it holds the state directory")
+    } else if crate::layout::paths::is_session_dir(canon)
+        && canon.join("meta.json").is_file()
+        && canon.join(".git").is_dir()
+    {
+        Some("it is a session repository")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Error::refused(
+            format!("`{}` cannot be a project: {why}", canon.display()),
+            Some("give the directory of your own work tree".into()),
+        )),
+        None => Ok(()),
+    }
+}
+
 pub fn add(
     state: &StateDir,
     path: &Path,
@@ -36,6 +62,7 @@ pub fn add(
             None,
         ));
     }
+    refuse_ours(state, &canon)?;
     let now = crate::out::now();
     projects::update(state, locks, |ps| {
         let existing = ps

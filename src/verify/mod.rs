@@ -61,6 +61,12 @@ const NOTHING: &str = "nothing (it needs a person)";
 /// Every finding `verify` reports.
 pub const KINDS: &[Kind] = &[
     Kind {
+        code: "layout_link",
+        meaning: "a directory the layout names (.git/, history/, workdir/, workdir/attachments/) is a symlink",
+        fix: "replace the link with a directory",
+        repair: NOTHING,
+    },
+    Kind {
         code: "meta_missing",
         meaning: "the session has no meta.json",
         fix: "restore it from git",
@@ -446,6 +452,17 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         out: SessionCheck::default(),
     };
 
+    // The session's own directories are not links out of it.
+    if let Err(e) = sd.check_links() {
+        c.add(
+            "layout_link",
+            &sd.dir,
+            e.to_string(),
+            "replace the link with the directory it should be (nothing writes through it)".into(),
+            false,
+        );
+        return c.out;
+    }
     // meta.json: parses and names this session.
     let meta = match Meta::read(&sd.meta()) {
         Ok(m) => {
@@ -1145,6 +1162,9 @@ fn same_as_blob(
     });
     if cached == Some(true) {
         return None;
+    }
+    if !md.is_file() && !md.file_type().is_symlink() {
+        return Some(Vec::new()); // a FIFO or device is never read
     }
     let data = if md.file_type().is_symlink() {
         std::fs::read_link(path)

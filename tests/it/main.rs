@@ -1,6 +1,7 @@
 //! Integration tests: the binary run as a process on temp dirs, checked with
 //! real git.
 
+mod attacks;
 mod bad_input;
 mod concurrency;
 mod core;

@@ -6,7 +6,7 @@ use crate::env::{TestEnv, tree_bytes};
 
 /// A project directory with one fully committed Python-store session inside,
 /// registered the way the Python store registers it.
-fn legacy(env: &TestEnv) -> (PathBuf, PathBuf) {
+pub fn legacy(env: &TestEnv) -> (PathBuf, PathBuf) {
     let project = env.tmp.path().join("proj");
     let src = project.join(".openprogram/sessions/p1");
     std::fs::create_dir_all(src.join("history")).unwrap();
@@ -34,7 +34,7 @@ fn legacy(env: &TestEnv) -> (PathBuf, PathBuf) {
     (project, src)
 }
 
-fn target(env: &TestEnv) -> PathBuf {
+pub fn target(env: &TestEnv) -> PathBuf {
     env.state().join("sessions/projects/proj_2027fdfd/p1")
 }
 

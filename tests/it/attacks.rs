@@ -1,0 +1,381 @@
+//! Hostile repositories, symlinks and registries (issue 19): each class
+//! with a planted attack; a marker proves that nothing ran and nothing
+//! outside changed, and the honest data stays intact.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::env::TestEnv;
+
+/// An outside file with known bytes, and a check that it kept them.
+struct Victim {
+    path: PathBuf,
+}
+
+const VICTIM: &[u8] = b"the user's own file\n";
+
+impl Victim {
+    fn new(env: &TestEnv, name: &str) -> Victim {
+        let path = env.tmp.path().join("outside").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, VICTIM).unwrap();
+        Victim { path }
+    }
+
+    fn untouched(&self, what: &str) {
+        assert_eq!(
+            std::fs::read(&self.path).unwrap(),
+            VICTIM,
+            "{what}: the outside file changed"
+        );
+    }
+}
+
+fn session(env: &TestEnv) -> PathBuf {
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &["read"]);
+    env.session_dir("s1")
+}
+
+/// Wait for the session's background packing run to end.
+fn packing_done(dir: &Path) {
+    if let Ok(f) = std::fs::File::options()
+        .write(true)
+        .open(dir.join(".git/git-session/maintenance.lock"))
+    {
+        f.lock().unwrap();
+    }
+}
+
+/// A config that runs `touch <marker>` from three places: core.fsmonitor,
+/// a hooks directory, and an included file carrying both.
+fn plant_config(env: &TestEnv, git_dir: &Path) -> PathBuf {
+    let marker = env.tmp.path().join("PWNED");
+    let hooks = env.tmp.path().join("evil-hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in ["reference-transaction", "pre-auto-gc", "post-checkout"] {
+        let h = hooks.join(hook);
+        std::fs::write(&h, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&h, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let inc = env.tmp.path().join("evil.cfg");
+    std::fs::write(
+        &inc,
+        format!(
+            "[core]\n\tfsmonitor = \"touch '{}'; false\"\n\thooksPath = {}\n",
+            marker.display(),
+            hooks.display()
+        ),
+    )
+    .unwrap();
+    let mut cfg = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    cfg.push_str(&format!(
+        "[core]\n\tfsmonitor = \"touch '{}'; false\"\n\thooksPath = {}\n[include]\n\tpath = {}\n",
+        marker.display(),
+        hooks.display(),
+        inc.display()
+    ));
+    std::fs::write(git_dir.join("config"), cfg).unwrap();
+    marker
+}
+
+#[test]
+fn a_repositorys_own_config_never_runs_code_in_background_packing() {
+    let env = TestEnv::new();
+    let dir = session(&env);
+    let marker = plant_config(&env, &dir.join(".git"));
+    // The next turn is due for a full `git gc`.
+    let snap = dir.join(".git/git-session/snapshot");
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[1] = "199".into();
+    std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
+    env.turn("s1", "two", &[]);
+    std::thread::sleep(Duration::from_millis(200));
+    packing_done(&dir);
+    assert!(
+        dir.join(".git/packed-refs").exists(),
+        "the background `git gc` ran (it packs the refs)"
+    );
+    assert!(!marker.exists(), "the planted config ran");
+    // The attack is real: plain git in that repository runs it.
+    let _ = env.git_in(&dir, &["gc", "-q"]);
+    assert!(marker.exists(), "the planted config is not an attack");
+    std::fs::remove_file(&marker).unwrap();
+    env.ok(&["verify", "s1"]);
+}
+
+#[test]
+fn migrate_gives_the_copy_the_pinned_config_not_the_sources() {
+    let env = TestEnv::new();
+    let (_, src) = crate::migrate::legacy(&env);
+    let marker = plant_config(&env, &src.join(".git"));
+    env.ok(&["migrate"]);
+    let dst = crate::migrate::target(&env);
+    let cfg = std::fs::read_to_string(dst.join(".git/config")).unwrap();
+    assert!(
+        !cfg.contains("touch") && !cfg.contains("include") && cfg.contains("hooksPath = /dev/null"),
+        "{cfg}"
+    );
+    assert!(!dst.join(".git/hooks").exists());
+    // Turns and packing in the published copy run nothing.
+    for n in 0..11 {
+        env.turn("p1", &format!("turn {n}"), &[]);
+    }
+    packing_done(&dst);
+    assert!(!marker.exists(), "the source's config ran in the copy");
+    let fsck = env.git_in(&dst, &["fsck", "--strict", "--no-progress"]);
+    assert!(fsck.status.success());
+}
+
+#[test]
+fn writes_never_follow_a_planted_link_out_of_the_session() {
+    // A link in place of each file the tool rewrites in place or appends to.
+    for rel in [
+        ".git/git-session/snapshot",
+        ".git/git-session/commits",
+        ".git/git-session/catalog.stamp",
+        ".git/git-session/catalog",
+        ".git/git-session.lock",
+    ] {
+        let env = TestEnv::new();
+        let dir = session(&env);
+        let victim = Victim::new(&env, "victim");
+        let _ = std::fs::remove_file(dir.join(rel));
+        std::os::unix::fs::symlink(&victim.path, dir.join(rel)).unwrap();
+        let err = env.fails(&["append", "s1", "--text", "two"], 1);
+        assert!(err.contains("symbolic link"), "{rel}: {err}");
+        env.fails(&["commit-turn", "s1"], 1);
+        victim.untouched(rel);
+    }
+    // The registry journal.
+    let env = TestEnv::new();
+    session(&env);
+    let victim = Victim::new(&env, "bashrc");
+    let j = env.state().join("sessions/index.journal");
+    let _ = std::fs::remove_file(&j);
+    std::os::unix::fs::symlink(&victim.path, &j).unwrap();
+    let _ = env.run(&["append", "s1", "--text", "two"]);
+    let _ = env.run(&["update", "s1", "--pin"]);
+    let _ = env.run(&["init", "s2"]);
+    victim.untouched("index.journal");
+}
+
+#[test]
+fn a_symlinked_history_or_attachments_directory_is_refused() {
+    for rel in [
+        "history",
+        "workdir",
+        "workdir/attachments",
+        ".git/git-session",
+    ] {
+        let env = TestEnv::new();
+        let dir = session(&env);
+        let outside = env.tmp.path().join("outside-dir");
+        std::fs::create_dir_all(&outside).unwrap();
+        let p = dir.join(rel);
+        if p.exists() {
+            std::fs::rename(&p, env.tmp.path().join("moved-away")).unwrap();
+        }
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &p).unwrap();
+        let file = env.tmp.path().join("a.txt");
+        std::fs::write(&file, "attached").unwrap();
+        let err = env.fails(
+            &[
+                "append",
+                "s1",
+                "--text",
+                "x",
+                "--attach",
+                file.to_str().unwrap(),
+            ],
+            1,
+        );
+        assert!(err.contains("symbolic link"), "{rel}: {err}");
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "{rel}: something was written outside"
+        );
+        // verify names it.
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{rel}");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("layout_link") && said.contains(rel),
+            "{rel}: {said}"
+        );
+    }
+}
+
+#[test]
+fn delete_removes_nothing_on_a_registrys_word_alone() {
+    let env = TestEnv::new();
+    session(&env);
+    // A user directory that looks like a session: it has a history/ folder.
+    let victim = env.tmp.path().join("my-project");
+    std::fs::create_dir_all(victim.join("history")).unwrap();
+    std::fs::write(victim.join("history/notes.txt"), "mine").unwrap();
+    std::fs::write(victim.join("thesis.tex"), "mine too").unwrap();
+    std::fs::write(
+        env.state().join("sessions/locations.json"),
+        format!(
+            r#"{{"victim": "{}", "alias": "{}"}}"#,
+            victim.display(),
+            env.session_dir("s1").display()
+        ),
+    )
+    .unwrap();
+    let err = env.fails(&["delete", "victim", "--yes"], 1);
+    assert!(err.contains("not session `victim`"), "{err}");
+    assert!(victim.join("thesis.tex").exists() && victim.join("history/notes.txt").exists());
+    // An alias for another session's repo: neither written nor erased.
+    let before = env.history_files("s1");
+    env.fails(&["append", "alias", "--text", "into s1?"], 1);
+    env.fails(&["delete", "alias", "--yes"], 1);
+    assert_eq!(env.history_files("s1"), before);
+    assert!(env.session_dir("s1").join("meta.json").exists());
+    // A legacy location holding the session plus files of the user's: kept.
+    let legacy = env.tmp.path().join("legacy-s9");
+    std::fs::create_dir_all(legacy.join("history")).unwrap();
+    std::fs::write(legacy.join("meta.json"), r#"{"id":"s9"}"#).unwrap();
+    std::fs::write(legacy.join("README.md"), "the user's").unwrap();
+    std::fs::write(
+        env.state().join("sessions/locations.json"),
+        format!(r#"{{"s9": "{}"}}"#, legacy.display()),
+    )
+    .unwrap();
+    let err = env.fails(&["delete", "s9", "--yes"], 1);
+    assert!(err.contains("README.md"), "{err}");
+    assert!(legacy.join("README.md").exists());
+    env.ok(&["verify", "s1"]);
+}
+
+#[test]
+fn the_state_dir_or_a_session_is_never_a_project() {
+    let env = TestEnv::new();
+    let dir = session(&env);
+    let state = env.state();
+    for p in [
+        state.clone(),
+        state.join("sessions"),
+        dir.clone(),
+        env.tmp.path().to_path_buf(), // holds the state dir
+    ] {
+        let err = env.fails(&["project", "add", p.to_str().unwrap()], 1);
+        assert!(
+            err.contains("cannot be a project"),
+            "{}: {err}",
+            p.display()
+        );
+    }
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let pid = env
+        .ok(&["project", "add", work.to_str().unwrap()])
+        .trim()
+        .to_string();
+    let err = env.fails(&["relocate", &pid, state.to_str().unwrap()], 1);
+    assert!(err.contains("cannot be a project"), "{err}");
+    assert!(
+        !state.join(".git").exists(),
+        "no repository in the state dir"
+    );
+    env.ok(&["verify", "--all"]);
+}
+
+#[test]
+fn a_fifo_in_the_session_tree_is_skipped_not_read() {
+    let env = TestEnv::new();
+    let dir = session(&env);
+    std::fs::create_dir_all(dir.join("workdir")).unwrap();
+    let fifo = dir.join("workdir/pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    env.append("s1", &["--text", "two"]);
+    let mut child = env
+        .cmd()
+        .args(["commit-turn", "s1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("commit-turn hung on a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.contains("not a regular file"), "{err}");
+    let files = env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!files.contains("pipe"), "{files}");
+    assert!(files.contains("history/"), "{files}");
+    let out = env.run(&["verify", "s1"]);
+    assert!(out.status.success());
+}
+
+#[test]
+fn a_dot_git_in_any_case_is_never_committed() {
+    let env = TestEnv::new();
+    let dir = session(&env);
+    for name in [".GIT", ".Git", ".git."] {
+        std::fs::create_dir_all(dir.join("workdir").join(name)).unwrap();
+        std::fs::write(dir.join("workdir").join(name).join("config"), "x").unwrap();
+    }
+    std::fs::write(dir.join("workdir/.gIt"), "a file named so").unwrap();
+    env.turn("s1", "two", &[]);
+    let files = env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(
+        !files.to_lowercase().contains(".git/") && !files.contains(".gIt"),
+        "{files}"
+    );
+    let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    env.ok(&["verify", "s1"]);
+}
+
+#[test]
+fn the_root_sentinel_is_no_node_id() {
+    let env = TestEnv::new();
+    session(&env);
+    let err = env.fails(&["append", "s1", "--id", "ROOT", "--text", "x"], 2);
+    assert!(err.contains("reserved"), "{err}");
+    let mut c = env.cmd();
+    let out = c
+        .args(["append", "s1", "--json-node"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            use std::io::Write;
+            ch.stdin
+                .take()
+                .unwrap()
+                .write_all(br#"{"id":"ROOT","role":"user","output":"x"}"#)?;
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    env.ok(&["verify", "s1"]);
+}
