@@ -178,6 +178,9 @@ _git__session() {
             git__session__subcmd__help__subcmd__project,log)
                 cmd="git__session__subcmd__help__subcmd__project__subcmd__log"
                 ;;
+            git__session__subcmd__help__subcmd__project,remove)
+                cmd="git__session__subcmd__help__subcmd__project__subcmd__remove"
+                ;;
             git__session__subcmd__help__subcmd__project,set)
                 cmd="git__session__subcmd__help__subcmd__project__subcmd__set"
                 ;;
@@ -202,6 +205,9 @@ _git__session() {
             git__session__subcmd__project,log)
                 cmd="git__session__subcmd__project__subcmd__log"
                 ;;
+            git__session__subcmd__project,remove)
+                cmd="git__session__subcmd__project__subcmd__remove"
+                ;;
             git__session__subcmd__project,set)
                 cmd="git__session__subcmd__project__subcmd__set"
                 ;;
@@ -225,6 +231,9 @@ _git__session() {
                 ;;
             git__session__subcmd__project__subcmd__help,log)
                 cmd="git__session__subcmd__project__subcmd__help__subcmd__log"
+                ;;
+            git__session__subcmd__project__subcmd__help,remove)
+                cmd="git__session__subcmd__project__subcmd__help__subcmd__remove"
                 ;;
             git__session__subcmd__project__subcmd__help,set)
                 cmd="git__session__subcmd__project__subcmd__help__subcmd__set"
@@ -503,7 +512,7 @@ _git__session() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -W "idle done failed needs-input" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "idle done failed needs_input" -- "${cur}"))
                     return 0
                     ;;
                 --project-paths)
@@ -894,7 +903,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__project)
-            opts="add list show set bind unbind log"
+            opts="add list show set bind remove unbind log"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -950,6 +959,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__project__subcmd__log)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__project__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1234,13 +1257,17 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__man)
-            opts="-q -h -V --dir --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-q -h -V --dir --install --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --install)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1290,7 +1317,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__project)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version add list show set bind unbind log help"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version add list show set bind remove unbind log help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1372,7 +1399,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__project__subcmd__help)
-            opts="add list show set bind unbind log help"
+            opts="add list show set bind remove unbind log help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1442,6 +1469,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__project__subcmd__help__subcmd__log)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__project__subcmd__help__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1538,6 +1579,32 @@ _git__session() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__project__subcmd__remove)
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -106,7 +106,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l 
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l status -d 'Session status after the turn (`done` also marks it unread; `failed` adds a trailer)' -r -f -a "idle\t''
 done\t''
 failed\t''
-needs-input\t''"
+needs_input\t'The layout\'s spelling; `needs-input` is accepted too'"
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l project-paths -d 'The files the agent changed in the project (relative to it): with auto-commit, only these are committed, and only if none was dirty when the turn began' -r
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
@@ -180,7 +180,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand list" -l no-wait
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l title -d 'New title (empty: clear it, and let automatic titling name it again)' -r
-complete -c git-session -n "__fish_git_session_using_subcommand update" -l status -d 'idle, running, needs_input, done, failed or interrupted' -r
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l status -d 'idle, running, needs_input (or needs-input), done, failed or interrupted' -r
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l group -d 'Group name (empty: no group)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
@@ -188,7 +188,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand update" -l color
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l pin -d 'Pin it to the top of a UI\'s list'
-complete -c git-session -n "__fish_git_session_using_subcommand update" -l unpin
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l unpin -d 'Take the pin off'
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l read -d 'Mark as read'
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l unread -d 'Mark as unread'
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -263,24 +263,25 @@ complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s q 
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -s h -l help -d 'Print help'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "add" -d 'Register a working directory (the id is stable per path)'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "list" -d 'List projects; a moved directory is shown with the relocate command'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "show" -d 'Show one project and its sessions'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "set" -d 'Change a project\'s settings'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "bind" -d 'Bind a session to a project (before its first turn; after it, only to the same project)'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "unbind" -d 'Remove a project\'s registration; its sessions keep their history and project_id'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "log" -d 'The agent\'s commits in the project\'s repository, with their session and turn'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind unbind log help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "add" -d 'Register a working directory (the id is stable per path)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "list" -d 'List projects; a moved directory is shown with the relocate command'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "show" -d 'Show one project and its sessions'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "set" -d 'Change a project\'s settings'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "bind" -d 'Bind a session to a project (before its first turn; after it, only to the same project)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "remove" -d 'Remove a project from the registry (its directory, repository and sessions are untouched; the sessions keep their history and project_id)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "unbind" -d 'Deprecated name of `project remove`'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "log" -d 'The agent\'s commits in the project\'s repository, with their session and turn'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l name -d 'Display name [default: the directory\'s name]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
@@ -313,7 +314,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l name -r
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l name -d 'A new display name (the id and path stay)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l status -d 'active, paused or done' -r
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l auto-commit -d 'Commit the agent\'s changes at the end of each turn' -r -f -a "true\t''
 false\t''"
@@ -339,6 +340,16 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
@@ -365,7 +376,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one project and its sessions'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "set" -d 'Change a project\'s settings'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "bind" -d 'Bind a session to a project (before its first turn; after it, only to the same project)'
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "unbind" -d 'Remove a project\'s registration; its sessions keep their history and project_id'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a project from the registry (its directory, repository and sessions are untouched; the sessions keep their history and project_id)'
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "unbind" -d 'Deprecated name of `project remove`'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "log" -d 'The agent\'s commits in the project\'s repository, with their session and turn'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
@@ -439,6 +451,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand demo" -l no-wait
 complete -c git-session -n "__fish_git_session_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand demo" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l dir -d 'Write every page into DIR instead' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l install -d 'Install every page where `man` finds it: `man1/` and `man5/` under DIR [default: `$XDG_DATA_HOME/man`, else `~/.local/share/man`], so that `git session --help` and `man git-session` work' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
@@ -490,5 +503,6 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "show" -d 'Show one project and its sessions'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "set" -d 'Change a project\'s settings'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "bind" -d 'Bind a session to a project (before its first turn; after it, only to the same project)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "unbind" -d 'Remove a project\'s registration; its sessions keep their history and project_id'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "remove" -d 'Remove a project from the registry (its directory, repository and sessions are untouched; the sessions keep their history and project_id)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "unbind" -d 'Deprecated name of `project remove`'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "log" -d 'The agent\'s commits in the project\'s repository, with their session and turn'

@@ -40,11 +40,14 @@ pub enum Error {
     },
 
     #[error("no session `{id}` in `{state}`")]
-    #[diagnostic(
-        code(git_session::session::not_found),
-        help("create it with `git-session init {id}`, or pass `--create` to `append`")
-    )]
-    SessionNotFound { id: String, state: PathBuf },
+    #[diagnostic(code(git_session::session::not_found))]
+    SessionNotFound {
+        id: String,
+        state: PathBuf,
+        /// The next action: the closest existing ids, or where to look.
+        #[help]
+        help: String,
+    },
 
     #[error("{message}")]
     #[diagnostic(code(git_session::refused))]

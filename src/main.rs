@@ -17,39 +17,55 @@ pub extern "C" fn pow(x: f64, y: f64) -> f64 {
 
 fn main() -> ExitCode {
     git_session::out::trace("start");
-    let cli = match Cli::parse_from(std::env::args_os().collect()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `--json` anywhere before `--`: errors are records too.
+    let json = argv
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
+    let cli = match Cli::parse_from(argv) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(e) => return parse_error(e, json),
     };
     git_session::out::trace("parsed");
-    // Diagnostics are read by scripts and tests as much as by people: no
-    // wrapping; colour only when asked for or on a terminal without NO_COLOR.
-    let color = cli.global.color.enabled();
-    let _ = miette::set_hook(Box::new(move |_| {
-        Box::new(
-            miette::MietteHandlerOpts::new()
-                .wrap_lines(false)
-                .color(color)
-                .unicode(color)
-                .build(),
-        )
-    }));
     let result = cli::run(cli);
     git_session::out::trace("done");
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let code = err.exit_code();
-            eprintln!("{:?}", miette::Report::new(err));
+            if json {
+                println!("{}", git_session::out::error_record(&err, code));
+            }
+            eprint!("{}", git_session::out::render_error(&err));
             ExitCode::from(code)
         }
     }
+}
+
+/// A command line the parser refused (or `--help`, `--version`): clap's
+/// message, then a `help:` line; under `--json`, an error record as well.
+fn parse_error(e: clap::Error, json: bool) -> ExitCode {
+    if !e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::from(exit::OK);
+    }
+    let text = e.render().to_string();
+    let message = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string();
+    let help = "run `git-session help <command>` or `git-session <command> --help` for the usage";
+    if json {
+        let rec = serde_json::json!({"type": "error", "data": {
+            "code": "git_session::usage::parse", "message": message, "help": help, "exit": exit::USAGE,
+        }});
+        println!("{rec}");
+    }
+    eprint!("{}", text.trim_end_matches('\n'));
+    eprintln!("\nhelp: {help}\ncode: git_session::usage::parse");
+    ExitCode::from(exit::USAGE)
 }

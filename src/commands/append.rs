@@ -208,8 +208,27 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         node.output = Value::String(args.text.clone().unwrap_or_default());
     }
     if let Some(i) = &args.input {
-        node.input = serde_json::from_str(i)
-            .map_err(|e| Error::usage(format!("`--input` is not valid JSON: {e}"), None))?;
+        node.input = serde_json::from_str(i).map_err(|e| {
+            Error::usage(
+                format!("`--input` is not valid JSON: {e}"),
+                Some(
+                    "give the tool's arguments as one JSON value, e.g. '{\"path\": \"a.rs\"}'"
+                        .into(),
+                ),
+            )
+        })?;
+    }
+    // A user message with nothing in it is a mistake, not a turn.
+    if !args.json_node
+        && args.file.is_none()
+        && args.text.is_none()
+        && args.role == Role::User
+        && args.attach.is_empty()
+    {
+        return Err(Error::usage(
+            "no message: give `--text`, `--file` or `--json-node`",
+            Some("an empty message needs `--text \"\"` said explicitly".into()),
+        ));
     }
     if args.id.is_some() {
         node.id = args.id.clone();
@@ -266,6 +285,14 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
                 }
                 Created::Existing(sd) => sd,
             }
+        }
+        // Appending is the one place where creating is the likely wish.
+        Err(Error::SessionNotFound { id, state, help }) => {
+            return Err(Error::SessionNotFound {
+                help: format!("{help}; `--create` makes a new session `{id}` with this node"),
+                id,
+                state,
+            });
         }
         Err(e) => return Err(e),
     };

@@ -96,9 +96,9 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
                     failed += 1;
                     let id = &targets[i].id;
                     progress.suspend(|| {
-                        eprintln!(
-                            "git-session: backfill of `{id}` failed:\n{:?}",
-                            miette::Report::new(e)
+                        eprint!(
+                            "git-session: backfill of `{id}` failed:\n{}",
+                            crate::out::render_error(&e)
                         )
                     });
                 }

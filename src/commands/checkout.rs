@@ -4,7 +4,7 @@
 //!
 //! Reads: meta.json, every node, the session's history. Writes: meta.json
 //! (`head_id`, `view_tip`; never `updated_at`), git HEAD. Locks: the session,
-//! exclusive. Prints: where HEAD is now.
+//! exclusive. Prints: a `checkout` record; where HEAD is now as a note.
 
 use crate::cli::Ctx;
 use crate::error::{Error, Result, exit};
@@ -109,8 +109,9 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
         .commit
         .map(|c| c.to_hex_with_len(7).to_string())
         .unwrap_or_default();
+    // A message, as git's own: on stderr, silenced by `-q`.
     ctx.out
-        .line(format!("HEAD is now at {short} {subject} ({at})"));
+        .note(format!("HEAD is now at {short} {subject} ({at})"));
     if branch.is_none() && r.commit.is_some() {
         ctx.out
             .note("the next turn starts a retry branch from here; `git-session checkout <session> main` goes back");

@@ -22,6 +22,8 @@ pub enum TurnStatus {
     Idle,
     Done,
     Failed,
+    /// The layout's spelling; `needs-input` is accepted too.
+    #[value(name = "needs_input", alias = "needs-input")]
     NeedsInput,
 }
 

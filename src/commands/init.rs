@@ -103,6 +103,22 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
                 ));
             }
             ctx.out.note(format!("session `{id}` already exists"));
+            // Options that describe the session are not dropped silently.
+            let ignored: Vec<&str> = [
+                ("--title", spec.title.is_some()),
+                ("--agent", spec.agent_id.is_some()),
+                ("--source", spec.source.is_some()),
+            ]
+            .into_iter()
+            .filter(|(_, given)| *given)
+            .map(|(f, _)| f)
+            .collect();
+            if !ignored.is_empty() {
+                ctx.out.warn(format!(
+                    "{} left as they were: `{id}` existed already (change the title with `git-session update {id} --title …`)",
+                    ignored.join(", ")
+                ));
+            }
             (sd, false)
         }
     };

@@ -67,6 +67,7 @@ fn push_padded(text: &mut Vec<u8>, s: &str, width: usize) {
 }
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
+    let status = args.status.as_deref().map(lifecycle::status).transpose()?;
     let index = lifecycle::load_rows(&ctx.state, ctx.locks)?;
     let (project_of, _) = lifecycle::projects(&ctx.state);
     let st = ListRow::str;
@@ -83,7 +84,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
         })
         .filter(|(_, r)| args.agent.as_deref().is_none_or(|a| st(&r.agent_id) == a))
         .filter(|(_, r)| args.source.as_deref().is_none_or(|a| st(&r.source) == a))
-        .filter(|(_, r)| args.status.as_deref().is_none_or(|a| st(&r.status) == a))
+        .filter(|(_, r)| status.is_none_or(|a| st(&r.status) == a))
         .filter(|(id, _)| {
             args.project
                 .as_deref()

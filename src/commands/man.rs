@@ -22,6 +22,11 @@ pub struct ManArgs {
     /// Write every page into DIR instead
     #[arg(long, value_name = "DIR", conflicts_with = "page")]
     pub dir: Option<PathBuf>,
+    /// Install every page where `man` finds it: `man1/` and `man5/` under
+    /// DIR [default: `$XDG_DATA_HOME/man`, else `~/.local/share/man`], so
+    /// that `git session --help` and `man git-session` work
+    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["page", "dir"])]
+    pub install: Option<Option<PathBuf>>,
 }
 
 /// Print a shell completion script, or write them all.
@@ -187,7 +192,30 @@ fn render(cmd: clap::Command, title: &str) -> Result<Vec<u8>> {
     out.extend_from_slice(EXIT_STATUS.as_bytes());
     out.extend_from_slice(FILES.as_bytes());
     io(man.render_version_section(&mut out))?;
-    Ok(out)
+    Ok(unbacktick(&String::from_utf8_lossy(&out)).into_bytes())
+}
+
+/// `code` in the help texts as bold in roff: the backticks the doc comments
+/// use for commands and paths would otherwise show as they are.
+fn unbacktick(roff: &str) -> String {
+    let mut out = String::with_capacity(roff.len());
+    for line in roff.split_inclusive('\n') {
+        if line.matches('`').count() < 2 {
+            out.push_str(line);
+            continue;
+        }
+        let pairs = line.matches('`').count() / 2;
+        let mut seen = 0;
+        for c in line.chars() {
+            if c == '`' && seen < pairs * 2 {
+                out.push_str(if seen % 2 == 0 { "\\fB" } else { "\\fR" });
+                seen += 1;
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// Every page: (file name, roff).
@@ -212,6 +240,34 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
 
 pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
     let pages = pages()?;
+    if let Some(dir) = args.install {
+        let root = match dir {
+            Some(d) => d,
+            None => std::env::var_os("XDG_DATA_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+                .ok_or_else(|| {
+                    Error::usage(
+                        "no `$HOME` to install the man pages under",
+                        Some("give `--install DIR`".into()),
+                    )
+                })?
+                .join("man"),
+        };
+        for (name, roff) in &pages {
+            let section = name.rsplit('.').next().unwrap_or("1");
+            let dir = root.join(format!("man{section}"));
+            std::fs::create_dir_all(&dir).io("create", &dir)?;
+            crate::layout::atomic::write(&dir.join(name), roff)?;
+        }
+        ctx.out.note(format!(
+            "installed {} pages under `{}` (man1/, man5/); `man git-session` finds them when that directory is on the manual path",
+            pages.len(),
+            root.display()
+        ));
+        return Ok(exit::OK);
+    }
     if let Some(dir) = args.dir {
         std::fs::create_dir_all(&dir).io("create", &dir)?;
         for (name, roff) in &pages {

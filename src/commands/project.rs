@@ -1,4 +1,5 @@
-//! `project add|list|show|set|bind|unbind|log` (SPEC §5.10).
+//! `project add|list|show|set|bind|remove|log` (SPEC §5.10); `unbind` is
+//! the deprecated name of `remove`.
 //!
 //! Reads and writes: projects/projects.json (under the registry lock);
 //! `bind` also writes the session's meta.json and may move its repository
@@ -47,6 +48,7 @@ pub enum ProjectCommand {
     Set {
         /// Project id, name or path
         project: String,
+        /// A new display name (the id and path stay)
         #[arg(long)]
         name: Option<String>,
         /// active, paused or done
@@ -66,7 +68,14 @@ pub enum ProjectCommand {
         /// Project id, name or path
         project: String,
     },
-    /// Remove a project's registration; its sessions keep their history and project_id
+    /// Remove a project from the registry (its directory, repository and
+    /// sessions are untouched; the sessions keep their history and project_id)
+    Remove {
+        /// Project id, name or path
+        project: String,
+    },
+    /// Deprecated name of `project remove`
+    #[command(hide = true)]
     Unbind {
         /// Project id, name or path
         project: String,
@@ -208,7 +217,12 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
             );
             ctx.out.line(format!("{session} -> {}", p.id));
         }
-        ProjectCommand::Unbind { project: key } => {
+        ProjectCommand::Remove { project: key } | ProjectCommand::Unbind { project: key } => {
+            if std::env::args().any(|a| a == "unbind") {
+                ctx.out.warn(
+                    "`project unbind` is deprecated: it removes the project from the registry; say `project remove`",
+                );
+            }
             let p = project::get(&ctx.state, &key)?;
             if p.id == "default" {
                 return Err(Error::refused(

@@ -139,8 +139,7 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
             "`{}` has a title typed by the user; left alone",
             args.session
         ));
-        ctx.out.line(meta.title());
-        return Ok(exit::OK);
+        return unchanged(ctx, &args.session, meta.title(), "user_titled");
     }
     let generation = meta
         .0
@@ -155,8 +154,7 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
             ctx.out.note(format!(
                 "not due: {replies} assistant replies on this branch"
             ));
-            ctx.out.line(meta.title());
-            return Ok(exit::OK);
+            return unchanged(ctx, &args.session, meta.title(), "not_due");
         }
     }
     let mut title = meta.title().to_string();
@@ -195,8 +193,7 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
         }
     }
     if phase == 0 {
-        ctx.out.line(&title);
-        return Ok(exit::OK);
+        return unchanged(ctx, &args.session, &title, "no_new_title");
     }
     // Write under the lock, unless the user titled it while the command ran.
     let _l = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
@@ -204,8 +201,7 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
     if meta.flag("_user_titled") {
         ctx.out
             .note("the user titled the session meanwhile; left alone");
-        ctx.out.line(meta.title());
-        return Ok(exit::OK);
+        return unchanged(ctx, &args.session, meta.title(), "user_titled");
     }
     meta.set("title", title.as_str());
     meta.set("_auto_titled", true);
@@ -215,9 +211,20 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
     registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     ctx.out.record(
         "title",
-        &serde_json::json!({"id": args.session, "title": title, "phase": phase}),
+        &serde_json::json!({"id": args.session, "title": title, "phase": phase, "unchanged": false}),
     );
     ctx.out.line(&title);
+    Ok(exit::OK)
+}
+
+/// The title stays: the `title` record says so (`unchanged`, and why), and
+/// the line is the current title.
+fn unchanged(ctx: &Ctx, id: &str, title: &str, reason: &str) -> Result<u8> {
+    ctx.out.record(
+        "title",
+        &serde_json::json!({"id": id, "title": title, "phase": 0, "unchanged": true, "reason": reason}),
+    );
+    ctx.out.line(title);
     Ok(exit::OK)
 }
 

@@ -24,9 +24,10 @@ pub struct UpdateArgs {
     /// Pin it to the top of a UI's list
     #[arg(long, conflicts_with = "unpin")]
     pub pin: bool,
+    /// Take the pin off
     #[arg(long)]
     pub unpin: bool,
-    /// idle, running, needs_input, done, failed or interrupted
+    /// idle, running, needs_input (or needs-input), done, failed or interrupted
     #[arg(long, value_name = "S")]
     pub status: Option<String>,
     /// Mark as read
@@ -56,10 +57,28 @@ fn apply(ctx: &Ctx, id: &str, changes: Changes) -> Result<u8> {
     if changed.is_empty() {
         ctx.out.note(format!("session `{id}` unchanged"));
     } else {
-        let keys: Vec<&str> = changed.keys().map(String::as_str).collect();
-        ctx.out.line(format!("updated {id}: {}", keys.join(", ")));
+        ctx.out
+            .line(format!("updated {id}: {}", describe(&changed).join(", ")));
     }
     Ok(exit::OK)
+}
+
+/// The changed fields as a person reads them: `unarchived`, `pinned`,
+/// `status needs_input`, `title "New"`; the bookkeeping keys (`_…`) left out.
+fn describe(changed: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    use serde_json::Value;
+    changed
+        .iter()
+        .filter(|(k, _)| !k.starts_with('_'))
+        .map(|(k, v)| match (k.as_str(), v) {
+            ("pinned", Value::Bool(b)) => if *b { "pinned" } else { "unpinned" }.to_string(),
+            ("archived", Value::Bool(b)) => if *b { "archived" } else { "unarchived" }.to_string(),
+            ("unread", Value::Bool(b)) => if *b { "unread" } else { "read" }.to_string(),
+            (k, Value::String(s)) => format!("{k} {s:?}"),
+            (k, Value::Null) => format!("{k} cleared"),
+            (k, v) => format!("{k} {v}"),
+        })
+        .collect()
 }
 
 pub fn run(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {

@@ -324,10 +324,10 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                         remaining += 1;
                     }
                     progress.suspend(|| {
-                        eprintln!(
-                            "git-session: cannot verify `{}`:\n{:?}",
+                        eprint!(
+                            "git-session: cannot verify `{}`:\n{}",
                             t.id,
-                            miette::Report::new(e)
+                            crate::out::render_error(&e)
                         )
                     });
                     return;
@@ -360,10 +360,10 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                             if matches!(e, Error::LockBusy { .. }) {
                                 busy += 1;
                             }
-                            eprintln!(
-                                "git-session: repair of `{}` failed:\n{:?}",
+                            eprint!(
+                                "git-session: repair of `{}` failed:\n{}",
                                 t.id,
-                                miette::Report::new(e)
+                                crate::out::render_error(&e)
                             )
                         });
                         break;

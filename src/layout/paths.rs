@@ -118,6 +118,40 @@ impl StateDir {
         Ok(())
     }
 
+    /// The help line of an unknown session: the closest existing ids (as
+    /// clap suggests commands), else where to see the sessions. Never an
+    /// offer to create it: a read or a delete of a mistyped id is no request
+    /// for a new session.
+    fn not_found_help(&self, id: &str) -> String {
+        let mut known: Vec<String> = Vec::new();
+        for parent in self.session_parents() {
+            for e in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if ids::session_id(&name).is_ok() && is_session_dir(&e.path()) {
+                    known.push(name);
+                }
+            }
+        }
+        if let Ok(locs) = super::registry::read_locations(self) {
+            known.extend(locs.into_keys());
+        }
+        known.sort();
+        known.dedup();
+        let close = closest(id, &known);
+        if close.is_empty() {
+            "`git-session list` shows the sessions there are".into()
+        } else {
+            format!(
+                "did you mean {}? (`git-session list` shows them all)",
+                close
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        }
+    }
+
     /// Refuse a state dir whose registry files are symlinks: the journal and
     /// the locks are appended to or opened in place (SPEC §4).
     pub fn check_links(&self) -> Result<()> {
@@ -178,6 +212,7 @@ impl StateDir {
         Err(Error::SessionNotFound {
             id: id.into(),
             state: self.root.clone(),
+            help: self.not_found_help(id),
         })
     }
 }
@@ -414,5 +449,43 @@ mod tests {
         ] {
             assert_eq!(parse_node_file_name(bad), None, "{bad}");
         }
+    }
+}
+
+/// Up to three of `known` closest to `id` by edit distance (at most a third
+/// of its length, and at least 1), nearest first.
+pub fn closest<'a>(id: &str, known: &'a [String]) -> Vec<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    let limit = (id.chars().count() / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = known
+        .iter()
+        .map(|k| (distance(id, k), k.as_str()))
+        .filter(|(d, k)| *d <= limit && *k != id)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, k)| k).collect()
+}
+
+#[cfg(test)]
+mod closest_tests {
+    #[test]
+    fn nearest_ids_first() {
+        let known: Vec<String> = ["s1", "s2", "refactor", "feature"].map(String::from).into();
+        assert_eq!(super::closest("s11", &known), vec!["s1"]);
+        assert_eq!(super::closest("refactr", &known), vec!["refactor"]);
+        assert!(super::closest("zzzzzz", &known).is_empty());
     }
 }

@@ -34,6 +34,25 @@ pub const STATUSES: [&str; 6] = [
     "interrupted",
 ];
 
+/// A status as the layout spells it (`needs_input`); the spelling with a
+/// hyphen is accepted everywhere as an alias.
+pub fn status(s: &str) -> Result<&'static str> {
+    let canon = s.replace('-', "_");
+    STATUSES
+        .iter()
+        .find(|k| **k == canon)
+        .copied()
+        .ok_or_else(|| {
+            Error::usage(
+                format!("unknown status `{s}`"),
+                Some(format!(
+                    "statuses are {} (`needs-input` is accepted too)",
+                    STATUSES.join(", ")
+                )),
+            )
+        })
+}
+
 /// Apply `changes` to a session's meta.json and index row. Never touches
 /// `updated_at` (only appends are activity). Returns the fields that changed.
 pub fn update(
@@ -58,13 +77,7 @@ pub fn update(
         meta.set("pinned", p);
     }
     if let Some(s) = &changes.status {
-        if !STATUSES.contains(&s.as_str()) {
-            return Err(Error::usage(
-                format!("unknown status `{s}`"),
-                Some(format!("statuses are {}", STATUSES.join(", "))),
-            ));
-        }
-        meta.set("status", s.as_str());
+        meta.set("status", status(s)?);
     }
     if let Some(u) = changes.unread {
         meta.set("unread", u);

@@ -205,6 +205,47 @@ impl Progress {
     }
 }
 
+/// A diagnostic as the tool prints it on stderr: the message first, its
+/// causes, a `help:` line with the next action, then the stable code (what
+/// `--json` error records carry as `code`).
+pub fn render_error(e: &dyn miette::Diagnostic) -> String {
+    let mut s = format!("git-session: error: {e}\n");
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        s.push_str(&format!("  caused by: {c}\n"));
+        cause = c.source();
+    }
+    s.push_str(&format!("help: {}\n", help_of(e)));
+    if let Some(code) = e.code() {
+        s.push_str(&format!("code: {code}\n"));
+    }
+    s
+}
+
+fn help_of(e: &dyn miette::Diagnostic) -> String {
+    e.help()
+        .map(|h| h.to_string())
+        .unwrap_or_else(|| "see the command's `--help`".into())
+}
+
+/// The `--json` record of an error: `{"type": "error", "data": {code,
+/// message, help, exit}}`, on stdout like every record.
+pub fn error_record(e: &dyn miette::Diagnostic, exit: u8) -> String {
+    let mut message = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        message.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    serde_json::json!({"type": "error", "data": {
+        "code": e.code().map(|c| c.to_string()),
+        "message": message,
+        "help": help_of(e),
+        "exit": exit,
+    }})
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

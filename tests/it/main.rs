@@ -12,6 +12,7 @@ mod faults;
 mod hostile;
 mod legacy;
 mod migrate;
+mod newcomer;
 mod projects;
 mod registry;
 mod timetravel;

@@ -362,7 +362,7 @@ fn a_session_is_frozen_to_its_project_after_the_first_turn() {
     assert!(err.contains("bound to project"), "{err}");
     env.fails(&["project", "show", "nope"], 1);
     env.fails(&["project", "add", "/nonexistent/dir"], 1);
-    env.ok(&["project", "unbind", &pa]);
+    env.ok(&["project", "remove", &pa]);
     assert!(!env.ok(&["project", "list"]).contains(&pa));
 }
 

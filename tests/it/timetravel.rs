@@ -30,7 +30,7 @@ fn checkout_an_earlier_turn_and_fork_from_it() {
         "{transcript_at_3}"
     );
 
-    let out = env.ok(&["checkout", "s1", "2"]);
+    let out = checkout(&env, &["checkout", "s1", "2"]);
     assert!(
         out.contains("turn 2: question 2") && out.contains("detached"),
         "{out}"
@@ -90,7 +90,7 @@ fn checkout_an_earlier_turn_and_fork_from_it() {
     assert_eq!(env.git("s1", &["fsck", "--strict"]), "");
 
     // Back to main: the original head.
-    let out = env.ok(&["checkout", "s1", "main"]);
+    let out = checkout(&env, &["checkout", "s1", "main"]);
     assert!(out.contains("on branch `main`"), "{out}");
     assert_eq!(env.meta("s1")["head_id"], a[4].as_str());
     assert_eq!(
@@ -292,4 +292,11 @@ fn checkout_survives_a_crash_recovery_and_verify() {
     assert_eq!(env.git("s1", &["rev-list", "--count", "--all"]), "7\n");
     assert_eq!(env.ok(&["verify", "s1"]), "");
     env.assert_clean("s1");
+}
+
+/// `checkout`, which says where HEAD is now on stderr (as git does).
+fn checkout(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.run(args);
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stderr).unwrap()
 }
