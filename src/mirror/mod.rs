@@ -363,7 +363,16 @@ struct Planner<'a> {
     cache: HashMap<Oid, (Vec<Oid>, Trailers)>,
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
+    fn new(repo: &'a SessionRepo) -> Self {
+        Planner {
+            repo,
+            made: Vec::new(),
+            continued: Vec::new(),
+            cache: HashMap::new(),
+        }
+    }
+
     fn decoded(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)> {
         if let Some(v) = self.cache.get(&id) {
             return Ok(v.clone());
@@ -743,12 +752,7 @@ pub fn commit_pending(
     let mut branch_moves: Vec<(String, Option<Oid>, Oid)> = Vec::new();
     let mut made: Vec<Made> = Vec::new();
 
-    let mut planner = Planner {
-        repo: &repo,
-        made: Vec::new(),
-        continued: Vec::new(),
-        cache: HashMap::new(),
-    };
+    let mut planner = Planner::new(&repo);
     struct Planned {
         parent: Option<Parent>,
         turn: u64,
@@ -1219,12 +1223,7 @@ fn every_tip(repo: &SessionRepo) -> Result<Vec<Oid>> {
 /// HEAD and every branch.
 pub fn commit_of_seq(repo: &SessionRepo, seq: u64) -> Result<Option<Oid>> {
     let tips = every_tip(repo)?;
-    let mut p = Planner {
-        repo,
-        made: Vec::new(),
-        continued: Vec::new(),
-        cache: HashMap::new(),
-    };
+    let mut p = Planner::new(repo);
     Ok(p.holder_committed(seq, &tips)?.map(|(c, _, _)| c))
 }
 
@@ -1233,12 +1232,7 @@ pub fn commit_of_seq(repo: &SessionRepo, seq: u64) -> Result<Option<Oid>> {
 /// its line of history.
 pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>> {
     let tips = every_tip(repo)?;
-    let mut p = Planner {
-        repo,
-        made: Vec::new(),
-        continued: Vec::new(),
-        cache: HashMap::new(),
-    };
+    let mut p = Planner::new(repo);
     Ok(p.locate_committed(seq, &tips)?
         .and_then(|l| match l.commit {
             Parent::Commit(c) => Some((c, l.turn)),

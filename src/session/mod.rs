@@ -401,6 +401,13 @@ mod tests {
         .unwrap()
     }
 
+    /// A node on a predecessor chain.
+    fn mk(seq: i64, role: &str, caller: &str, pred: Option<&str>) -> Node {
+        let mut n = node(seq, role, caller, "", "", 0.0);
+        n.predecessor = pred.map(str::to_string);
+        n
+    }
+
     #[test]
     fn grouping_splits_at_top_level_user_nodes() {
         let nodes = vec![
@@ -427,11 +434,6 @@ mod tests {
 
     #[test]
     fn turn_numbers_follow_the_predecessor_chain() {
-        let mk = |seq: i64, role: &str, caller: &str, pred: Option<&str>| {
-            let mut n = node(seq, role, caller, "", "", 0.0);
-            n.predecessor = pred.map(str::to_string);
-            n
-        };
         let nodes = vec![
             mk(1, "user", "", Some("ROOT")),
             mk(2, "llm", "", Some("n1")),
@@ -447,11 +449,6 @@ mod tests {
 
     #[test]
     fn a_second_reply_to_one_message_is_its_own_group() {
-        let mk = |seq: i64, role: &str, caller: &str, pred: Option<&str>| {
-            let mut n = node(seq, role, caller, "", "", 0.0);
-            n.predecessor = pred.map(str::to_string);
-            n
-        };
         let nodes = vec![
             mk(1, "user", "", Some("ROOT")),
             mk(2, "llm", "", Some("n1")),

@@ -11,7 +11,7 @@
 //! Each check yields findings with a stable code ([`KINDS`]) and the way out;
 //! `SessionCheck` carries what `verify --fix` needs to repair them.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -19,8 +19,13 @@ use serde::Serialize;
 use crate::git::{Oid, SessionRepo};
 use crate::layout::history::Catalog;
 use crate::layout::schema::{Meta, Node, ROOT};
-use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, registry};
+use crate::layout::{SessionDir, TEMP_PREFIX};
 use crate::session::{self, Trailers};
+
+mod kinds;
+mod state;
+pub use kinds::{KINDS, Kind, kinds_help};
+pub use state::check_state;
 
 /// Whether a finding makes `verify` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -46,267 +51,6 @@ pub struct Finding {
     /// `verify --fix` repairs it.
     pub fixable: bool,
 }
-
-/// A finding kind as the man page documents it.
-pub struct Kind {
-    pub code: &'static str,
-    pub meaning: &'static str,
-    pub fix: &'static str,
-    /// What `verify --fix` does about it.
-    pub repair: &'static str,
-}
-
-const NOTHING: &str = "nothing (it needs a person)";
-
-/// Every finding `verify` reports.
-pub const KINDS: &[Kind] = &[
-    Kind {
-        code: "layout_link",
-        meaning: "a directory the layout names (.git/, history/, workdir/, workdir/attachments/) is a symlink",
-        fix: "replace the link with a directory",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "meta_missing",
-        meaning: "the session has no meta.json",
-        fix: "restore it from git",
-        repair: "restores the committed copy",
-    },
-    Kind {
-        code: "meta_unparsable",
-        meaning: "meta.json is not a JSON object",
-        fix: "restore it from git",
-        repair: "moves it to the quarantine, restores the committed copy",
-    },
-    Kind {
-        code: "meta_id_mismatch",
-        meaning: "meta.json names another session",
-        fix: "put the repository where that session belongs",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "dangling_head",
-        meaning: "meta.json's head_id is not a node",
-        fix: "git-session checkout <session> <node>",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "history_unreadable",
-        meaning: "history/ cannot be listed",
-        fix: "check its permissions",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "foreign_file",
-        meaning: "a file in history/ not named like a node",
-        fix: "move it out of history/",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "duplicate_id",
-        meaning: "two node files claim one id",
-        fix: "move one aside",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "duplicate_seq",
-        meaning: "two node files share one seq",
-        fix: "renumber one",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "name_mismatch",
-        meaning: "a node's file name and payload disagree",
-        fix: "rename the file after its payload",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "node_unreadable",
-        meaning: "a node file cannot be read",
-        fix: "check its permissions",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "node_unparsable",
-        meaning: "a node not yet in git does not parse",
-        fix: "repair it or move it aside",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "node_damaged",
-        meaning: "a committed node no longer parses",
-        fix: "restore it from git",
-        repair: "moves it to the quarantine, restores the committed copy",
-    },
-    Kind {
-        code: "node_changed",
-        meaning: "a committed node's content changed",
-        fix: "restore it from git",
-        repair: "moves it to the quarantine, restores the committed copy",
-    },
-    Kind {
-        code: "node_restamped",
-        meaning: "note: a committed node's metadata changed after its turn (the Python store stamps project commits)",
-        fix: "git-session verify --fix <session>",
-        repair: "commits it (`session: node metadata stamped after its turn`) when HEAD is on the latest turn",
-    },
-    Kind {
-        code: "dangling_predecessor",
-        meaning: "a node's predecessor is not a node",
-        fix: "restore the missing node",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "dangling_caller",
-        meaning: "a node's caller is not a node",
-        fix: "restore the missing node",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "no_repository",
-        meaning: "the session has no git repository",
-        fix: "git-session backfill <session>",
-        repair: "creates it and commits every turn",
-    },
-    Kind {
-        code: "no_commits",
-        meaning: "the repository has no commit",
-        fix: "git-session backfill <session>",
-        repair: "commits every turn",
-    },
-    Kind {
-        code: "uncommitted_node",
-        meaning: "nodes that no commit holds",
-        fix: "git-session backfill <session>",
-        repair: "commits them, turn by turn",
-    },
-    Kind {
-        code: "record_uncommitted",
-        meaning: "note: record nodes (a relocation) not in git yet, written while HEAD was on an older turn",
-        fix: "the next commit-turn commits them",
-        repair: "nothing (the next turn commits them)",
-    },
-    Kind {
-        code: "turn_unreachable",
-        meaning: "turns whose commits no branch reaches (a ref was deleted or moved)",
-        fix: "git-session verify --fix <session>",
-        repair: "recreates or fast-forwards the branch",
-    },
-    Kind {
-        code: "trailer_session_mismatch",
-        meaning: "a commit names another session",
-        fix: "restore the right repository",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "trailer_nodes_missing",
-        meaning: "a commit names nodes that have no file",
-        fix: "restore the files from git",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "trailer_overlap",
-        meaning: "two commits claim one node",
-        fix: "re-create the repository with backfill",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "trailer_turn_mismatch",
-        meaning: "a commit's Turn trailer disagrees with the DAG",
-        fix: "check the node files",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "git_index_stale",
-        meaning: "the git index does not mirror the latest commit",
-        fix: "git-session verify --fix <session>",
-        repair: "rebuilds the index from that commit",
-    },
-    Kind {
-        code: "object_missing",
-        meaning: "a git object is missing or corrupt",
-        fix: "restore the repository from a backup",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "repo_unreadable",
-        meaning: "the repository cannot be opened",
-        fix: "inspect it with git fsck",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "head_unreadable",
-        meaning: "HEAD cannot be read",
-        fix: "git symbolic-ref HEAD refs/heads/main",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "stale_git_lock",
-        meaning: "a git lock file left by a killed process",
-        fix: "git-session verify --fix <session>",
-        repair: "removes the locks of ours (others need a person)",
-    },
-    Kind {
-        code: "stray_temp_file",
-        meaning: "temporary files left by an interrupted command",
-        fix: "git-session verify --fix",
-        repair: "removes them",
-    },
-    Kind {
-        code: "index_missing",
-        meaning: "sessions/index.json is missing or does not parse",
-        fix: "git-session verify --all --fix",
-        repair: "rebuilds it from every meta.json",
-    },
-    Kind {
-        code: "index_unreadable",
-        meaning: "sessions/index.json cannot be read",
-        fix: "check its permissions",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "index_row_orphan",
-        meaning: "a list row without a session",
-        fix: "git-session verify --all --fix",
-        repair: "rebuilds the index",
-    },
-    Kind {
-        code: "index_row_missing",
-        meaning: "a session without a list row",
-        fix: "git-session verify --all --fix",
-        repair: "rebuilds the index",
-    },
-    Kind {
-        code: "index_row_stale",
-        meaning: "a list row disagrees with the session's meta.json",
-        fix: "git-session verify --all --fix",
-        repair: "rebuilds the index",
-    },
-    Kind {
-        code: "locations_unparsable",
-        meaning: "sessions/locations.json does not parse",
-        fix: "repair it by hand",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "location_dangling",
-        meaning: "locations.json names a directory that is gone",
-        fix: "git-session relocate, or remove the entry",
-        repair: "removes the entry when the session is in a standard place",
-    },
-    Kind {
-        code: "invalid_session_dir",
-        meaning: "a directory in sessions/ that is no session",
-        fix: "move it out of the state dir",
-        repair: NOTHING,
-    },
-    Kind {
-        code: "migration_in_progress",
-        meaning: "sessions are mid-migration",
-        fix: "git-session migrate",
-        repair: NOTHING,
-    },
-];
 
 /// A committed file to bring back from git (its damaged bytes quarantined).
 #[derive(Debug, Clone)]
@@ -932,7 +676,7 @@ fn check_mirror(
     let turn_check = (!damaged && changed.is_empty()).then_some((&turns[..], &group_of_seq));
     check_trailers(c, &git_dir, &commits, &trailers, files, turn_check);
     stats(c, repo, &commits, &by_id, &trailers, &turns, &group_of_seq);
-    meta_repair(c, sd, &newest_entries);
+    meta_repair(c, &newest_entries);
     unparsable_uncommitted(c, sd, on_disk, &committed);
     let uncommitted: Vec<&OnDisk> = on_disk
         .iter()
@@ -1248,7 +992,7 @@ fn committed_nodes(
 }
 
 /// A missing or unparsable meta.json is restored from the newest tree.
-fn meta_repair(c: &mut Ctx<'_>, sd: &SessionDir, newest: &[(String, u32, Oid)]) {
+fn meta_repair(c: &mut Ctx<'_>, newest: &[(String, u32, Oid)]) {
     let copy = newest.iter().find(|(p, _, _)| p == "meta.json");
     let id = c.id.to_string();
     for f in c
@@ -1278,7 +1022,6 @@ fn meta_repair(c: &mut Ctx<'_>, sd: &SessionDir, newest: &[(String, u32, Oid)]) 
             blob: *blob,
         });
     }
-    let _ = sd;
 }
 
 /// Uncommitted nodes that a commit no branch reaches holds: a deleted or
@@ -1580,207 +1323,4 @@ fn tree_files(repo: &SessionRepo, tree: Oid) -> crate::error::Result<Vec<(String
         }
     }
     Ok(out)
-}
-
-/// Checks of the state dir as a whole: index rows, locations, invalid
-/// session directories, leftover staging directories.
-pub fn check_state(
-    state: &StateDir,
-    sessions: &[crate::backfill::Target],
-) -> (Vec<Finding>, Vec<PathBuf>) {
-    let mut out = Vec::new();
-    let mut temps = Vec::new();
-    let add =
-        |out: &mut Vec<Finding>, kind, path: PathBuf, message: String, fix: String, fixable| {
-            debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
-            out.push(Finding {
-                session: None,
-                kind,
-                severity: Severity::Problem,
-                path,
-                message,
-                fix,
-                fixable,
-            });
-        };
-    let fix = "git-session verify --fix".to_string();
-    let known: BTreeSet<&str> = sessions.iter().map(|t| t.id.as_str()).collect();
-    // Index rows exist for valid sessions: a directory with a parsable meta.json.
-    let valid: Vec<String> = registry::discover(state)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    let valid: BTreeSet<&str> = valid.iter().map(String::as_str).collect();
-    match registry::load_index(state) {
-        Ok(None) if !valid.is_empty() => add(
-            &mut out,
-            "index_missing",
-            state.index_json(),
-            "index.json is missing or does not parse".into(),
-            fix.clone(),
-            true,
-        ),
-        Ok(None) => {}
-        Ok(Some(index)) => {
-            for id in index.keys().filter(|k| !valid.contains(k.as_str())) {
-                add(
-                    &mut out,
-                    "index_row_orphan",
-                    state.index_json(),
-                    format!("row `{id}` has no valid session directory"),
-                    fix.clone(),
-                    true,
-                );
-            }
-            if let Ok(fresh) = registry::rebuild(state) {
-                for (id, fields) in registry::stale_rows(&index, &fresh) {
-                    add(
-                        &mut out,
-                        "index_row_stale",
-                        state.index_json(),
-                        format!(
-                            "row `{id}` disagrees with its meta.json: {}",
-                            fields.join(", ")
-                        ),
-                        fix.clone(),
-                        true,
-                    );
-                }
-            }
-            for id in valid.iter().filter(|k| !index.contains_key(**k)) {
-                add(
-                    &mut out,
-                    "index_row_missing",
-                    state.index_json(),
-                    format!("session `{id}` has no row"),
-                    fix.clone(),
-                    true,
-                );
-            }
-        }
-        Err(e) => add(
-            &mut out,
-            "index_unreadable",
-            state.index_json(),
-            e.to_string(),
-            "check the permissions of the state dir".into(),
-            false,
-        ),
-    }
-    if state.locations_json().exists() {
-        let parses = std::fs::read(state.locations_json()).ok().is_some_and(|b| {
-            matches!(
-                serde_json::from_slice::<serde_json::Value>(&b),
-                Ok(serde_json::Value::Object(_))
-            )
-        });
-        if !parses {
-            add(
-                &mut out,
-                "locations_unparsable",
-                state.locations_json(),
-                "locations.json does not parse".into(),
-                fix.clone(),
-                true,
-            );
-        }
-    }
-    for (id, path) in registry::read_locations(state).unwrap_or_default() {
-        let p = PathBuf::from(&path);
-        if !p.join("meta.json").is_file() && !p.join("history").is_dir() {
-            let elsewhere = known.contains(id.as_str());
-            add(
-                &mut out,
-                "location_dangling",
-                state.locations_json(),
-                format!(
-                    "`{id}` → `{path}` does not exist{}",
-                    if elsewhere {
-                        " (the session is in a standard place)"
-                    } else {
-                        ""
-                    }
-                ),
-                if elsewhere {
-                    fix.clone()
-                } else {
-                    format!(
-                        "the project moved: run `git-session relocate <project> <new path>`, or remove `{id}` from locations.json"
-                    )
-                },
-                elsewhere,
-            );
-        }
-    }
-    // Directories that look like sessions but are not valid, and our leftovers.
-    let mut scan = |dir: PathBuf| {
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with(TEMP_PREFIX) {
-                temps.push(e.path());
-                continue;
-            }
-            if !e.file_type().is_ok_and(|t| t.is_dir())
-                || name == "projects"
-                || name.starts_with('.')
-            {
-                continue;
-            }
-            if crate::layout::ids::session_id(&name).is_ok() && !known.contains(name.as_str()) {
-                add(
-                    &mut out,
-                    "invalid_session_dir",
-                    e.path(),
-                    "neither a meta.json nor a history/ here".into(),
-                    "move the directory out of the state dir".into(),
-                    false,
-                );
-            }
-        }
-    };
-    state.session_parents().into_iter().for_each(&mut scan);
-    if let Ok(j) = crate::migrate::read_journal(state)
-        && !j.sessions.is_empty()
-    {
-        let ids: Vec<&str> = j.sessions.keys().map(String::as_str).collect();
-        add(
-            &mut out,
-            "migration_in_progress",
-            state.sessions().join(".migration"),
-            format!(
-                "{} session(s) are mid-migration: {}",
-                ids.len(),
-                ids.join(", ")
-            ),
-            "git-session migrate".into(),
-            false,
-        );
-    }
-    if !temps.is_empty() {
-        add(
-            &mut out,
-            "stray_temp_file",
-            temps[0].clone(),
-            format!(
-                "{} temporary file(s) or staging director(ies) left by an interrupted command",
-                temps.len()
-            ),
-            fix,
-            true,
-        );
-    }
-    (out, temps)
-}
-
-/// The table of finding kinds, for `verify --help` and the man page.
-pub fn kinds_help() -> String {
-    let mut s = String::from("Findings (code: meaning; the fix; what --fix does):\n");
-    for k in KINDS {
-        s.push_str(&format!(
-            "  {}: {}.\n      fix: {}; --fix: {}.\n",
-            k.code, k.meaning, k.fix, k.repair
-        ));
-    }
-    s
 }

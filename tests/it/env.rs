@@ -177,6 +177,30 @@ impl TestEnv {
         String::from_utf8(out.stdout).expect("utf-8")
     }
 
+    /// Unpack every pack of the repository in `dir` into loose objects (so
+    /// that a test can remove one object).
+    pub fn unpack_all(&self, dir: &Path) {
+        let pack_dir = dir.join(".git/objects/pack");
+        for e in std::fs::read_dir(&pack_dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension() == Some("pack".as_ref()) {
+                let moved = self.tmp.path().join(p.file_name().unwrap());
+                std::fs::rename(&p, &moved).unwrap();
+                std::fs::remove_file(p.with_extension("idx")).unwrap();
+                let _ = std::fs::remove_file(p.with_extension("rev"));
+                let mut c = Command::new("git");
+                self.isolate(&mut c);
+                let st = c
+                    .current_dir(dir)
+                    .args(["unpack-objects", "-q"])
+                    .stdin(std::fs::File::open(&moved).unwrap())
+                    .status()
+                    .unwrap();
+                assert!(st.success());
+            }
+        }
+    }
+
     /// `git fsck --strict` passes and `git status --porcelain` is empty.
     pub fn assert_clean(&self, session: &str) {
         let dir = self.session_dir(session);

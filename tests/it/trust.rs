@@ -404,25 +404,7 @@ const DAMAGES: &[Damage] = &[
         repairable: false,
         apply: |env, dir| {
             // Unpack every pack, then lose the newest commit's meta.json blob.
-            let pack_dir = dir.join(".git/objects/pack");
-            for e in std::fs::read_dir(&pack_dir).unwrap() {
-                let p = e.unwrap().path();
-                if p.extension() == Some("pack".as_ref()) {
-                    let moved = env.tmp.path().join(p.file_name().unwrap());
-                    std::fs::rename(&p, &moved).unwrap();
-                    std::fs::remove_file(p.with_extension("idx")).unwrap();
-                    let _ = std::fs::remove_file(p.with_extension("rev"));
-                    let mut c = std::process::Command::new("git");
-                    env.isolate(&mut c);
-                    let st = c
-                        .current_dir(dir)
-                        .args(["unpack-objects", "-q"])
-                        .stdin(std::fs::File::open(&moved).unwrap())
-                        .status()
-                        .unwrap();
-                    assert!(st.success());
-                }
-            }
+            env.unpack_all(dir);
             let blob = env.git_ok(dir, &["rev-parse", "HEAD:meta.json"]);
             let blob = blob.trim();
             std::fs::remove_file(dir.join(".git/objects").join(&blob[..2]).join(&blob[2..]))

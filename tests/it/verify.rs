@@ -282,25 +282,7 @@ fn each_corruption_is_its_own_finding() {
     check("forged trailer", "trailer_turn_mismatch");
     env.git("s1", &["update-ref", "refs/heads/main", c2.trim()]);
     // A missing object: the packs unpacked into loose objects, one removed.
-    let pack_dir = dir.join(".git/objects/pack");
-    for e in std::fs::read_dir(&pack_dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension() == Some("pack".as_ref()) {
-            let moved = env.tmp.path().join(p.file_name().unwrap());
-            std::fs::rename(&p, &moved).unwrap();
-            std::fs::remove_file(p.with_extension("idx")).unwrap();
-            let _ = std::fs::remove_file(p.with_extension("rev"));
-            let mut c = std::process::Command::new("git");
-            env.isolate(&mut c);
-            let st = c
-                .current_dir(&dir)
-                .args(["unpack-objects", "-q"])
-                .stdin(std::fs::File::open(&moved).unwrap())
-                .status()
-                .unwrap();
-            assert!(st.success());
-        }
-    }
+    env.unpack_all(&dir);
     let blob = env.git("s1", &["rev-parse", "HEAD:meta.json"]);
     let obj = dir
         .join(".git/objects")

@@ -1,0 +1,275 @@
+//! Every finding `verify` reports: its stable code, what it means, its fix,
+//! and what `verify --fix` does about it (the man page's table).
+
+/// A finding kind as the man page documents it.
+pub struct Kind {
+    pub code: &'static str,
+    pub meaning: &'static str,
+    pub fix: &'static str,
+    /// What `verify --fix` does about it.
+    pub repair: &'static str,
+}
+
+const NOTHING: &str = "nothing (it needs a person)";
+
+/// Every finding `verify` reports.
+pub const KINDS: &[Kind] = &[
+    Kind {
+        code: "layout_link",
+        meaning: "a directory the layout names (.git/, history/, workdir/, workdir/attachments/) is a symlink",
+        fix: "replace the link with a directory",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "meta_missing",
+        meaning: "the session has no meta.json",
+        fix: "restore it from git",
+        repair: "restores the committed copy",
+    },
+    Kind {
+        code: "meta_unparsable",
+        meaning: "meta.json is not a JSON object",
+        fix: "restore it from git",
+        repair: "moves it to the quarantine, restores the committed copy",
+    },
+    Kind {
+        code: "meta_id_mismatch",
+        meaning: "meta.json names another session",
+        fix: "put the repository where that session belongs",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "dangling_head",
+        meaning: "meta.json's head_id is not a node",
+        fix: "git-session checkout <session> <node>",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "history_unreadable",
+        meaning: "history/ cannot be listed",
+        fix: "check its permissions",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "foreign_file",
+        meaning: "a file in history/ not named like a node",
+        fix: "move it out of history/",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "duplicate_id",
+        meaning: "two node files claim one id",
+        fix: "move one aside",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "duplicate_seq",
+        meaning: "two node files share one seq",
+        fix: "renumber one",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "name_mismatch",
+        meaning: "a node's file name and payload disagree",
+        fix: "rename the file after its payload",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "node_unreadable",
+        meaning: "a node file cannot be read",
+        fix: "check its permissions",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "node_unparsable",
+        meaning: "a node not yet in git does not parse",
+        fix: "repair it or move it aside",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "node_damaged",
+        meaning: "a committed node no longer parses",
+        fix: "restore it from git",
+        repair: "moves it to the quarantine, restores the committed copy",
+    },
+    Kind {
+        code: "node_changed",
+        meaning: "a committed node's content changed",
+        fix: "restore it from git",
+        repair: "moves it to the quarantine, restores the committed copy",
+    },
+    Kind {
+        code: "node_restamped",
+        meaning: "note: a committed node's metadata changed after its turn (the Python store stamps project commits)",
+        fix: "git-session verify --fix <session>",
+        repair: "commits it (`session: node metadata stamped after its turn`) when HEAD is on the latest turn",
+    },
+    Kind {
+        code: "dangling_predecessor",
+        meaning: "a node's predecessor is not a node",
+        fix: "restore the missing node",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "dangling_caller",
+        meaning: "a node's caller is not a node",
+        fix: "restore the missing node",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "no_repository",
+        meaning: "the session has no git repository",
+        fix: "git-session backfill <session>",
+        repair: "creates it and commits every turn",
+    },
+    Kind {
+        code: "no_commits",
+        meaning: "the repository has no commit",
+        fix: "git-session backfill <session>",
+        repair: "commits every turn",
+    },
+    Kind {
+        code: "uncommitted_node",
+        meaning: "nodes that no commit holds",
+        fix: "git-session backfill <session>",
+        repair: "commits them, turn by turn",
+    },
+    Kind {
+        code: "record_uncommitted",
+        meaning: "note: record nodes (a relocation) not in git yet, written while HEAD was on an older turn",
+        fix: "the next commit-turn commits them",
+        repair: "nothing (the next turn commits them)",
+    },
+    Kind {
+        code: "turn_unreachable",
+        meaning: "turns whose commits no branch reaches (a ref was deleted or moved)",
+        fix: "git-session verify --fix <session>",
+        repair: "recreates or fast-forwards the branch",
+    },
+    Kind {
+        code: "trailer_session_mismatch",
+        meaning: "a commit names another session",
+        fix: "restore the right repository",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "trailer_nodes_missing",
+        meaning: "a commit names nodes that have no file",
+        fix: "restore the files from git",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "trailer_overlap",
+        meaning: "two commits claim one node",
+        fix: "re-create the repository with backfill",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "trailer_turn_mismatch",
+        meaning: "a commit's Turn trailer disagrees with the DAG",
+        fix: "check the node files",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "git_index_stale",
+        meaning: "the git index does not mirror the latest commit",
+        fix: "git-session verify --fix <session>",
+        repair: "rebuilds the index from that commit",
+    },
+    Kind {
+        code: "object_missing",
+        meaning: "a git object is missing or corrupt",
+        fix: "restore the repository from a backup",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "repo_unreadable",
+        meaning: "the repository cannot be opened",
+        fix: "inspect it with git fsck",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "head_unreadable",
+        meaning: "HEAD cannot be read",
+        fix: "git symbolic-ref HEAD refs/heads/main",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "stale_git_lock",
+        meaning: "a git lock file left by a killed process",
+        fix: "git-session verify --fix <session>",
+        repair: "removes the locks of ours (others need a person)",
+    },
+    Kind {
+        code: "stray_temp_file",
+        meaning: "temporary files left by an interrupted command",
+        fix: "git-session verify --fix",
+        repair: "removes them",
+    },
+    Kind {
+        code: "index_missing",
+        meaning: "sessions/index.json is missing or does not parse",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds it from every meta.json",
+    },
+    Kind {
+        code: "index_unreadable",
+        meaning: "sessions/index.json cannot be read",
+        fix: "check its permissions",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "index_row_orphan",
+        meaning: "a list row without a session",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds the index",
+    },
+    Kind {
+        code: "index_row_missing",
+        meaning: "a session without a list row",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds the index",
+    },
+    Kind {
+        code: "index_row_stale",
+        meaning: "a list row disagrees with the session's meta.json",
+        fix: "git-session verify --all --fix",
+        repair: "rebuilds the index",
+    },
+    Kind {
+        code: "locations_unparsable",
+        meaning: "sessions/locations.json does not parse",
+        fix: "repair it by hand",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "location_dangling",
+        meaning: "locations.json names a directory that is gone",
+        fix: "git-session relocate, or remove the entry",
+        repair: "removes the entry when the session is in a standard place",
+    },
+    Kind {
+        code: "invalid_session_dir",
+        meaning: "a directory in sessions/ that is no session",
+        fix: "move it out of the state dir",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "migration_in_progress",
+        meaning: "sessions are mid-migration",
+        fix: "git-session migrate",
+        repair: NOTHING,
+    },
+];
+
+/// The table of finding kinds, for `verify --help` and the man page.
+pub fn kinds_help() -> String {
+    let mut s = String::from("Findings (code: meaning; the fix; what --fix does):\n");
+    for k in KINDS {
+        s.push_str(&format!(
+            "  {}: {}.\n      fix: {}; --fix: {}.\n",
+            k.code, k.meaning, k.fix, k.repair
+        ));
+    }
+    s
+}

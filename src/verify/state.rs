@@ -1,0 +1,199 @@
+//! Checks of the state dir as a whole (`verify --all`): list rows against
+//! meta.json, locations, invalid session directories, leftovers.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::{Finding, KINDS, Severity};
+use crate::layout::{StateDir, TEMP_PREFIX, registry};
+
+/// Checks of the state dir as a whole: index rows, locations, invalid
+/// session directories, leftover staging directories.
+pub fn check_state(
+    state: &StateDir,
+    sessions: &[crate::backfill::Target],
+) -> (Vec<Finding>, Vec<PathBuf>) {
+    let mut out = Vec::new();
+    let mut temps = Vec::new();
+    let add =
+        |out: &mut Vec<Finding>, kind, path: PathBuf, message: String, fix: String, fixable| {
+            debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
+            out.push(Finding {
+                session: None,
+                kind,
+                severity: Severity::Problem,
+                path,
+                message,
+                fix,
+                fixable,
+            });
+        };
+    let fix = "git-session verify --fix".to_string();
+    let known: BTreeSet<&str> = sessions.iter().map(|t| t.id.as_str()).collect();
+    // Index rows exist for valid sessions: a directory with a parsable meta.json.
+    let valid: Vec<String> = registry::discover(state)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let valid: BTreeSet<&str> = valid.iter().map(String::as_str).collect();
+    match registry::load_index(state) {
+        Ok(None) if !valid.is_empty() => add(
+            &mut out,
+            "index_missing",
+            state.index_json(),
+            "index.json is missing or does not parse".into(),
+            fix.clone(),
+            true,
+        ),
+        Ok(None) => {}
+        Ok(Some(index)) => {
+            for id in index.keys().filter(|k| !valid.contains(k.as_str())) {
+                add(
+                    &mut out,
+                    "index_row_orphan",
+                    state.index_json(),
+                    format!("row `{id}` has no valid session directory"),
+                    fix.clone(),
+                    true,
+                );
+            }
+            if let Ok(fresh) = registry::rebuild(state) {
+                for (id, fields) in registry::stale_rows(&index, &fresh) {
+                    add(
+                        &mut out,
+                        "index_row_stale",
+                        state.index_json(),
+                        format!(
+                            "row `{id}` disagrees with its meta.json: {}",
+                            fields.join(", ")
+                        ),
+                        fix.clone(),
+                        true,
+                    );
+                }
+            }
+            for id in valid.iter().filter(|k| !index.contains_key(**k)) {
+                add(
+                    &mut out,
+                    "index_row_missing",
+                    state.index_json(),
+                    format!("session `{id}` has no row"),
+                    fix.clone(),
+                    true,
+                );
+            }
+        }
+        Err(e) => add(
+            &mut out,
+            "index_unreadable",
+            state.index_json(),
+            e.to_string(),
+            "check the permissions of the state dir".into(),
+            false,
+        ),
+    }
+    if state.locations_json().exists() {
+        let parses = std::fs::read(state.locations_json()).ok().is_some_and(|b| {
+            matches!(
+                serde_json::from_slice::<serde_json::Value>(&b),
+                Ok(serde_json::Value::Object(_))
+            )
+        });
+        if !parses {
+            add(
+                &mut out,
+                "locations_unparsable",
+                state.locations_json(),
+                "locations.json does not parse".into(),
+                fix.clone(),
+                true,
+            );
+        }
+    }
+    for (id, path) in registry::read_locations(state).unwrap_or_default() {
+        let p = PathBuf::from(&path);
+        if !p.join("meta.json").is_file() && !p.join("history").is_dir() {
+            let elsewhere = known.contains(id.as_str());
+            add(
+                &mut out,
+                "location_dangling",
+                state.locations_json(),
+                format!(
+                    "`{id}` → `{path}` does not exist{}",
+                    if elsewhere {
+                        " (the session is in a standard place)"
+                    } else {
+                        ""
+                    }
+                ),
+                if elsewhere {
+                    fix.clone()
+                } else {
+                    format!(
+                        "the project moved: run `git-session relocate <project> <new path>`, or remove `{id}` from locations.json"
+                    )
+                },
+                elsewhere,
+            );
+        }
+    }
+    // Directories that look like sessions but are not valid, and our leftovers.
+    let mut scan = |dir: PathBuf| {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(TEMP_PREFIX) {
+                temps.push(e.path());
+                continue;
+            }
+            if !e.file_type().is_ok_and(|t| t.is_dir())
+                || name == "projects"
+                || name.starts_with('.')
+            {
+                continue;
+            }
+            if crate::layout::ids::session_id(&name).is_ok() && !known.contains(name.as_str()) {
+                add(
+                    &mut out,
+                    "invalid_session_dir",
+                    e.path(),
+                    "neither a meta.json nor a history/ here".into(),
+                    "move the directory out of the state dir".into(),
+                    false,
+                );
+            }
+        }
+    };
+    state.session_parents().into_iter().for_each(&mut scan);
+    if let Ok(j) = crate::migrate::read_journal(state)
+        && !j.sessions.is_empty()
+    {
+        let ids: Vec<&str> = j.sessions.keys().map(String::as_str).collect();
+        add(
+            &mut out,
+            "migration_in_progress",
+            state.sessions().join(".migration"),
+            format!(
+                "{} session(s) are mid-migration: {}",
+                ids.len(),
+                ids.join(", ")
+            ),
+            "git-session migrate".into(),
+            false,
+        );
+    }
+    if !temps.is_empty() {
+        add(
+            &mut out,
+            "stray_temp_file",
+            temps[0].clone(),
+            format!(
+                "{} temporary file(s) or staging director(ies) left by an interrupted command",
+                temps.len()
+            ),
+            fix,
+            true,
+        );
+    }
+    (out, temps)
+}
