@@ -117,6 +117,7 @@ pub fn create(
     atomic::sync_dir(target.parent().expect("a session dir has a parent"))?;
     if let Some(p) = &spec.project {
         crate::project::add_session(state, p, &spec.id, locks)?;
+        registry::set_locations(state, &[(spec.id.clone(), target.clone())], locks)?;
     }
     let preview = node
         .as_ref()
@@ -154,6 +155,9 @@ pub struct NewNode {
     pub created_at: Option<f64>,
     pub extra: Map<String, Value>,
     pub attach: Vec<PathBuf>,
+    /// The naming of a session's first node file (later ones keep the
+    /// naming the session's files have).
+    pub naming: crate::layout::paths::Naming,
 }
 
 fn refuse(msg: String, help: &str) -> Error {
@@ -283,11 +287,11 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         ));
     }
     std::fs::create_dir_all(&history).io("create", &history)?;
-    let path = history.join(crate::layout::paths::node_file_name(
-        seq,
-        node.letter(),
-        &node.id,
-    ));
+    let naming = catalog
+        .entries()
+        .next()
+        .map_or(new.naming, |e| crate::layout::paths::Naming::of(&e.file));
+    let path = history.join(naming.file_name(seq, &node.role, &node.id));
     if !atomic::create_new(&path, &bytes)? {
         return Err(refuse(
             format!("`{}` already exists", path.display()),

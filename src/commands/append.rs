@@ -259,7 +259,8 @@ fn report(ctx: &Ctx, session: &str, node: &Node) {
 
 pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
     crate::layout::ids::session_id(&args.session)?;
-    let new = node_from_args(&args)?;
+    let mut new = node_from_args(&args)?;
+    new.naming = ctx.state.naming();
     let now = crate::out::now();
     let sd = match ctx.state.find_session(&args.session) {
         Ok(sd) => sd,

@@ -152,6 +152,22 @@ impl StateDir {
         }
     }
 
+    /// `<state>/git-session.json`: this tool's settings for the state dir.
+    pub fn settings_file(&self) -> PathBuf {
+        self.root.join("git-session.json")
+    }
+
+    /// The naming of new sessions' node files: `{"node_names": "python"}` in
+    /// the settings file asks for the Python store's (for installations
+    /// where it still writes); otherwise the layout's.
+    pub fn naming(&self) -> Naming {
+        let python = std::fs::read(self.settings_file())
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v.get("node_names").and_then(|n| n.as_str()) == Some("python"));
+        if python { Naming::Python } else { Naming::Layout }
+    }
+
     /// Refuse a state dir whose registry files are symlinks: the journal and
     /// the locks are appended to or opened in place (SPEC §4).
     pub fn check_links(&self) -> Result<()> {
@@ -397,6 +413,52 @@ impl SessionDir {
 /// `{seq:06}-{letter}-{id}.json` (SPEC §2.2).
 pub fn node_file_name(seq: u64, letter: char, id: &str) -> String {
     format!("{seq:06}-{letter}-{id}.json")
+}
+
+/// How a session's node files are named (SPEC §2.2): the layout's
+/// `{seq:06}-{u,a,t}-<id>.json`, or the Python store's
+/// `{seq:04}-{u,l,c}-<id>.json`, which that store sorts by name and
+/// rebuilds from a node's seq when it rewrites one. A session keeps the
+/// naming its files have; a new one takes the state dir's setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Naming {
+    #[default]
+    Layout,
+    Python,
+}
+
+impl Naming {
+    /// The naming an existing file name shows.
+    pub fn of(file: &str) -> Naming {
+        match parse_node_file_name(file) {
+            Some((_, letter, _))
+                if matches!(letter, 'l' | 'c')
+                    || file.split('-').next().is_some_and(|d| d.len() < 6) =>
+            {
+                Naming::Python
+            }
+            _ => Naming::Layout,
+        }
+    }
+
+    /// The file name of a node with this naming.
+    pub fn file_name(self, seq: u64, role: &str, id: &str) -> String {
+        match self {
+            Naming::Layout => {
+                let letter = match role {
+                    "user" => 'u',
+                    "llm" => 'a',
+                    "code" => 't',
+                    _ => 'x',
+                };
+                node_file_name(seq, letter, id)
+            }
+            Naming::Python => {
+                let letter = role.chars().next().filter(|c| "ulc".contains(*c)).unwrap_or('x');
+                format!("{seq:04}-{letter}-{id}.json")
+            }
+        }
+    }
 }
 
 /// What a history file name says: `(seq, letter, id)`. Accepts any padding and

@@ -329,6 +329,40 @@ pub fn rebuild_index(state: &StateDir, opts: LockOptions) -> Result<usize> {
     Ok(n)
 }
 
+/// Record where sessions live that are not at `sessions/<id>/` (SPEC §3:
+/// that is how the Python store finds them): `(id, absolute repo path)`.
+pub fn set_locations(state: &StateDir, entries: &[(String, PathBuf)], opts: LockOptions) -> Result<()> {
+    state.ensure()?;
+    let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, opts)?;
+    set_locations_locked(state, entries)
+}
+
+/// [`set_locations`] for a caller that holds the registry lock.
+pub fn set_locations_locked(state: &StateDir, entries: &[(String, PathBuf)]) -> Result<()> {
+    let path = state.locations_json();
+    let mut map: Map<String, Value> = match std::fs::read(&path) {
+        Ok(b) => match serde_json::from_slice(&b) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        },
+        Err(_) => Map::new(),
+    };
+    let mut changed = false;
+    for (id, dir) in entries {
+        let v = Value::String(dir.to_string_lossy().into_owned());
+        if map.get(id) != Some(&v) {
+            map.insert(id.clone(), v);
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(());
+    }
+    let mut bytes = serde_json::to_vec_pretty(&map).expect("a map always serializes");
+    bytes.push(b'\n');
+    atomic::write_with_mode(&path, &bytes, 0o600)
+}
+
 /// Drop entries from `locations.json`.
 pub fn remove_locations(state: &StateDir, ids: &[String], opts: LockOptions) -> Result<()> {
     state.ensure()?;

@@ -66,11 +66,22 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
                 .find(|p| p.path.as_deref() == Some(root))
         })
     };
+    // The state dir is home, never a legacy source: a location inside it is
+    // a bound session's (recorded for the Python store), and the default
+    // project, whose path is the home directory, holds the state dir.
+    let root = std::fs::canonicalize(&state.root).unwrap_or_else(|_| state.root.clone());
+    let at_home = |p: &Path| {
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        p.starts_with(&root) || p.starts_with(&state.root)
+    };
     for (id, loc) in registry::read_locations(state)? {
         if ids::session_id(&id).is_err() {
             continue;
         }
         let path = PathBuf::from(&loc);
+        if at_home(&path) {
+            continue;
+        }
         let project = project_for(&id, &path);
         let problem = if !path.join("history").is_dir() && !path.join("meta.json").is_file() {
             Some(match &project {
@@ -102,12 +113,17 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
             },
         );
     }
-    for (pid, p) in &ps {
-        let p = Project::from(pid, p);
-        let Some(root) = p.path.as_deref() else {
+    for (pid, raw) in &ps {
+        let p = Project::from(pid, raw);
+        let is_default = raw.get("is_default").and_then(|v| v.as_bool()) == Some(true);
+        let Some(proot) = p.path.as_deref() else {
             continue;
         };
-        for e in std::fs::read_dir(root.join(".openprogram").join("sessions"))
+        let legacy = proot.join(".openprogram").join("sessions");
+        if p.id == "default" || is_default || at_home(&legacy) || root.starts_with(proot) {
+            continue;
+        }
+        for e in std::fs::read_dir(&legacy)
             .into_iter()
             .flatten()
             .flatten()
@@ -328,8 +344,9 @@ fn advance(
         set(journal, &mut e, "recovered")?;
     }
     if step_index(&e.step) < step_index("done") {
-        // The registries: the repository is in a standard place now.
-        registry::remove_locations(state, &[id.to_string()], locks)?;
+        // The registries: the repository is in a standard place now, and
+        // recorded there for the Python store.
+        registry::set_locations(state, &[(id.to_string(), e.target.clone())], locks)?;
         crate::project::add_session(state, &e.project_id, id, locks)?;
         let sd = SessionDir::new(e.target.clone());
         let mut meta = Meta::read(&sd.meta())?;
@@ -406,7 +423,7 @@ pub fn run(
                     // Already migrated: only the source is left to prune.
                     if identical(&f.source, &target)?.is_none() {
                         std::fs::remove_dir_all(&f.source).io("remove the source", &f.source)?;
-                        registry::remove_locations(state, std::slice::from_ref(&f.session), locks)?;
+                        registry::set_locations(state, &[(f.session.clone(), target.clone())], locks)?;
                     }
                     continue;
                 }

@@ -200,6 +200,11 @@ pub fn bind(
                 .io("create", &target)?;
             std::fs::rename(&sd.dir, &target).io("move the session to", &target)?;
             atomic::sync_dir(target.parent().expect("has a parent"))?;
+            // Still under the registry lock: the other reader finds it.
+            crate::layout::registry::set_locations_locked(
+                state,
+                &[(session.to_string(), target.clone())],
+            )?;
             target
         } else {
             sd.dir.clone()

@@ -69,6 +69,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "mixed_node_names",
+        meaning: "a session's node files use both namings (the layout's and the Python store's)",
+        fix: "keep one naming per session",
+        repair: NOTHING,
+    },
+    Kind {
         code: "name_mismatch",
         meaning: "a node's file name and payload disagree",
         fix: "rename the file after its payload",

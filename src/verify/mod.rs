@@ -11,7 +11,7 @@
 //! Each check yields findings with a stable code ([`KINDS`]) and the way out;
 //! `SessionCheck` carries what `verify --fix` needs to repair them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -267,6 +267,19 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
             &p,
             "a file in history/ that is not named like a node".into(),
             "move it out of history/".into(),
+            false,
+        );
+    }
+    let namings: BTreeSet<String> = catalog
+        .entries()
+        .map(|e| format!("{:?}", crate::layout::paths::Naming::of(&e.file)))
+        .collect();
+    if namings.len() > 1 {
+        c.add(
+            "mixed_node_names",
+            &sd.history(),
+            "node files are named both as the layout (`000012-a-…`) and as the Python store (`0012-l-…`) names them; the Python store orders and rewrites them by name".into(),
+            "keep one naming per session (the Python store's for sessions it writes)".into(),
             false,
         );
     }

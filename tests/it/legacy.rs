@@ -113,11 +113,12 @@ fn python_sessions_are_shown_and_continued() {
         env.git("py1", &["log", "--format=%s"]),
         "turn 2: second question\nturn: hello world\nsession init\n"
     );
-    // Python keeps its names; new nodes get 6-digit names.
+    // The session keeps the Python store's naming, which that store sorts
+    // by and rebuilds from a seq: new nodes get 4-digit names too.
     let id = env.append("py1", &["--text", "third"]);
     assert!(
         env.history_files("py1")
-            .contains(&format!("000006-u-{id}.json"))
+            .contains(&format!("0006-u-{id}.json"))
     );
     assert!(
         env.history_files("py1")
@@ -172,7 +173,7 @@ fn seq_order_is_numeric_past_9999() {
     let id = env.append("big", &["--role", "assistant", "--text", "x"]);
     assert!(
         env.history_files("big")
-            .contains(&format!("010002-a-{id}.json"))
+            .contains(&format!("10002-l-{id}.json"))
     );
     env.ok(&["commit-turn", "big"]);
     env.assert_clean("big");

@@ -88,11 +88,12 @@ fn legacy_repositories_come_home_and_read_the_same() {
     assert_eq!(env.ok(&["show", "p1"]), show_before);
     assert_eq!(git_log(&env, &target(&env)), log_before, "the same commits");
     assert!(src.exists(), "the source stays without --prune-sources");
-    assert!(
-        !std::fs::read_to_string(env.state().join("sessions/locations.json"))
-            .unwrap()
-            .contains("p1")
-    );
+    // The Python store finds the published repo through locations.json.
+    let locs: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(env.state().join("sessions/locations.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(locs["p1"], target(&env).to_string_lossy().as_ref());
     assert_eq!(
         std::fs::read_to_string(
             env.state()

@@ -742,7 +742,7 @@ fn a_python_style_commit_on_top_of_ours_verifies() {
     // Its own turn: a node in its naming, then add -A and commit.
     let u = "u_py";
     std::fs::write(
-        dir.join(format!("history/0099-u-{u}.json")),
+        dir.join(format!("history/000099-u-{u}.json")),
         format!(
             r#"{{"id":"{u}","created_at":1796017600.0,"seq":99,"role":"user","name":"","input":null,"output":"from python","caller":"","predecessor":"ROOT","reads":[],"metadata":{{}}}}"#
         ),
