@@ -275,6 +275,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         reads: new.reads,
         metadata,
         extra: new.extra,
+        python_keys: false,
     };
     let bytes = node.to_json();
     if bytes.len() as u64 > MAX_FILE_BYTES {

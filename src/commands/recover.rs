@@ -27,7 +27,12 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
     // truth), are rebuilt.
     let stale = match registry::load_index(&ctx.state)? {
         None => true,
-        Some(index) => !registry::stale_rows(&index, &registry::rebuild(&ctx.state)?).is_empty(),
+        Some(index) => {
+            let fresh = registry::rebuild(&ctx.state)?;
+            // A session another writer made without a row, a row left by a
+            // session gone, or a row that disagrees.
+            !index.keys().eq(fresh.keys()) || !registry::stale_rows(&index, &fresh).is_empty()
+        }
     };
     if stale {
         let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
@@ -56,5 +61,7 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
         }
     }
     super::gc_shells::collect(ctx, older, false)?;
+    // Whatever changed, index.json says it now.
+    registry::fold(&ctx.state, ctx.locks)?;
     Ok(exit::OK)
 }

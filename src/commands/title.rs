@@ -196,7 +196,7 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
         return unchanged(ctx, &args.session, &title, "no_new_title");
     }
     // Write under the lock, unless the user titled it while the command ran.
-    let _l = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    let l = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
     let mut meta = Meta::read(&sd.meta())?;
     if meta.flag("_user_titled") {
         ctx.out
@@ -209,6 +209,8 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
     meta.set("_title_gen_replies", replies as u64);
     atomic::write(&sd.meta(), &meta.to_json())?;
     registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
+    drop(l); // the lock order: registry, then session
+    registry::fold(&ctx.state, ctx.locks)?;
     ctx.out.record(
         "title",
         &serde_json::json!({"id": args.session, "title": title, "phase": phase, "unchanged": false}),

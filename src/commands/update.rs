@@ -50,6 +50,10 @@ pub struct ArchiveArgs {
 
 fn apply(ctx: &Ctx, id: &str, changes: Changes) -> Result<u8> {
     let changed = lifecycle::update(&ctx.state, id, &changes, ctx.locks)?;
+    if !changed.is_empty() {
+        // Every reader of the layout sees the change in index.json.
+        crate::layout::registry::fold(&ctx.state, ctx.locks)?;
+    }
     let mut rec = serde_json::Map::new();
     rec.insert("id".into(), id.into());
     rec.extend(changed.clone());

@@ -165,7 +165,11 @@ impl StateDir {
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|v| v.get("node_names").and_then(|n| n.as_str()) == Some("python"));
-        if python { Naming::Python } else { Naming::Layout }
+        if python {
+            Naming::Python
+        } else {
+            Naming::Layout
+        }
     }
 
     /// Refuse a state dir whose registry files are symlinks: the journal and
@@ -454,7 +458,11 @@ impl Naming {
                 node_file_name(seq, letter, id)
             }
             Naming::Python => {
-                let letter = role.chars().next().filter(|c| "ulc".contains(*c)).unwrap_or('x');
+                let letter = role
+                    .chars()
+                    .next()
+                    .filter(|c| "ulc".contains(*c))
+                    .unwrap_or('x');
                 format!("{seq:04}-{letter}-{id}.json")
             }
         }

@@ -297,6 +297,13 @@ pub fn stale_rows(index: &Index, fresh: &Index) -> Vec<(String, Vec<&'static str
     out
 }
 
+/// Fold the journal into `index.json` now (SPEC §3: the index is current
+/// after every command but `append`). The caller holds no session lock
+/// (the lock order is registry, then session).
+pub fn fold(state: &StateDir, opts: LockOptions) -> Result<()> {
+    update_index(state, opts, || rebuild(state), |_| {}).map(|_| ())
+}
+
 /// Fold the journal if it grew large and nobody holds the registry; never waits.
 pub fn fold_if_large(state: &StateDir) -> Result<()> {
     if journal_len(state) < FOLD_THRESHOLD {
@@ -331,7 +338,11 @@ pub fn rebuild_index(state: &StateDir, opts: LockOptions) -> Result<usize> {
 
 /// Record where sessions live that are not at `sessions/<id>/` (SPEC §3:
 /// that is how the Python store finds them): `(id, absolute repo path)`.
-pub fn set_locations(state: &StateDir, entries: &[(String, PathBuf)], opts: LockOptions) -> Result<()> {
+pub fn set_locations(
+    state: &StateDir,
+    entries: &[(String, PathBuf)],
+    opts: LockOptions,
+) -> Result<()> {
     state.ensure()?;
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, opts)?;
     set_locations_locked(state, entries)

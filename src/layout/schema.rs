@@ -44,6 +44,11 @@ pub struct Node {
     /// Keys this tool does not know, kept as they were.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// The released Python store (0.5) writes `called_by` for the caller and
+    /// keeps the predecessor in `metadata.parent_id`, with no `caller` or
+    /// `predecessor` key: read so, and written back so.
+    #[serde(skip)]
+    pub python_keys: bool,
 }
 
 pub const ROOT: &str = "ROOT";
@@ -84,16 +89,52 @@ impl Node {
     }
 
     pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("a node always serializes")
+        if !self.python_keys {
+            return serde_json::to_vec(self).expect("a node always serializes");
+        }
+        // In the shape it was read in: `called_by`, and no `caller` or
+        // `predecessor` key (the predecessor is `metadata.parent_id`).
+        let Value::Object(m) = serde_json::to_value(self).expect("a node always serializes") else {
+            unreachable!("a node serializes as an object")
+        };
+        let shaped: Map<String, Value> = m
+            .into_iter()
+            .filter(|(k, _)| k != "predecessor" && k != "called_by")
+            .map(|(k, v)| match k.as_str() {
+                "caller" => ("called_by".to_string(), v),
+                _ => (k, v),
+            })
+            .collect();
+        serde_json::to_vec(&shaped).expect("a node always serializes")
     }
 
     pub fn parse(bytes: &[u8]) -> std::result::Result<Node, String> {
-        let node: Node = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let mut node: Node = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         if node.id.is_empty() {
             return Err("the node has an empty `id`".into());
         }
+        if let Some(Value::String(by)) = node.extra.get("called_by")
+            && !has_key(bytes, "caller")
+        {
+            node.python_keys = true;
+            node.caller = by.clone();
+            if node.predecessor.is_none() {
+                node.predecessor = node
+                    .metadata
+                    .get("parent_id")
+                    .and_then(Value::as_str)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned);
+            }
+        }
         Ok(node)
     }
+}
+
+/// Whether the JSON object in `bytes` has a top-level `key` (the node
+/// parsed already, so this only tells apart a missing key from a default).
+fn has_key(bytes: &[u8], key: &str) -> bool {
+    serde_json::from_slice::<Map<String, Value>>(bytes).is_ok_and(|m| m.contains_key(key))
 }
 
 /// Text of a JSON value: strings as they are, anything else as compact JSON.
@@ -243,6 +284,20 @@ mod tests {
         let n = Node::parse(src.as_bytes()).unwrap();
         assert_eq!(n.letter(), 'a');
         assert_eq!(String::from_utf8(n.to_json()).unwrap(), src);
+    }
+
+    #[test]
+    fn the_released_python_stores_keys_are_read_and_written_back() {
+        let src = r#"{"id":"a1","created_at":1.0,"seq":1,"role":"llm","name":"","input":null,"output":"yo","called_by":"","reads":[],"metadata":{"parent_id":"u1"}}"#;
+        let n = Node::parse(src.as_bytes()).unwrap();
+        assert_eq!(n.predecessor.as_deref(), Some("u1"));
+        assert!(n.is_top_level());
+        assert_eq!(String::from_utf8(n.to_json()).unwrap(), src);
+        let tool = r#"{"id":"t1","created_at":1.0,"seq":2,"role":"code","name":"","input":{},"output":"r","called_by":"a1","reads":[],"metadata":{}}"#;
+        let t = Node::parse(tool.as_bytes()).unwrap();
+        assert_eq!(t.caller, "a1");
+        assert_eq!(t.predecessor, None);
+        assert_eq!(String::from_utf8(t.to_json()).unwrap(), tool);
     }
 
     #[test]

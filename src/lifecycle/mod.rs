@@ -179,6 +179,7 @@ pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf>
     drop(_registry);
     registry::remove_locations(state, &[id.to_string()], locks)?;
     unbind_everywhere(state, id, locks)?;
+    registry::fold(state, locks)?;
     Ok(sd.dir)
 }
 

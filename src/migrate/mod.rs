@@ -123,11 +123,7 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
         if p.id == "default" || is_default || at_home(&legacy) || root.starts_with(proot) {
             continue;
         }
-        for e in std::fs::read_dir(&legacy)
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
+        for e in std::fs::read_dir(&legacy).into_iter().flatten().flatten() {
             let id = e.file_name().to_string_lossy().into_owned();
             if ids::session_id(&id).is_ok()
                 && !found.contains_key(&id)
@@ -423,7 +419,11 @@ pub fn run(
                     // Already migrated: only the source is left to prune.
                     if identical(&f.source, &target)?.is_none() {
                         std::fs::remove_dir_all(&f.source).io("remove the source", &f.source)?;
-                        registry::set_locations(state, &[(f.session.clone(), target.clone())], locks)?;
+                        registry::set_locations(
+                            state,
+                            &[(f.session.clone(), target.clone())],
+                            locks,
+                        )?;
                     }
                     continue;
                 }
@@ -461,6 +461,14 @@ pub fn run(
                 report.failed.push((id, e.to_string()));
             }
         }
+    }
+    // Nothing left mid-way: no `.migration/` is left behind either (a
+    // reader that takes every directory in `sessions/` for a session, as
+    // the Python store does, would list it). Only empty directories go.
+    if read_journal(state)?.sessions.is_empty() {
+        let dir = state.sessions().join(".migration");
+        let _ = std::fs::remove_dir(dir.join("staging"));
+        let _ = std::fs::remove_dir(&dir);
     }
     Ok(report)
 }

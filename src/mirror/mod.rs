@@ -429,6 +429,29 @@ impl<'a> Planner<'a> {
         Ok(None)
     }
 
+    /// For commits without trailers: the oldest commit on a tip's
+    /// first-parent line whose tree holds `history/<file>`, searched from
+    /// each tip in turn (the first line that holds it answers).
+    fn first_holding_tree(&mut self, file: &str, tips: &[Oid]) -> Result<Option<Oid>> {
+        let path = format!("history/{file}");
+        for &tip in tips {
+            let mut found = None;
+            let mut cur = Some(tip);
+            while let Some(c) = cur {
+                let tree = self.repo.commit_info(c)?.tree;
+                if self.repo.tree_entry(tree, &path)?.is_none() {
+                    break;
+                }
+                found = Some(c);
+                cur = self.decoded(c)?.0.first().copied();
+            }
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
     fn locate_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
         let mut visited = HashSet::new();
         for &tip in tips {
@@ -832,12 +855,30 @@ pub fn commit_pending(
                             None
                         }
                     };
+                    let turn = || chain_turns(&history_dir, &catalog, &pending_by_id, pred) + 1;
                     match loc {
                         Some(l) => (Some(l), l.turn + 1),
-                        None => (
-                            None,
-                            chain_turns(&history_dir, &catalog, &pending_by_id, pred) + 1,
-                        ),
+                        // Commits without trailers (the Python store's): the
+                        // commit whose tree first holds the predecessor.
+                        None => match catalog
+                            .get(pred)
+                            .filter(|_| !pending_by_id.contains_key(pred))
+                            .map(|e| planner.first_holding_tree(&e.file, &tips))
+                            .transpose()?
+                            .flatten()
+                        {
+                            Some(c) => {
+                                let t = turn();
+                                (
+                                    Some(Located {
+                                        commit: Parent::Commit(c),
+                                        turn: t - 1,
+                                    }),
+                                    t,
+                                )
+                            }
+                            None => (None, turn()),
+                        },
                     }
                 }
             }

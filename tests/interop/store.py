@@ -55,11 +55,17 @@ def main() -> int:
         out = None
     elif op == "commit":
         out = store.commit_turn(sid, args.get("message", "turn: python"))
+    elif op == "turn":
+        # One store for the turn, as a harness has: appends, then the commit.
+        for m in args["msgs"]:
+            store.append_message(sid, m)
+        out = store.commit_turn(sid, args.get("message", "turn: python"))
     elif op == "update":
         store.update_session(sid, **args["fields"])
         out = None
     elif op == "archive":
-        out = store.set_archived(sid, args.get("flag", True))
+        store.update_session(sid, archived=args.get("flag", True))
+        out = None
     elif op == "session_dir":
         s = store.get_session(sid)
         out = None if s is None else True

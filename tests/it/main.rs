@@ -10,6 +10,7 @@ mod docs;
 mod env;
 mod faults;
 mod hostile;
+mod interop;
 mod legacy;
 mod migrate;
 mod newcomer;

@@ -1,0 +1,417 @@
+//! Side by side with OpenProgram's Python store (issue 18): the released
+//! `openprogram` package from PyPI, driven through `tests/interop/store.py`
+//! on the same state dir, in both directions and on one session.
+//!
+//! `.ci/run` installs the pinned package into a virtualenv and points
+//! `GIT_SESSION_PYTHON` at its interpreter. Without it, each test says what
+//! is missing and passes locally; under CI (`CI` set) it fails.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::env::TestEnv;
+
+/// The interpreter that has the package, or why there is none.
+fn python() -> Result<PathBuf, String> {
+    let py = std::env::var_os("GIT_SESSION_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let ok = Command::new(&py)
+        .args(["-c", "import openprogram.store.session.session_store"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Ok(py)
+    } else {
+        Err(format!(
+            "`{}` cannot import openprogram: run `.ci/run` once, or `python3 -m venv .ci/venv && .ci/venv/bin/pip install --no-deps openprogram==0.5.0` and set GIT_SESSION_PYTHON=.ci/venv/bin/python",
+            py.display()
+        ))
+    }
+}
+
+/// The Python store of one test, on the test's state dir (which is
+/// `$HOME/.openprogram` for it: the released store knows no other).
+struct Py {
+    py: PathBuf,
+}
+
+impl Py {
+    fn new(env: &TestEnv) -> Option<Py> {
+        match python() {
+            Ok(py) => {
+                std::fs::create_dir_all(env.state()).unwrap();
+                let home_state = env.tmp.path().join("home/.openprogram");
+                if !home_state.exists() {
+                    std::os::unix::fs::symlink(env.state(), &home_state).unwrap();
+                }
+                Some(Py { py })
+            }
+            Err(why) if std::env::var_os("CI").is_some() => panic!("{why}"),
+            Err(why) => {
+                eprintln!("interop test skipped: {why}");
+                None
+            }
+        }
+    }
+
+    fn run(&self, env: &TestEnv, op: &str, args: Value) -> Value {
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/store.py");
+        let mut c = Command::new(&self.py);
+        env.isolate(&mut c);
+        let out = c
+            .arg(&script)
+            .arg(env.state())
+            .arg(op)
+            .arg(args.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "python {op} {args}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Session ids and titles the Python store lists, sorted by id.
+    fn listed(&self, env: &TestEnv) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = self
+            .run(env, "list", json!({}))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_str().unwrap().to_string(),
+                    r["title"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .filter(|(id, _)| id != "projects") // sessions/projects/: see below
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn contents(&self, env: &TestEnv, id: &str) -> Vec<String> {
+        self.run(env, "messages", json!({"id": id}))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+/// Session ids and titles `git-session list --json` shows, sorted by id.
+fn ours(env: &TestEnv) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = env
+        .ok(&["--json", "list", "--include-archived"])
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["data"].clone())
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["title"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn clean(env: &TestEnv) {
+    let out = env.run(&["verify", "--all"]);
+    assert!(
+        out.status.success(),
+        "verify --all:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The state-dir setting for installations where the Python store writes too.
+fn python_naming(env: &TestEnv) {
+    std::fs::create_dir_all(env.state()).unwrap();
+    std::fs::write(
+        env.state().join("git-session.json"),
+        r#"{"node_names": "python"}"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn what_git_session_writes_the_python_store_reads_and_continues() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "first question", &["read"]);
+    env.turn("s1", "second question", &[]);
+    env.ok(&["update", "s1", "--title", "Renamed"]);
+    assert_eq!(py.listed(&env), ours(&env));
+    assert_eq!(py.listed(&env), vec![("s1".into(), "Renamed".into())]);
+    assert_eq!(
+        py.contents(&env, "s1"),
+        vec![
+            "first question",
+            "re: first question",
+            "ok",
+            "second question",
+            "re: second question"
+        ]
+    );
+    assert_eq!(
+        py.run(&env, "latest_user_text", json!({"id": "s1"})),
+        "second question"
+    );
+    // The Python store appends a turn and commits it, `git add -A` style.
+    let head = env.meta("s1")["head_id"].as_str().unwrap().to_string();
+    let sha = py.run(
+        &env,
+        "turn",
+        json!({"id": "s1", "message": "turn: third", "msgs": [
+            {"id": "pu3", "role": "user", "content": "third, from python", "parent_id": head},
+            {"id": "pa3", "role": "assistant", "content": "python reply", "parent_id": "pu3"},
+        ]}),
+    );
+    assert!(sha.is_string(), "{sha}");
+    env.assert_clean("s1");
+    // Layout names here: its 4-digit names would sort wrongly among them.
+    let (code, _) = (env.run(&["verify", "s1"]).status.code(), ());
+    assert_eq!(code, Some(1), "mixed namings are reported");
+    let show = env.ok(&["show", "s1"]);
+    assert!(
+        show.contains("third, from python") && show.contains("python reply"),
+        "{show}"
+    );
+}
+
+#[test]
+fn with_the_python_naming_setting_both_writers_keep_one_order() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    python_naming(&env);
+    env.ok(&["init", "s1"]);
+    for n in 1..=6 {
+        env.turn("s1", &format!("q{n}"), &[]);
+    }
+    assert!(env.history_files("s1")[0].starts_with("0001-u-"));
+    py.run(
+        &env,
+        "append",
+        json!({"id": "s1", "msg": {"id": "pu", "role": "user", "content": "q7"}}),
+    );
+    py.run(&env, "commit", json!({"id": "s1"}));
+    env.turn("s1", "q8", &[]);
+    let users: Vec<String> = py
+        .contents(&env, "s1")
+        .into_iter()
+        .filter(|c| c.starts_with('q'))
+        .collect();
+    assert_eq!(users, ["q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"]);
+    assert_eq!(py.run(&env, "latest_user_text", json!({"id": "s1"})), "q8");
+    clean(&env);
+    env.assert_clean("s1");
+}
+
+#[test]
+fn a_bound_session_is_found_by_the_python_store_and_not_duplicated() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    python_naming(&env);
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let pid = env
+        .ok(&["project", "add", work.to_str().unwrap()])
+        .trim()
+        .to_string();
+    env.ok(&["init", "b1", "--project", &pid]);
+    env.turn("b1", "bound question", &[]);
+    assert_eq!(py.listed(&env), ours(&env));
+    assert_eq!(py.contents(&env, "b1")[0], "bound question");
+    // Its appends go into the same repository, not a second one.
+    py.run(
+        &env,
+        "append",
+        json!({"id": "b1", "msg": {"id": "pu2", "role": "user", "content": "more"}}),
+    );
+    assert!(!env.state().join("sessions/b1").exists(), "a second repo");
+    let sdir = env.state().join("sessions/projects").join(&pid).join("b1");
+    assert!(
+        std::fs::read_dir(sdir.join("history")).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("pu2"))
+    );
+    env.ok(&["commit-turn", "b1"]);
+    clean(&env);
+}
+
+#[test]
+fn what_the_python_store_writes_git_session_lists_shows_verifies_and_backfills() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    // Turns, a tool call, a retry, an uncommitted tail, an archived session.
+    py.run(&env, "create", json!({"id": "p1", "title": "From Python"}));
+    let msg = |id: &str, role: &str, text: &str, parent: Option<&str>| {
+        let mut m = json!({"id": id, "role": role, "content": text});
+        if let Some(p) = parent {
+            m["parent_id"] = p.into();
+        }
+        json!({"id": "p1", "msg": m})
+    };
+    let turn = |msgs: Vec<Value>, message: &str| {
+        let msgs: Vec<Value> = msgs.into_iter().map(|m| m["msg"].clone()).collect();
+        py.run(
+            &env,
+            "turn",
+            json!({"id": "p1", "message": message, "msgs": msgs}),
+        );
+    };
+    turn(
+        vec![
+            msg("u1", "user", "hello python", None),
+            msg("a1", "assistant", "hi", Some("u1")),
+        ],
+        "turn: hello python",
+    );
+    turn(
+        vec![
+            msg("u2", "user", "second", Some("a1")),
+            msg("a2", "assistant", "two", Some("u2")),
+        ],
+        "turn: second",
+    );
+    // The retry, appended and never committed (as the Python store leaves a tail).
+    py.run(
+        &env,
+        "append",
+        msg("u3", "user", "retry of second", Some("a1")),
+    );
+    py.run(&env, "append", msg("a3", "assistant", "three", Some("u3")));
+    py.run(&env, "create", json!({"id": "p2", "title": "Archived one"}));
+    py.run(
+        &env,
+        "append",
+        json!({"id": "p2", "msg": {"id": "x1", "role": "user", "content": "old"}}),
+    );
+    py.run(&env, "commit", json!({"id": "p2"}));
+    py.run(&env, "archive", json!({"id": "p2", "flag": true}));
+    // The start-up routine brings the list registry up to date.
+    env.ok(&["recover"]);
+    assert_eq!(py.listed(&env), ours(&env));
+    let archived = env.ok(&["list", "--archived"]);
+    assert!(
+        archived.contains("p2") && !env.ok(&["list"]).contains("p2"),
+        "{archived}"
+    );
+    // The head's branch, and the retry as a second tip.
+    let show = env.ok(&["show", "p1"]);
+    assert!(show.contains("second") && show.contains("two"), "{show}");
+    let retry = env.ok(&["show", "p1", "--at", "a3"]);
+    assert!(
+        retry.contains("retry of second") && retry.contains("three"),
+        "{retry}"
+    );
+    assert_eq!(env.ok(&["branch", "p1"]).lines().count(), 2);
+    // The uncommitted tail is the only problem, and backfill commits it.
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("uncommitted_node"));
+    env.ok(&["backfill", "--all"]);
+    clean(&env);
+    env.assert_clean("p1");
+    assert!(
+        env.git("p1", &["branch", "--list", "retry-*"])
+            .contains("retry-a3"),
+        "the retry is a branch"
+    );
+    // Python reads it back as it was, and its names stayed its own.
+    assert_eq!(
+        py.contents(&env, "p1"),
+        [
+            "hello python",
+            "hi",
+            "second",
+            "two",
+            "retry of second",
+            "three"
+        ]
+    );
+    assert!(
+        env.history_files("p1")
+            .iter()
+            .all(|f| f.len() > 4 && &f[4..5] == "-")
+    );
+}
+
+#[test]
+fn writers_alternating_on_one_session_lose_nothing() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    py.run(&env, "create", json!({"id": "s1", "title": "Shared"}));
+    let mut expect = Vec::new();
+    let mut last: Option<String> = None;
+    for round in 0..3 {
+        let (u, a) = (format!("pu{round}"), format!("pa{round}"));
+        let mut m = json!({"id": u, "role": "user", "content": format!("python {round}")});
+        if let Some(p) = &last {
+            m["parent_id"] = p.clone().into();
+        }
+        py.run(
+            &env,
+            "turn",
+            json!({"id": "s1", "message": format!("turn: python {round}"), "msgs": [
+                m, {"id": a, "role": "assistant", "content": "ok", "parent_id": u},
+            ]}),
+        );
+        expect.extend([format!("python {round}"), "ok".to_string()]);
+        let (ga, _) = env.turn("s1", &format!("rust {round}"), &[]);
+        expect.extend([format!("rust {round}"), format!("re: rust {round}")]);
+        last = Some(ga);
+    }
+    assert_eq!(py.contents(&env, "s1"), expect);
+    env.ok(&["recover"]);
+    assert_eq!(py.listed(&env), ours(&env));
+    clean(&env);
+    env.assert_clean("s1");
+}
+
+#[test]
+fn migrate_leaves_every_session_where_the_python_store_finds_it() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    // Default sessions, and a Python-bound session inside a project.
+    py.run(&env, "create", json!({"id": "d1", "title": "Default"}));
+    py.run(&env, "append", json!({"id": "d1", "msg": {"id": "u1", "role": "user", "content": "in the default project"}}));
+    py.run(&env, "commit", json!({"id": "d1"}));
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    py.run(
+        &env,
+        "create",
+        json!({"id": "b1", "title": "Bound", "fields": {"project_path": work.to_str().unwrap()}}),
+    );
+    py.run(
+        &env,
+        "append",
+        json!({"id": "b1", "msg": {"id": "u1", "role": "user", "content": "in the project"}}),
+    );
+    py.run(&env, "commit", json!({"id": "b1"}));
+    let before = py.listed(&env);
+    assert_eq!(before.len(), 2, "{before:?}");
+    env.ok(&["migrate"]);
+    env.ok(&["migrate", "--prune-sources"]);
+    assert_eq!(py.listed(&env), before, "the Python store lost a session");
+    assert_eq!(py.contents(&env, "d1"), ["in the default project"]);
+    assert_eq!(py.contents(&env, "b1"), ["in the project"]);
+    assert!(
+        env.state().join("sessions/d1").is_dir(),
+        "a default session stays home"
+    );
+    env.ok(&["recover"]);
+    clean(&env);
+}
