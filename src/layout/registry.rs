@@ -59,7 +59,11 @@ pub fn journal_append(state: &StateDir, row: &Row) -> Result<()> {
         .open(&path)
         .io("open the index journal", &path)?;
     f.lock_shared().io("lock", &path)?;
-    let mut line = serde_json::to_vec(row).expect("a row always serializes");
+    // When the line was written (the wall clock, as file times are): a row
+    // another writer put into index.json later wins over it.
+    let mut row = row.clone();
+    row.insert(JOURNALED_AT.into(), Value::from(wall_clock()));
+    let mut line = serde_json::to_vec(&row).expect("a row always serializes");
     line.push(b'\n');
     // One write(2) of the whole line under O_APPEND: lines never interleave.
     f.write_all(&line).io("append to", &path)?;
@@ -67,6 +71,37 @@ pub fn journal_append(state: &StateDir, row: &Row) -> Result<()> {
         f.sync_data().io("sync", &path)?;
     }
     Ok(())
+}
+
+/// The key of a journal line's time; never part of a row.
+const JOURNALED_AT: &str = "_journaled_at";
+
+fn wall_clock() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default()
+}
+
+/// When `index.json` was last written, as unix seconds. Our folds empty the
+/// journal as they write it, so a journal line older than this was either
+/// folded already (a crash before the journal was emptied) or overtaken by
+/// another writer's row: either way it is not applied.
+fn index_written_at(state: &StateDir) -> Option<f64> {
+    let m = std::fs::metadata(state.index_json())
+        .ok()?
+        .modified()
+        .ok()?;
+    Some(m.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64())
+}
+
+/// Whether a journal line of time `at` still applies over an index.json
+/// written at `written` (lines from older versions carry no time: they do).
+fn applies(at: Option<f64>, written: Option<f64>) -> bool {
+    match (at, written) {
+        (Some(at), Some(w)) => at >= w,
+        _ => true,
+    }
 }
 
 pub fn journal_len(state: &StateDir) -> u64 {
@@ -93,12 +128,16 @@ fn journal_rows(bytes: &[u8], mut f: impl FnMut(String, Option<Row>)) {
     }
 }
 
-fn apply_journal(index: &mut Index, bytes: &[u8]) {
+fn apply_journal(index: &mut Index, bytes: &[u8], written: Option<f64>) {
     journal_rows(bytes, |id, row| match row {
         None => {
             index.remove(&id);
         }
-        Some(row) => {
+        Some(mut row) => {
+            let at = row.remove(JOURNALED_AT).and_then(|v| v.as_f64());
+            if !applies(at, written) {
+                return;
+            }
             let entry = index.entry(id).or_default();
             for (k, v) in row {
                 entry.insert(k, v);
@@ -154,7 +193,7 @@ pub fn load_index(state: &StateDir) -> Result<Option<Index>> {
         f.lock_shared().io("lock", &path)?;
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes).io("read", &path)?;
-        apply_journal(&mut index, &bytes);
+        apply_journal(&mut index, &bytes, index_written_at(state));
     }
     Ok(Some(index))
 }
@@ -188,13 +227,13 @@ fn fold_locked(
     .open(&jpath)
     .io("open the index journal", &jpath)?;
     journal.lock().io("lock", &jpath)?;
-    let mut index = match read_index_file(state)? {
-        Some(i) => i,
-        None => rebuild()?,
+    let (mut index, written) = match read_index_file(state)? {
+        Some(i) => (i, index_written_at(state)),
+        None => (rebuild()?, None),
     };
     let mut bytes = Vec::new();
     (&journal).read_to_end(&mut bytes).io("read", &jpath)?;
-    apply_journal(&mut index, &bytes);
+    apply_journal(&mut index, &bytes, written);
     edit(&mut index);
     write_index(state, &index)?;
     journal.set_len(0).io("empty", &jpath)?;
@@ -654,6 +693,7 @@ pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow
         return Ok(None);
     };
     let mut rows: BTreeMap<String, Box<ListRow>> = pairs.into_iter().collect();
+    let written = index_written_at(state);
     let jpath = state.index_journal();
     if let Ok(mut f) = File::open(&jpath) {
         f.lock_shared().io("lock", &jpath)?;
@@ -665,10 +705,14 @@ pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow
                 id: Some(id),
                 deleted,
                 fields,
+                at,
             }) = serde_json::from_slice::<ListPatch>(line)
             else {
                 continue;
             };
+            if !deleted && !applies(at, written) {
+                continue;
+            }
             if deleted {
                 rows.remove(&id);
                 continue;
@@ -717,6 +761,7 @@ struct ListPatch<'a> {
     id: Option<String>,
     deleted: bool,
     fields: Vec<(&'static str, Field<'a>)>,
+    at: Option<f64>,
 }
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for ListPatch<'a> {
@@ -735,6 +780,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ListPatch<'a> {
                     id: None,
                     deleted: false,
                     fields: Vec::with_capacity(16),
+                    at: None,
                 };
                 while let Some(key) = m.next_key::<String>()? {
                     match ListRow::field(&key) {
@@ -747,6 +793,9 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ListPatch<'a> {
                         }
                         None if key == "_deleted" => {
                             p.deleted = m.next_value::<Field>()?.as_bool() == Some(true);
+                        }
+                        None if key == JOURNALED_AT => {
+                            p.at = m.next_value::<Field>()?.as_f64();
                         }
                         None => {
                             m.next_value::<serde::de::IgnoredAny>()?;
@@ -780,12 +829,31 @@ mod tests {
         apply_journal(
             &mut index,
             b"{\"id\":\"a\",\"title\":\"x\",\"pinned\":false}\n{\"id\":\"a\",\"title\":\"y\"}\n{\"id\":\"b\",\"ti",
+            None,
         );
         assert_eq!(index.len(), 1);
         assert_eq!(index["a"]["title"], "y");
         assert_eq!(index["a"]["pinned"], false);
-        apply_journal(&mut index, b"{\"id\":\"a\",\"_deleted\":true}\n");
+        apply_journal(&mut index, b"{\"id\":\"a\",\"_deleted\":true}\n", None);
         assert!(index.is_empty());
+    }
+
+    #[test]
+    fn a_journal_line_never_overrides_a_row_written_after_it() {
+        let mut index = Index::new();
+        index.insert(
+            "a".into(),
+            serde_json::from_str(r#"{"id":"a","title":"later"}"#).unwrap(),
+        );
+        let line = b"{\"id\":\"a\",\"title\":\"earlier\",\"_journaled_at\":100.0}\n";
+        apply_journal(&mut index, line, Some(200.0));
+        assert_eq!(index["a"]["title"], "later");
+        apply_journal(&mut index, line, Some(50.0));
+        assert_eq!(index["a"]["title"], "earlier");
+        assert!(
+            index["a"].get("_journaled_at").is_none(),
+            "never part of a row"
+        );
     }
 
     #[test]
@@ -851,7 +919,7 @@ mod tests {
             .map(|(id, r)| (id, serde_json::to_string(&r).unwrap()))
             .collect();
         let mut folded = read_index_file(&state).unwrap().unwrap();
-        apply_journal(&mut folded, journal.as_bytes());
+        apply_journal(&mut folded, journal.as_bytes(), None);
         let folded: Vec<(String, String)> = folded
             .into_iter()
             .map(|(id, row)| (id, serde_json::to_string(&ListRow::from_row(row)).unwrap()))

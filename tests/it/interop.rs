@@ -415,3 +415,23 @@ fn migrate_leaves_every_session_where_the_python_store_finds_it() {
     env.ok(&["recover"]);
     clean(&env);
 }
+
+/// A row another writer (the Python store of the reference) puts into
+/// index.json after a line of our journal wins over that line.
+#[test]
+fn a_journal_line_never_overrides_a_row_written_after_it() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1", "--title", "Ours"]);
+    env.append("s1", &["--text", "appended"]); // a journal line
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let path = env.state().join("sessions/index.json");
+    let mut idx: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    idx["s1"]["title"] = "Theirs, later".into();
+    std::fs::write(&path, serde_json::to_vec(&idx).unwrap()).unwrap();
+    assert_eq!(ours(&env), vec![("s1".into(), "Theirs, later".into())]);
+    // Our next change is newer than their row, and folded into index.json.
+    env.ok(&["update", "s1", "--title", "Ours again"]);
+    let idx: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(idx["s1"]["title"], "Ours again");
+    assert!(idx["s1"].get("_journaled_at").is_none());
+}
