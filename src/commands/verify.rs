@@ -395,6 +395,13 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 .filter(|f| f.kind == "location_dangling" && f.fixable)
                 .filter_map(|f| f.message.split('`').nth(1).map(str::to_owned))
                 .collect();
+            let missing = verify::missing_locations(&ctx.state, &targets);
+            if !missing.is_empty() {
+                registry::set_locations(&ctx.state, &missing, ctx.locks)?;
+                let d = format!("recorded {} location(s) in locations.json", missing.len());
+                ctx.out.record("fixed", &serde_json::json!({"action": d}));
+                ctx.out.line(format!("fixed: {d}"));
+            }
             if !dangling.is_empty() {
                 registry::remove_locations(&ctx.state, &dangling, ctx.locks)?;
                 let d = format!("removed {} dangling location(s)", dangling.len());

@@ -890,7 +890,20 @@ pub fn commit_pending(
                 Some(s) => planner.locate(s, &tips)?,
                 None => None,
             };
-            (loc, loc.map(|l| l.turn).unwrap_or(0))
+            // Without trailers to say it: the turn of the latest turn start
+            // before these nodes, counted along its chain.
+            let turn = match loc {
+                Some(l) => l.turn,
+                None => catalog
+                    .rev_entries()
+                    .filter(|e| e.seq < before && e.letter == 'u')
+                    .filter_map(|e| history::read_node(&history_dir, &e).ok())
+                    .find(|n| n.starts_turn())
+                    .map_or(0, |n| {
+                        chain_turns(&history_dir, &catalog, &pending_by_id, &n.id)
+                    }),
+            };
+            (loc, turn)
         };
         let parent = match located {
             Some(l) => Some(l.commit),

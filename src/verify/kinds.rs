@@ -249,6 +249,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "location_missing",
+        meaning: "a session outside sessions/<id>/ has no locations.json entry (the Python store does not find it)",
+        fix: "git-session verify --all --fix",
+        repair: "records it",
+    },
+    Kind {
         code: "location_dangling",
         meaning: "locations.json names a directory that is gone",
         fix: "git-session relocate, or remove the entry",

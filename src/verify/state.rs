@@ -111,6 +111,19 @@ pub fn check_state(
             );
         }
     }
+    for (id, dir) in missing_locations(state, sessions) {
+        add(
+            &mut out,
+            "location_missing",
+            state.locations_json(),
+            format!(
+                "`{id}` lives at `{}` with no locations.json entry: the Python store does not find it",
+                dir.display()
+            ),
+            fix.clone(),
+            true,
+        );
+    }
     for (id, path) in registry::read_locations(state).unwrap_or_default() {
         let p = PathBuf::from(&path);
         if !p.join("meta.json").is_file() && !p.join("history").is_dir() {
@@ -196,4 +209,21 @@ pub fn check_state(
         );
     }
     (out, temps)
+}
+
+/// Sessions not at `sessions/<id>/` whose `locations.json` entry is missing
+/// or names another place (SPEC §3: that is how the Python store finds
+/// them): `(id, where the session is)`.
+pub fn missing_locations(
+    state: &StateDir,
+    sessions: &[crate::backfill::Target],
+) -> Vec<(String, PathBuf)> {
+    let locations = registry::read_locations(state).unwrap_or_default();
+    sessions
+        .iter()
+        .filter(|t| t.dir.dir != state.default_session_dir(&t.id))
+        .filter(|t| t.dir.dir.starts_with(state.sessions()))
+        .filter(|t| locations.get(&t.id).map(PathBuf::from).as_ref() != Some(&t.dir.dir))
+        .map(|t| (t.id.clone(), t.dir.dir.clone()))
+        .collect()
 }

@@ -403,11 +403,31 @@ fn migrate_leaves_every_session_where_the_python_store_finds_it() {
     py.run(&env, "commit", json!({"id": "b1"}));
     let before = py.listed(&env);
     assert_eq!(before.len(), 2, "{before:?}");
+    // The project moves: relocated here under the Python store's own id.
+    let moved = env.tmp.path().join("work-moved");
+    std::fs::rename(&work, &moved).unwrap();
+    let projects: Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("projects/projects.json")).unwrap())
+            .unwrap();
+    let pid = projects
+        .as_object()
+        .unwrap()
+        .keys()
+        .find(|k| k.starts_with("proj_"))
+        .unwrap()
+        .clone();
+    env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
+    assert_eq!(py.listed(&env), before, "after relocate");
     env.ok(&["migrate"]);
     env.ok(&["migrate", "--prune-sources"]);
+    assert!(
+        std::fs::read_dir(moved.join(".openprogram/sessions"))
+            .map_or(true, |mut d| d.next().is_none()),
+        "the source was pruned"
+    );
     assert_eq!(py.listed(&env), before, "the Python store lost a session");
     assert_eq!(py.contents(&env, "d1"), ["in the default project"]);
-    assert_eq!(py.contents(&env, "b1"), ["in the project"]);
+    assert_eq!(py.contents(&env, "b1")[0], "in the project");
     assert!(
         env.state().join("sessions/d1").is_dir(),
         "a default session stays home"
@@ -434,4 +454,35 @@ fn a_journal_line_never_overrides_a_row_written_after_it() {
     let idx: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(idx["s1"]["title"], "Ours again");
     assert!(idx["s1"].get("_journaled_at").is_none());
+}
+
+/// A bound session recorded nowhere (made by an older version): `verify`
+/// says the Python store cannot find it, and `--fix` records it.
+#[test]
+fn a_bound_session_without_a_location_is_found_and_recorded() {
+    let env = TestEnv::new();
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let pid = env
+        .ok(&["project", "add", work.to_str().unwrap()])
+        .trim()
+        .to_string();
+    env.ok(&["init", "b1", "--project", &pid]);
+    env.turn("b1", "q", &[]);
+    let locs = env.state().join("sessions/locations.json");
+    let recorded: Value = serde_json::from_slice(&std::fs::read(&locs).unwrap()).unwrap();
+    let dir = env.state().join("sessions/projects").join(&pid).join("b1");
+    assert_eq!(recorded["b1"], dir.to_string_lossy().as_ref());
+    std::fs::write(&locs, "{}").unwrap();
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("location_missing"));
+    env.ok(&["verify", "--all", "--fix"]);
+    clean(&env);
+    let recorded: Value = serde_json::from_slice(&std::fs::read(&locs).unwrap()).unwrap();
+    assert_eq!(recorded["b1"], dir.to_string_lossy().as_ref());
+    // delete forgets it.
+    env.ok(&["delete", "b1", "--yes"]);
+    let recorded: Value = serde_json::from_slice(&std::fs::read(&locs).unwrap()).unwrap();
+    assert!(recorded.get("b1").is_none());
 }
