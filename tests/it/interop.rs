@@ -77,22 +77,28 @@ impl Py {
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
-    /// Session ids and titles the Python store lists, sorted by id.
-    fn listed(&self, env: &TestEnv) -> Vec<(String, String)> {
-        let mut v: Vec<(String, String)> = self
+    /// What the Python store lists, sorted by id (see [`Listed`]).
+    fn listed(&self, env: &TestEnv) -> Vec<Listed> {
+        let mut v: Vec<Listed> = self
             .run(env, "list", json!({}))
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| {
-                (
-                    r["id"].as_str().unwrap().to_string(),
-                    r["title"].as_str().unwrap_or("").to_string(),
-                )
+            .filter(|r| r["id"] != "projects") // sessions/projects/: see the README
+            .map(|r| Listed {
+                id: r["id"].as_str().unwrap().to_string(),
+                title: r["title"].as_str().unwrap_or("").to_string(),
+                archived: r["archived"].as_bool().unwrap_or(false),
+                project: r["project_id"].as_str().unwrap_or("default").to_string(),
+                updated_at: (r["updated_at"].as_f64().unwrap_or(0.0) * 1000.0).round() as i64,
+                preview: self
+                    .run(env, "latest_user_text", json!({"id": r["id"]}))
+                    .as_str()
+                    .map(|t| t.chars().take(77).collect())
+                    .unwrap_or_default(),
             })
-            .filter(|(id, _)| id != "projects") // sessions/projects/: see below
             .collect();
-        v.sort();
+        v.sort_by(|a, b| a.id.cmp(&b.id));
         v
     }
 
@@ -106,20 +112,41 @@ impl Py {
     }
 }
 
-/// Session ids and titles `git-session list --json` shows, sorted by id.
-fn ours(env: &TestEnv) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = env
+/// One listed session as both sides must agree on it: title, archived
+/// flag, project, `updated_at` (to the millisecond) and the latest user
+/// text (the preview).
+#[derive(Debug, PartialEq)]
+struct Listed {
+    id: String,
+    title: String,
+    archived: bool,
+    project: String,
+    updated_at: i64,
+    preview: String,
+}
+
+/// What `git-session list --json` shows, sorted by id.
+fn ours(env: &TestEnv) -> Vec<Listed> {
+    let mut v: Vec<Listed> = env
         .ok(&["--json", "list", "--include-archived"])
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap()["data"].clone())
-        .map(|r| {
-            (
-                r["id"].as_str().unwrap().to_string(),
-                r["title"].as_str().unwrap_or("").to_string(),
-            )
+        .map(|r| Listed {
+            id: r["id"].as_str().unwrap().to_string(),
+            title: r["title"].as_str().unwrap_or("").to_string(),
+            archived: r["archived"].as_bool().unwrap_or(false),
+            project: r["project_id"].as_str().unwrap_or("default").to_string(),
+            updated_at: (r["updated_at"].as_f64().unwrap_or(0.0) * 1000.0).round() as i64,
+            preview: r["preview"]
+                .as_str()
+                .unwrap_or("")
+                .trim_end_matches('…')
+                .chars()
+                .take(77)
+                .collect(),
         })
         .collect();
-    v.sort();
+    v.sort_by(|a, b| a.id.cmp(&b.id));
     v
 }
 
@@ -151,7 +178,7 @@ fn what_git_session_writes_the_python_store_reads_and_continues() {
     env.turn("s1", "second question", &[]);
     env.ok(&["update", "s1", "--title", "Renamed"]);
     assert_eq!(py.listed(&env), ours(&env));
-    assert_eq!(py.listed(&env), vec![("s1".into(), "Renamed".into())]);
+    assert_eq!(py.listed(&env)[0].title, "Renamed");
     assert_eq!(
         py.contents(&env, "s1"),
         vec![
@@ -417,7 +444,9 @@ fn migrate_leaves_every_session_where_the_python_store_finds_it() {
         .unwrap()
         .clone();
     env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
-    assert_eq!(py.listed(&env), before, "after relocate");
+    // (The relocation record is activity: `updated_at` moves.)
+    let before = py.listed(&env);
+    assert_eq!(before.len(), 2, "after relocate: {before:?}");
     env.ok(&["migrate"]);
     env.ok(&["migrate", "--prune-sources"]);
     assert!(
@@ -433,6 +462,37 @@ fn migrate_leaves_every_session_where_the_python_store_finds_it() {
         "a default session stays home"
     );
     env.ok(&["recover"]);
+    assert_eq!(py.listed(&env), ours(&env));
+    clean(&env);
+}
+
+/// The Python registry gives the default project `path = $HOME`, so the
+/// state dir's own `sessions/` looks like a project's legacy folder: it is
+/// never one.
+#[test]
+fn migrate_never_takes_the_default_project_for_a_legacy_source() {
+    let env = TestEnv::new();
+    let home = env.tmp.path().join("home");
+    // The state dir at its default place, as the Python store has it.
+    std::fs::create_dir_all(env.state()).unwrap();
+    std::os::unix::fs::symlink(env.state(), home.join(".openprogram")).unwrap();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    std::fs::create_dir_all(env.state().join("projects")).unwrap();
+    std::fs::write(
+        env.state().join("projects/projects.json"),
+        format!(
+            r#"{{"default": {{"id": "default", "name": "default", "path": "{}", "is_default": true, "session_ids": ["s1"], "status": "active", "created_at": 1.0}}}}"#,
+            home.display()
+        ),
+    )
+    .unwrap();
+    let before = crate::env::tree_bytes(&env.session_dir("s1"));
+    let out = env.ok(&["migrate"]);
+    assert!(!out.contains("s1"), "{out}");
+    env.ok(&["migrate", "--prune-sources"]);
+    assert!(!env.state().join("sessions/projects/default").exists());
+    assert_eq!(crate::env::tree_bytes(&env.session_dir("s1")), before);
     clean(&env);
 }
 
@@ -448,7 +508,7 @@ fn a_journal_line_never_overrides_a_row_written_after_it() {
     let mut idx: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     idx["s1"]["title"] = "Theirs, later".into();
     std::fs::write(&path, serde_json::to_vec(&idx).unwrap()).unwrap();
-    assert_eq!(ours(&env), vec![("s1".into(), "Theirs, later".into())]);
+    assert_eq!(ours(&env)[0].title, "Theirs, later");
     // Our next change is newer than their row, and folded into index.json.
     env.ok(&["update", "s1", "--title", "Ours again"]);
     let idx: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
