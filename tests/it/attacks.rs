@@ -379,3 +379,32 @@ fn the_root_sentinel_is_no_node_id() {
     assert_eq!(out.status.code(), Some(2));
     env.ok(&["verify", "s1"]);
 }
+
+#[test]
+fn migrate_copies_no_planted_links_or_special_files() {
+    let env = TestEnv::new();
+    let (_, src) = crate::migrate::legacy(&env);
+    let victim = Victim::new(&env, "victim");
+    let outside = env.tmp.path().join("outside-dir");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(src.join(".git/git-session")).unwrap();
+    std::os::unix::fs::symlink(&victim.path, src.join(".git/git-session/commits")).unwrap();
+    std::os::unix::fs::symlink(&outside, src.join("workdir")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(src.join("context-pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    env.ok(&["migrate"]);
+    let dst = crate::migrate::target(&env);
+    for rel in [".git/git-session/commits", "workdir", "context-pipe"] {
+        assert!(
+            std::fs::symlink_metadata(dst.join(rel)).is_err(),
+            "{rel} was copied"
+        );
+    }
+    env.turn("p1", "after the move", &[]);
+    victim.untouched("migrated link");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    env.ok(&["verify", "p1"]);
+}
