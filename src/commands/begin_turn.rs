@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
     let path = sd.private_dir().join("baseline.json");
     match project::of_session(&ctx.state, &args.session, &meta)? {
         Some(p) => {
-            let b = project::baseline(&p, crate::out::now())?;
+            let b = project::baseline(&ctx.state, &p, crate::out::now())?;
             atomic::write(&path, &serde_json::to_vec_pretty(&b).expect("json"))?;
             ctx.out.record("baseline", &b);
             match b.get("error").and_then(|e| e.as_str()) {

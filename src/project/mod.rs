@@ -248,10 +248,16 @@ pub fn of_session(state: &StateDir, session: &str, meta: &Meta) -> Result<Option
 }
 
 /// What `begin-turn` records about the project's working tree.
-pub fn baseline(project: &Project, time: f64) -> Result<Value> {
+pub fn baseline(state: &StateDir, project: &Project, time: f64) -> Result<Value> {
     let Some(path) = project.path.as_deref().filter(|p| p.is_dir()) else {
         return Ok(json!({"project_id": project.id, "error": "path_missing", "at": time}));
     };
+    // A registry edited to point a project at the state dir (or a session)
+    // gets no repository and no commit there.
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if refuse_ours(state, &canon).is_err() {
+        return Ok(json!({"project_id": project.id, "error": "state_dir", "at": time}));
+    }
     let repo = match pgit::find(path)? {
         Found::Repo(r) => r,
         Found::InsideOther(root) => {
@@ -292,10 +298,10 @@ pub fn decide(
         return Ok(Decision::Skip("no_baseline"));
     };
     if let Some(e) = b.get("error").and_then(Value::as_str) {
-        return Ok(Decision::Skip(if e == "path_missing" {
-            "path_missing"
-        } else {
-            "not_a_repo"
+        return Ok(Decision::Skip(match e {
+            "path_missing" => "path_missing",
+            "state_dir" => "state_dir",
+            _ => "not_a_repo",
         }));
     }
     let Some(path) = project.path.as_deref() else {

@@ -408,3 +408,36 @@ fn migrate_copies_no_planted_links_or_special_files() {
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     env.ok(&["verify", "p1"]);
 }
+
+/// A registry edited by hand to point a project at the state dir: the turn
+/// is skipped with the reason, and no repository appears there.
+#[test]
+fn a_project_edited_to_point_at_the_state_dir_gets_no_commit() {
+    let env = TestEnv::new();
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let pid = env
+        .ok(&["project", "add", work.to_str().unwrap(), "--auto-commit"])
+        .trim()
+        .to_string();
+    env.ok(&["init", "s1", "--project", &pid]);
+    let pj = env.state().join("projects/projects.json");
+    let text = std::fs::read_to_string(&pj).unwrap();
+    let canon = work.canonicalize().unwrap();
+    let state = env.state().canonicalize().unwrap();
+    std::fs::write(
+        &pj,
+        text.replace(canon.to_str().unwrap(), state.to_str().unwrap()),
+    )
+    .unwrap();
+    env.ok(&["begin-turn", "s1"]);
+    env.append("s1", &["--text", "q"]);
+    env.append("s1", &["--role", "assistant", "--text", "a"]);
+    let out = env.run(&["commit-turn", "s1"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("state_dir"));
+    assert!(
+        !env.state().join(".git").exists(),
+        "a repository in the state dir"
+    );
+}
