@@ -277,6 +277,27 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         extra: new.extra,
         python_keys: false,
     };
+    std::fs::create_dir_all(&history).io("create", &history)?;
+    let first = catalog.entries().next();
+    let naming = first
+        .as_ref()
+        .map_or(new.naming, |e| crate::layout::paths::Naming::of(&e.file));
+    // A session the released Python store started keeps its node keys
+    // (`called_by`, the predecessor in `metadata.parent_id`), which is all
+    // that store reads.
+    let python_keys = naming == crate::layout::paths::Naming::Python
+        && first
+            .as_ref()
+            .and_then(|e| crate::layout::history::read_node(&history, e).ok())
+            .is_some_and(|n| n.python_keys);
+    let mut node = node;
+    if python_keys {
+        node.python_keys = true;
+        if let Some(p) = node.predecessor.as_deref().filter(|p| *p != ROOT) {
+            node.metadata
+                .insert("parent_id".into(), Value::String(p.to_string()));
+        }
+    }
     let bytes = node.to_json();
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(Error::usage(
@@ -287,11 +308,6 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             Some("store large payloads as attachments (`--attach`)".into()),
         ));
     }
-    std::fs::create_dir_all(&history).io("create", &history)?;
-    let naming = catalog
-        .entries()
-        .next()
-        .map_or(new.naming, |e| crate::layout::paths::Naming::of(&e.file));
     let path = history.join(naming.file_name(seq, &node.role, &node.id));
     if !atomic::create_new(&path, &bytes)? {
         return Err(refuse(

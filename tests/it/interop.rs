@@ -102,6 +102,16 @@ impl Py {
         v
     }
 
+    /// The node ids of the branch the Python store shows (root to head).
+    fn branch(&self, env: &TestEnv, id: &str) -> Vec<String> {
+        self.run(env, "branch", json!({"id": id}))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    }
+
     fn contents(&self, env: &TestEnv, id: &str) -> Vec<String> {
         self.run(env, "messages", json!({"id": id}))
             .as_array()
@@ -148,6 +158,19 @@ fn ours(env: &TestEnv) -> Vec<Listed> {
         .collect();
     v.sort_by(|a, b| a.id.cmp(&b.id));
     v
+}
+
+/// The node ids of the branch `git-session show` shows (root to head).
+fn our_branch(env: &TestEnv, id: &str) -> Vec<String> {
+    env.ok(&["--json", "show", id])
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "node")
+        .map(|r| r["data"]["node"].clone())
+        .filter(|n| n["role"] == "user" || n["role"] == "llm")
+        .filter(|n| n["caller"] == "" || n["caller"] == "ROOT")
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn clean(env: &TestEnv) {
@@ -302,6 +325,7 @@ fn what_the_python_store_writes_git_session_lists_shows_verifies_and_backfills()
         vec![
             msg("u1", "user", "hello python", None),
             msg("a1", "assistant", "hi", Some("u1")),
+            msg("t1", "tool", "tool output", Some("a1")),
         ],
         "turn: hello python",
     );
@@ -362,12 +386,14 @@ fn what_the_python_store_writes_git_session_lists_shows_verifies_and_backfills()
         [
             "hello python",
             "hi",
+            "tool output",
             "second",
             "two",
             "retry of second",
             "three"
         ]
     );
+    assert_eq!(py.branch(&env, "p1"), our_branch(&env, "p1"));
     assert!(
         env.history_files("p1")
             .iter()
@@ -401,6 +427,7 @@ fn writers_alternating_on_one_session_lose_nothing() {
         last = Some(ga);
     }
     assert_eq!(py.contents(&env, "s1"), expect);
+    assert_eq!(py.branch(&env, "s1"), our_branch(&env, "s1"));
     env.ok(&["recover"]);
     assert_eq!(py.listed(&env), ours(&env));
     clean(&env);
