@@ -11,8 +11,6 @@ use super::ids;
 /// and session commits never include them.
 pub const TEMP_PREFIX: &str = ".gs-tmp-";
 
-/// A fresh temporary path of ours in `dir`: `.gs-tmp-<label>.<random>`
-/// (sweeps after a crash find our temps by the prefix).
 /// Whether a file name is `.git` as git (and `git fsck --strict`, which
 /// rejects it as `hasDotgit`) sees it: any case, trailing dots or spaces, or
 /// the 8.3 short name `git~1`. Such an entry is never committed.
@@ -24,6 +22,8 @@ pub fn is_dotgit(name: &[u8]) -> bool {
     n == b".git" || n == b"git~1"
 }
 
+/// A fresh temporary path of ours in `dir`: `.gs-tmp-<label>.<random>`
+/// (sweeps after a crash find our temps by the prefix).
 pub fn temp_path(dir: &Path, label: &str) -> PathBuf {
     dir.join(format!("{TEMP_PREFIX}{label}.{}", ids::generate("")))
 }
@@ -490,6 +490,33 @@ pub fn parse_node_file_name(name: &str) -> Option<(u64, char, &str)> {
     Some((seq, letter, id))
 }
 
+/// Up to three of `known` closest to `id` by edit distance (at most a third
+/// of its length, and at least 1), nearest first.
+pub fn closest<'a>(id: &str, known: &'a [String]) -> Vec<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    let limit = (id.chars().count() / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = known
+        .iter()
+        .map(|k| (distance(id, k), k.as_str()))
+        .filter(|(d, k)| *d <= limit && *k != id)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, k)| k).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -520,42 +547,12 @@ mod tests {
             assert_eq!(parse_node_file_name(bad), None, "{bad}");
         }
     }
-}
 
-/// Up to three of `known` closest to `id` by edit distance (at most a third
-/// of its length, and at least 1), nearest first.
-pub fn closest<'a>(id: &str, known: &'a [String]) -> Vec<&'a str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut prev = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let cur = row[j + 1];
-                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-                prev = cur;
-            }
-        }
-        row[b.len()]
-    }
-    let limit = (id.chars().count() / 3).max(1);
-    let mut scored: Vec<(usize, &str)> = known
-        .iter()
-        .map(|k| (distance(id, k), k.as_str()))
-        .filter(|(d, k)| *d <= limit && *k != id)
-        .collect();
-    scored.sort();
-    scored.into_iter().take(3).map(|(_, k)| k).collect()
-}
-
-#[cfg(test)]
-mod closest_tests {
     #[test]
     fn nearest_ids_first() {
         let known: Vec<String> = ["s1", "s2", "refactor", "feature"].map(String::from).into();
-        assert_eq!(super::closest("s11", &known), vec!["s1"]);
-        assert_eq!(super::closest("refactr", &known), vec!["refactor"]);
-        assert!(super::closest("zzzzzz", &known).is_empty());
+        assert_eq!(closest("s11", &known), vec!["s1"]);
+        assert_eq!(closest("refactr", &known), vec!["refactor"]);
+        assert!(closest("zzzzzz", &known).is_empty());
     }
 }
