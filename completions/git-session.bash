@@ -25,6 +25,9 @@ _git__session() {
             git__session,backfill)
                 cmd="git__session__subcmd__backfill"
                 ;;
+            git__session,batch)
+                cmd="git__session__subcmd__batch"
+                ;;
             git__session,begin-turn)
                 cmd="git__session__subcmd__begin__subcmd__turn"
                 ;;
@@ -99,6 +102,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help,backfill)
                 cmd="git__session__subcmd__help__subcmd__backfill"
+                ;;
+            git__session__subcmd__help,batch)
+                cmd="git__session__subcmd__help__subcmd__batch"
                 ;;
             git__session__subcmd__help,begin-turn)
                 cmd="git__session__subcmd__help__subcmd__begin__subcmd__turn"
@@ -251,7 +257,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions help"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -391,6 +397,32 @@ _git__session() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__batch)
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -651,7 +683,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help)
-            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions help"
+            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -693,6 +725,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__backfill)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__batch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -112,6 +112,7 @@ pub enum Command {
     Demo(commands::demo::DemoArgs),
     Man(commands::man::ManArgs),
     Completions(commands::man::CompletionsArgs),
+    Batch(commands::batch::BatchArgs),
 }
 
 impl Cli {
@@ -183,6 +184,7 @@ impl Cli {
             "backfill" => commands::backfill::BackfillArgs::augment_args(sub),
             "migrate" => commands::migrate::MigrateArgs::augment_args(sub),
             "verify" => commands::verify::VerifyArgs::augment_args(sub),
+            "batch" => commands::batch::BatchArgs::augment_args(sub),
             _ => return None,
         };
         let root = clap::Command::new("git-session")
@@ -261,6 +263,7 @@ impl Ctx {
 pub fn run(cli: Cli) -> Result<u8> {
     let ctx = Ctx::new(&cli.global)?;
     match cli.command {
+        Command::Batch(a) => commands::batch::run(&cli.global, a),
         Command::Init(a) => commands::init::run(&ctx, a),
         Command::Append(a) => commands::append::run(&ctx, a),
         Command::CommitTurn(a) => commands::commit_turn::run(&ctx, a),

@@ -52,20 +52,13 @@ fn parse_error(e: clap::Error, json: bool) -> ExitCode {
         return ExitCode::from(exit::OK);
     }
     let text = e.render().to_string();
-    let message = text
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim_start_matches("error: ")
-        .to_string();
-    let help = "run `git-session help <command>` or `git-session <command> --help` for the usage";
     if json {
-        let rec = serde_json::json!({"type": "error", "data": {
-            "code": "git_session::usage::parse", "message": message, "help": help, "exit": exit::USAGE,
-        }});
-        println!("{rec}");
+        println!("{}", git_session::out::parse_error_record(&text));
     }
     eprint!("{}", text.trim_end_matches('\n'));
-    eprintln!("\nhelp: {help}\ncode: git_session::usage::parse");
+    eprintln!(
+        "\nhelp: {}\ncode: git_session::usage::parse",
+        git_session::out::PARSE_HELP
+    );
     ExitCode::from(exit::USAGE)
 }

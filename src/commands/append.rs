@@ -116,7 +116,10 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         ..Default::default()
     };
     if args.json_node {
-        let text = read_limited(std::io::stdin().lock(), std::path::Path::new("<stdin>"))?;
+        let text = read_limited(
+            std::io::Cursor::new(crate::out::read_input(MAX_FILE_BYTES + 1).io("read", "<stdin>")?),
+            std::path::Path::new("<stdin>"),
+        )?;
         let Value::Object(mut obj) = serde_json::from_str::<Value>(&text).map_err(|e| {
             Error::usage(
                 format!("`--json-node`: stdin is not valid JSON: {e}"),
@@ -198,7 +201,12 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         node.extra = obj;
     } else if let Some(f) = &args.file {
         let text = if f.as_os_str() == "-" {
-            read_limited(std::io::stdin().lock(), std::path::Path::new("<stdin>"))?
+            read_limited(
+                std::io::Cursor::new(
+                    crate::out::read_input(MAX_FILE_BYTES + 1).io("read", "<stdin>")?,
+                ),
+                std::path::Path::new("<stdin>"),
+            )?
         } else {
             let file = std::fs::File::open(f).io("read", f)?;
             read_limited(file, f)?

@@ -323,6 +323,7 @@ fn hooked_commit(
             .env("GIT_AUTHOR_EMAIL", email)
             .env("GIT_COMMITTER_NAME", name)
             .env("GIT_COMMITTER_EMAIL", email)
+            .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("cannot run git: {e}"))?;
         if !out.status.success() {

@@ -27,7 +27,7 @@ pub struct DeleteArgs {
 pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
     if !args.yes {
-        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        if !crate::out::input_is_terminal() || !std::io::stderr().is_terminal() {
             return Err(Error::usage(
                 format!("deleting `{}` needs confirmation", args.session),
                 Some("pass `--yes` to delete without asking".into()),

@@ -2,6 +2,7 @@
 
 pub mod append;
 pub mod backfill;
+pub mod batch;
 pub mod begin_turn;
 pub mod branch;
 pub mod checkout;

@@ -205,6 +205,48 @@ impl Progress {
     }
 }
 
+thread_local! {
+    /// The standard input of the request `batch` is running, in place of the
+    /// process's own (which carries the requests).
+    static INPUT: std::cell::RefCell<Option<std::io::Cursor<Vec<u8>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with `bytes` as the standard input commands read (`batch`).
+pub fn with_input<R>(bytes: Vec<u8>, f: impl FnOnce() -> R) -> R {
+    INPUT.with(|i| *i.borrow_mut() = Some(std::io::Cursor::new(bytes)));
+    let r = f();
+    INPUT.with(|i| *i.borrow_mut() = None);
+    r
+}
+
+/// All of the standard input a command reads (`--file -`, `--json-node`),
+/// up to `limit` bytes: a request's payload under `batch`.
+pub fn read_input(limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let given = INPUT.with(|i| {
+        i.borrow_mut()
+            .as_mut()
+            .map(|c| Read::by_ref(c).take(limit).read_to_end(&mut buf))
+    });
+    match given {
+        Some(r) => r.map(|_| buf),
+        None => std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut buf)
+            .map(|_| buf),
+    }
+}
+
+/// Whether a person can answer a question on the standard input: never
+/// under `batch` (its input is the requests).
+pub fn input_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    INPUT.with(|i| i.borrow().is_none()) && std::io::stdin().is_terminal()
+}
+
 /// A diagnostic as the tool prints it on stderr: the message first, its
 /// causes, a `help:` line with the next action, then the stable code (what
 /// `--json` error records carry as `code`).
@@ -226,6 +268,25 @@ fn help_of(e: &dyn miette::Diagnostic) -> String {
     e.help()
         .map(|h| h.to_string())
         .unwrap_or_else(|| "see the command's `--help`".into())
+}
+
+/// The help line of a command line the parser refused.
+pub const PARSE_HELP: &str =
+    "run `git-session help <command>` or `git-session <command> --help` for the usage";
+
+/// The `--json` record of a command line the parser refused: its first line
+/// of clap's message, and [`PARSE_HELP`].
+pub fn parse_error_record(clap_text: &str) -> String {
+    let message = clap_text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ");
+    serde_json::json!({"type": "error", "data": {
+        "code": "git_session::usage::parse", "message": message, "help": PARSE_HELP,
+        "exit": crate::error::exit::USAGE,
+    }})
+    .to_string()
 }
 
 /// The `--json` record of an error: `{"type": "error", "data": {code,

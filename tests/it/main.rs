@@ -3,6 +3,7 @@
 
 mod attacks;
 mod bad_input;
+mod batch;
 mod concurrency;
 mod core;
 mod crash;

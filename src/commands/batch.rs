@@ -1,0 +1,185 @@
+//! `batch`: many operations in one process (SPEC §5.17), as git's own
+//! long-lived plumbing (`cat-file --batch`, `update-ref --stdin`) does.
+//!
+//! Reads: requests on stdin, one JSON value per line: `{"argv": [...],
+//! "stdin": "..."}` (or a bare array of arguments). Runs each as the
+//! command line would, under `--json`, with the outer global flags as
+//! defaults; `stdin` stands in for the request's standard input (`append
+//! --file -`, `--json-node`). Writes and locks: what each command does, lock
+//! by lock, request by request: nothing is held or cached between requests.
+//! Prints: each request's records, then `{"type": "exit", "data": {"code":
+//! N}}`, flushed; errors are records. Exit status: the last failure's, or 0.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{Value, json};
+
+use crate::cli::{self, Cli, GlobalArgs};
+use crate::error::{Result, exit};
+
+/// Run many requests in one process: one JSON request per line on stdin,
+/// the answer's records and a closing `exit` record per request on stdout.
+///
+/// A request is `{"argv": ["append", "s1", "--text", "hi"], "stdin": "…"}`
+/// (or just the array): any subcommand and its arguments, exactly as on the
+/// command line; `stdin` is what the command reads as its standard input
+/// (`--file -`, `--json-node`), so no argument-length limit applies. Every
+/// answer is JSON Lines (`--json` is implied); errors are `error` records,
+/// never the end of the stream; stdout is flushed after each `exit` record.
+/// Each request takes its locks as the one-shot command would, and reads
+/// the files afresh. At end of input the process exits with the code of the
+/// last failed request, or 0. `man`, `completions`, `batch` and `--help`
+/// print no records and are refused here.
+#[derive(Debug, clap::Args)]
+pub struct BatchArgs {}
+
+/// One request line: its argv and standard input.
+fn request(line: &str) -> std::result::Result<(Vec<String>, Vec<u8>), String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let (argv, stdin) = match v {
+        Value::Array(a) => (Value::Array(a), None),
+        Value::Object(mut o) => (
+            o.remove("argv").ok_or("a request object needs `argv`")?,
+            o.remove("stdin"),
+        ),
+        _ => return Err("a request is an object with `argv`, or an array".into()),
+    };
+    let Value::Array(words) = argv else {
+        return Err("`argv` must be an array of strings".into());
+    };
+    let argv = words
+        .into_iter()
+        .map(|w| match w {
+            Value::String(s) => Ok(s),
+            _ => Err("`argv` must be an array of strings".to_string()),
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let stdin = match stdin {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => s.into_bytes(),
+        Some(_) => return Err("`stdin` must be a string".into()),
+    };
+    Ok((argv, stdin))
+}
+
+/// The outer global flags, as arguments that come before a request's own
+/// (its own win: `args_override_self`).
+fn outer_flags(g: &GlobalArgs) -> Vec<String> {
+    let mut v = vec!["git-session".to_string(), "--json".to_string()];
+    if let Some(d) = &g.state_dir {
+        v.push("--state-dir".into());
+        v.push(d.to_string_lossy().into_owned());
+    }
+    v.push("--lock-timeout".into());
+    v.push(g.lock_timeout.to_string());
+    if g.no_wait {
+        v.push("--no-wait".into());
+    }
+    if g.quiet {
+        v.push("-q".into());
+    }
+    v
+}
+
+/// Print a record of `kind` on stdout.
+fn emit(out: &mut impl Write, kind: &str, data: Value) {
+    let _ = writeln!(out, "{}", json!({"type": kind, "data": data}));
+}
+
+/// A request refused before it ran: its error record; returns its code.
+fn refuse(out: &mut impl Write, message: String, help: &str) -> u8 {
+    emit(
+        out,
+        "error",
+        json!({"code": "git_session::batch::request", "message": message, "help": help, "exit": exit::USAGE}),
+    );
+    exit::USAGE
+}
+
+/// Run one request; returns its exit code (its records are printed).
+fn answer(g: &GlobalArgs, line: &str) -> u8 {
+    let mut out = std::io::stdout();
+    let (argv, stdin) = match request(line) {
+        Ok(r) => r,
+        Err(why) => {
+            return refuse(
+                &mut out,
+                format!("bad request: {why}"),
+                r#"send one JSON object a line: {"argv": ["append", "s1", "--text", "hi"]}"#,
+            );
+        }
+    };
+    let first = argv
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .map(String::as_str);
+    if matches!(first, Some("batch" | "man" | "completions" | "help") | None)
+        || argv
+            .iter()
+            .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"))
+    {
+        return refuse(
+            &mut out,
+            format!("`{}` prints no records: not in batch", argv.join(" ")),
+            "run it as a command of its own",
+        );
+    }
+    let mut full = outer_flags(g);
+    full.extend(argv);
+    let parsed = Cli::parse_from(full.into_iter().map(Into::into).collect());
+    let cli = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "{}",
+                crate::out::parse_error_record(&e.render().to_string())
+            );
+            return exit::USAGE;
+        }
+    };
+    let result = crate::out::with_input(stdin, || cli::run(cli));
+    let _ = out.flush();
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            let code = err.exit_code();
+            let _ = writeln!(out, "{}", crate::out::error_record(&err, code));
+            eprint!("{}", crate::out::render_error(&err));
+            code
+        }
+    }
+}
+
+pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
+    let mut last_failure = exit::OK;
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                // Not UTF-8, or the input broke: an error record, then on.
+                let mut out = std::io::stdout();
+                last_failure = refuse(
+                    &mut out,
+                    format!("unreadable request: {e}"),
+                    "send UTF-8 JSON lines",
+                );
+                emit(&mut out, "exit", json!({"code": last_failure}));
+                let _ = out.flush();
+                continue;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let code = answer(g, &line);
+        if code != exit::OK {
+            last_failure = code;
+        }
+        let mut out = std::io::stdout().lock();
+        emit(&mut out, "exit", json!({"code": code}));
+        let _ = out.flush();
+    }
+    Ok(last_failure)
+}

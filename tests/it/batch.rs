@@ -1,0 +1,377 @@
+//! `batch` (issue 20): one process, many requests, the same answers as the
+//! one-shot commands; concurrent with other writers; killed mid-stream.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::env::TestEnv;
+
+/// One request: argv and standard input.
+struct Req {
+    argv: Vec<String>,
+    stdin: String,
+}
+
+fn req(argv: &[&str]) -> Req {
+    Req {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        stdin: String::new(),
+    }
+}
+
+/// The requests of the comparison: every subcommand that prints records,
+/// errors included, several hundred in all. Ids are given, so both runs
+/// make the same nodes.
+fn requests(project: &Path) -> Vec<Req> {
+    let p = project.to_str().unwrap();
+    let mut r = vec![
+        req(&["init", "s1", "--title", "First"]),
+        req(&["init", "s2"]),
+        req(&["project", "add", p, "--name", "proj"]),
+        req(&["project", "list"]),
+        req(&["project", "show", "proj"]),
+        req(&["project", "set", "proj", "--status", "paused"]),
+        req(&["init", "b1", "--project", "proj"]),
+    ];
+    for t in 0..60 {
+        let (u, a) = (format!("u{t}"), format!("a{t}"));
+        r.push(req(&[
+            "append",
+            "s1",
+            "--id",
+            &u,
+            "--text",
+            &format!("question {t}"),
+        ]));
+        r.push(Req {
+            argv: [
+                "append",
+                "s1",
+                "--role",
+                "assistant",
+                "--id",
+                &a,
+                "--file",
+                "-",
+            ]
+            .map(String::from)
+            .into(),
+            stdin: format!("answer {t}\nsecond line"),
+        });
+        if t % 3 == 0 {
+            r.push(req(&[
+                "append",
+                "s1",
+                "--role",
+                "tool",
+                "--name",
+                "read",
+                "--id",
+                &format!("t{t}"),
+                "--input",
+                "{\"path\": \"a.rs\"}",
+                "--text",
+                "ok",
+            ]));
+        }
+        r.push(req(&["commit-turn", "s1", "--duration", "1.5"]));
+        if t % 10 == 5 {
+            r.push(req(&["log", "s1", "-n", "3"]));
+            r.push(req(&["branch", "s1"]));
+            r.push(req(&["list"]));
+            r.push(req(&["show", "s1", "--at", "2"]));
+        }
+    }
+    r.extend([
+        Req {
+            argv: ["append", "s2", "--json-node"].map(String::from).into(),
+            stdin: r#"{"id": "j1", "role": "user", "output": "from json"}"#.into(),
+        },
+        req(&["commit-turn", "s2"]),
+        req(&["update", "s2", "--pin", "--title", "Second"]),
+        req(&["archive", "s2"]),
+        req(&["unarchive", "s2"]),
+        req(&["title", "s1"]),
+        req(&["checkout", "s1", "3"]),
+        req(&["append", "s1", "--id", "retry1", "--text", "a retry"]),
+        req(&["commit-turn", "s1"]),
+        req(&["checkout", "s1", "main"]),
+        req(&[
+            "append",
+            "s1",
+            "--role",
+            "assistant",
+            "--predecessor",
+            "u59",
+            "--id",
+            "regen",
+            "--text",
+            "again",
+        ]),
+        req(&["commit-turn", "s1"]),
+        req(&["begin-turn", "s1"]),
+        req(&["update", "s1", "--status", "idle"]),
+        req(&["append", "b1", "--id", "bu1", "--text", "bound"]),
+        req(&["commit-turn", "b1"]),
+        req(&["backfill", "--all"]),
+        req(&["verify", "--all", "--stats"]),
+        req(&["migrate", "--dry-run"]),
+        req(&["recover"]),
+        req(&["gc-shells", "--dry-run"]),
+        req(&["project", "log", "proj"]),
+        req(&["show", "nope"]),
+        req(&["append", "s1", "--txt", "x"]),
+        req(&["append", "s1", "--id", "u1", "--text", "duplicate"]),
+        req(&["append", "s1", "--input", "{bad", "--text", "x"]),
+        req(&["checkout", "s1", "99"]),
+        req(&["delete", "s2"]),
+        req(&["delete", "s2", "--yes"]),
+        req(&["list", "--include-archived"]),
+        req(&["man"]),
+        req(&["verify", "s1"]),
+        // Last: its record node has a fresh id (so the commits differ).
+        req(&["relocate", "proj", p]),
+    ]);
+    r
+}
+
+/// Records with the run's own paths and timings taken out (the two runs
+/// differ only there).
+fn normal(recs: Vec<Value>, env: &TestEnv) -> Vec<Value> {
+    let tmp = env.tmp.path().to_string_lossy().into_owned();
+    recs.into_iter()
+        .map(|r| {
+            let mut v: Value = serde_json::from_str(&r.to_string().replace(&tmp, "<tmp>")).unwrap();
+            if let Some(d) = v["data"].as_object_mut() {
+                d.remove("seconds");
+            }
+            v
+        })
+        .collect()
+}
+
+fn spawn_batch(env: &TestEnv) -> Child {
+    env.cmd()
+        .arg("batch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn line(r: &Req) -> String {
+    json!({"argv": r.argv, "stdin": r.stdin}).to_string()
+}
+
+#[test]
+fn a_batch_answers_request_by_request_as_the_commands_do() {
+    let project = std::env::temp_dir().join(format!("gs-batch-{}", std::process::id()));
+    let fresh = || {
+        let _ = std::fs::remove_dir_all(&project);
+        std::fs::create_dir_all(&project).unwrap();
+    };
+    // In one batch process.
+    fresh();
+    let a = TestEnv::new();
+    let reqs = requests(&project);
+    assert!(reqs.len() > 250, "{}", reqs.len());
+    let mut child = spawn_batch(&a);
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        for r in &reqs {
+            writeln!(stdin, "{}", line(r)).unwrap();
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let mut answers: Vec<(Vec<Value>, i64)> = Vec::new();
+    let mut cur = Vec::new();
+    for l in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        if v["type"] == "exit" {
+            answers.push((
+                std::mem::take(&mut cur),
+                v["data"]["code"].as_i64().unwrap(),
+            ));
+        } else {
+            cur.push(v);
+        }
+    }
+    assert_eq!(answers.len(), reqs.len(), "one closing record per request");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the last failure's code (`man`)"
+    );
+    // The same requests one by one.
+    fresh();
+    let b = TestEnv::new();
+    for (i, r) in reqs.iter().enumerate() {
+        let mut c = b.cmd();
+        c.arg("--json")
+            .args(&r.argv)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        c.stderr(Stdio::null());
+        let mut ch = c.spawn().unwrap();
+        ch.stdin
+            .take()
+            .unwrap()
+            .write_all(r.stdin.as_bytes())
+            .unwrap();
+        let o = ch.wait_with_output().unwrap();
+        let recs: Vec<Value> = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let code = o.status.code().unwrap() as i64;
+        let (brecs, bcode) = &answers[i];
+        if r.argv[0] == "man" {
+            // Refused in batch (it prints a page, no records).
+            assert_eq!(*bcode, 2);
+            continue;
+        }
+        if r.argv[0] == "relocate" {
+            assert_eq!(*bcode, code);
+            let kinds = |v: &[Value]| v.iter().map(|r| r["type"].clone()).collect::<Vec<_>>();
+            assert_eq!(kinds(brecs), kinds(&recs));
+            continue;
+        }
+        assert_eq!(*bcode, code, "request {i} {:?}: exit codes", r.argv);
+        assert_eq!(
+            normal(brecs.clone(), &a),
+            normal(recs, &b),
+            "request {i} {:?}: records",
+            r.argv
+        );
+    }
+    for env in [&a, &b] {
+        env.assert_clean("s1");
+        let v = env.run(&["verify", "--all"]);
+        assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    }
+    let _ = std::fs::remove_dir_all(&project);
+}
+
+/// Send one request and read its answer up to the closing record.
+fn ask(stdin: &mut impl Write, out: &mut impl BufRead, r: &Req) -> (Vec<Value>, i64) {
+    writeln!(stdin, "{}", line(r)).unwrap();
+    stdin.flush().unwrap();
+    let mut recs = Vec::new();
+    loop {
+        let mut l = String::new();
+        assert!(out.read_line(&mut l).unwrap() > 0, "the batch ended early");
+        let v: Value = serde_json::from_str(&l).unwrap();
+        if v["type"] == "exit" {
+            return (recs, v["data"]["code"].as_i64().unwrap());
+        }
+        recs.push(v);
+    }
+}
+
+#[test]
+fn two_batches_and_one_shots_on_one_session_lose_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let run = |tag: &'static str| {
+        let env = &env;
+        move || {
+            let mut child = spawn_batch(env);
+            let mut stdin = child.stdin.take().unwrap();
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let mut acked = Vec::new();
+            for i in 0..40 {
+                let id = format!("{tag}{i}");
+                let (_, code) = ask(
+                    &mut stdin,
+                    &mut out,
+                    &req(&["append", "s1", "--id", &id, "--text", &id]),
+                );
+                assert_eq!(code, 0);
+                acked.push(id);
+                if i % 7 == 0 {
+                    let (_, code) = ask(&mut stdin, &mut out, &req(&["commit-turn", "s1"]));
+                    assert_eq!(code, 0);
+                }
+            }
+            drop(stdin);
+            assert!(child.wait().unwrap().success());
+            acked
+        }
+    };
+    let acked: Vec<String> = std::thread::scope(|s| {
+        let a = s.spawn(run("a"));
+        let b = s.spawn(run("b"));
+        let c = s.spawn(|| {
+            let mut acked = Vec::new();
+            for i in 0..30 {
+                let id = format!("c{i}");
+                env.ok(&["append", "s1", "--id", &id, "--text", &id]);
+                acked.push(id);
+                if i % 5 == 0 {
+                    env.ok(&["commit-turn", "s1"]);
+                }
+            }
+            acked
+        });
+        [a.join().unwrap(), b.join().unwrap(), c.join().unwrap()].concat()
+    });
+    env.ok(&["commit-turn", "s1"]);
+    let files = env.history_files("s1");
+    for id in &acked {
+        assert!(
+            files.iter().any(|f| f.ends_with(&format!("-{id}.json"))),
+            "{id} lost"
+        );
+    }
+    assert_eq!(files.len(), acked.len());
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+}
+
+#[test]
+fn a_killed_batch_loses_no_acknowledged_node() {
+    let mut env = TestEnv::new();
+    env.fsync = true;
+    env.ok(&["init", "s1"]);
+    let mut child = spawn_batch(&env);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut acked = Vec::new();
+    for i in 0..30 {
+        let id = format!("k{i}");
+        let (recs, code) = ask(
+            &mut stdin,
+            &mut out,
+            &req(&["append", "s1", "--id", &id, "--text", &id]),
+        );
+        assert_eq!(code, 0, "{recs:?}");
+        acked.push(id);
+        if i == 12 {
+            ask(&mut stdin, &mut out, &req(&["commit-turn", "s1"]));
+        }
+    }
+    // One more request on its way, then kill -9.
+    writeln!(stdin, "{}", line(&req(&["commit-turn", "s1"]))).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    env.ok(&["recover", "--older-than", "1000d"]);
+    env.ok(&["commit-turn", "s1"]);
+    let files = env.history_files("s1");
+    for id in &acked {
+        assert!(
+            files.iter().any(|f| f.ends_with(&format!("-{id}.json"))),
+            "{id} lost"
+        );
+    }
+    env.assert_clean("s1");
+    let out = env.run(&["verify", "--all", "--fix"]);
+    assert!(out.status.success());
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+    let _ = Command::new("true").status();
+}
