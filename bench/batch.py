@@ -23,8 +23,8 @@ import sys
 import tempfile
 import time
 
-from common import built, isolated_env, spawn, write_nodes
-from commit_turn import make_fixture, ms, turn_nodes
+from common import built, isolated_env, spawn
+from commit_turn import git_turn, make_fixture, ms, turn_nodes
 
 
 class Batch:
@@ -66,15 +66,7 @@ def bench_size(binary, root, size, turns, rng):
             assert batch.ask(argv) == 0, "append failed"
         assert batch.ask(["commit-turn", sid]) == 0, "commit-turn failed"
         gs_turns.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        write_nodes(os.path.join(plain, "history"), ts)
-        with open(os.path.join(plain, "meta.json"), "w") as f:
-            f.write(json.dumps({"id": sid, "updated_at": time.time(), "head_id": ts[1]["id"]}))
-        w = time.perf_counter() - t0
-        a, rc1 = spawn(["git", "-C", plain, "add", "-A"])
-        c, rc2 = spawn(["git", "-C", plain, "commit", "-q", "-m", f"turn: t{k}"])
-        assert rc1 == 0 and rc2 == 0
-        git_turns.append(w + a + c)
+        git_turns.append(git_turn(plain, sid, ts, k))
         pred = ts[1]["id"]
     assert batch.close() == 0
     st = subprocess.run(["git", "-C", sdir, "status", "--porcelain"], env=env,

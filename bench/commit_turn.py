@@ -106,6 +106,20 @@ def make_fixture(binary, root, size, rng):
     return state, sid, sdir, plain, len(nodes), pred
 
 
+def git_turn(plain, sid, ts, k):
+    """(b) the Python store's way: write the turn's files, `git add -A`,
+    `git commit`; returns the seconds it took."""
+    t0 = time.perf_counter()
+    write_nodes(os.path.join(plain, "history"), ts)
+    with open(os.path.join(plain, "meta.json"), "w") as f:
+        f.write(json.dumps({"id": sid, "updated_at": time.time(), "head_id": ts[1]["id"]}))
+    w = time.perf_counter() - t0
+    a, rc1 = spawn(["git", "-C", plain, "add", "-A"])
+    c, rc2 = spawn(["git", "-C", plain, "commit", "-q", "-m", f"turn: t{k}"])
+    assert rc1 == 0 and rc2 == 0
+    return w + a + c
+
+
 def bench_size(binary, root, size, turns, rng, fsync):
     state, sid, sdir, plain, n, pred = make_fixture(binary, root, size, rng)
     # Write the fixture out first: its writeback would otherwise compete
@@ -132,16 +146,7 @@ def bench_size(binary, root, size, turns, rng, fsync):
         assert rc == 0, f"commit-turn failed ({rc})"
         commits.append(dt)
         gs_turns.append(t_turn + dt)
-        # (b) the Python store's way: write files, git add -A, git commit
-        t0 = time.perf_counter()
-        write_nodes(os.path.join(plain, "history"), ts)
-        with open(os.path.join(plain, "meta.json"), "w") as f:
-            f.write(json.dumps({"id": sid, "updated_at": time.time(), "head_id": ts[1]["id"]}))
-        w = time.perf_counter() - t0
-        a, rc1 = spawn(["git", "-C", plain, "add", "-A"])
-        c, rc2 = spawn(["git", "-C", plain, "commit", "-q", "-m", f"turn: t{k}"])
-        assert rc1 == 0 and rc2 == 0
-        git_turns.append(w + a + c)
+        git_turns.append(git_turn(plain, sid, ts, k))
         pred = ts[1]["id"]
     # Sanity: everything committed, status clean, history intact.
     st = subprocess.run(["git", "-C", sdir, "status", "--porcelain"], env=ENV,
