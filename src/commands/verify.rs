@@ -395,6 +395,17 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 .filter(|f| f.kind == "location_dangling" && f.fixable)
                 .filter_map(|f| f.message.split('`').nth(1).map(str::to_owned))
                 .collect();
+            for (session, project) in verify::binding_fixes(&ctx.state) {
+                // Under its project and only there (bound to `default`:
+                // taken off the others).
+                crate::project::add_session(&ctx.state, &project, &session, ctx.locks)?;
+                let d = format!("listed `{session}` under project `{project}` in projects.json");
+                ctx.out.record(
+                    "fixed",
+                    &serde_json::json!({"session": session, "action": d}),
+                );
+                ctx.out.line(format!("fixed: {d}"));
+            }
             let missing = verify::missing_locations(&ctx.state, &targets);
             if !missing.is_empty() {
                 registry::set_locations(&ctx.state, &missing, ctx.locks)?;

@@ -249,6 +249,24 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "project_path_missing",
+        meaning: "a project's directory does not exist (it moved)",
+        fix: "git-session relocate <project> <new path>",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "binding_unknown_project",
+        meaning: "a session's meta.json names a project projects.json does not hold",
+        fix: "git-session project add <dir>, or restore projects.json",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "binding_mismatch",
+        meaning: "projects.json lists a session under another project than its meta.json names",
+        fix: "git-session verify --all --fix",
+        repair: "lists it under the project its meta.json names, and only there",
+    },
+    Kind {
         code: "location_missing",
         meaning: "a session outside sessions/<id>/ has no locations.json entry (the Python store does not find it)",
         fix: "git-session verify --all --fix",

@@ -25,7 +25,7 @@ use crate::session::{self, Trailers};
 mod kinds;
 mod state;
 pub use kinds::{KINDS, Kind, kinds_help};
-pub use state::{check_state, missing_locations};
+pub use state::{binding_fixes, check_state, missing_locations};
 
 /// Whether a finding makes `verify` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

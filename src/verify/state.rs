@@ -111,6 +111,7 @@ pub fn check_state(
             );
         }
     }
+    check_projects(state, &mut out);
     for (id, dir) in missing_locations(state, sessions) {
         add(
             &mut out,
@@ -225,5 +226,128 @@ pub fn missing_locations(
         .filter(|t| t.dir.dir.starts_with(state.sessions()))
         .filter(|t| locations.get(&t.id).map(PathBuf::from).as_ref() != Some(&t.dir.dir))
         .map(|t| (t.id.clone(), t.dir.dir.clone()))
+        .collect()
+}
+
+/// A session's binding as the two registries tell it.
+struct Binding {
+    session: String,
+    /// The project its meta.json names (`default` when none).
+    bound: String,
+    /// Whether projects.json holds that project.
+    known: bool,
+    /// Whether projects.json lists the session under it, and only there.
+    agrees: bool,
+    /// The projects that list it.
+    listed: Vec<String>,
+}
+
+fn bindings(state: &StateDir) -> Vec<Binding> {
+    use crate::layout::projects::{self, Project};
+    let Ok(ps) = projects::read(state) else {
+        return Vec::new();
+    };
+    let all: Vec<Project> = ps.iter().map(|(id, p)| Project::from(id, p)).collect();
+    let mut out = Vec::new();
+    for (id, dir) in registry::discover(state).unwrap_or_default() {
+        let Ok(meta) = crate::layout::schema::Meta::read(&dir.join("meta.json")) else {
+            continue;
+        };
+        let bound = meta.str("project_id").unwrap_or("default").to_string();
+        let listed: Vec<String> = all
+            .iter()
+            .filter(|p| p.session_ids.contains(&id))
+            .map(|p| p.id.clone())
+            .collect();
+        let agrees = match bound.as_str() {
+            "default" => listed.iter().all(|p| p == "default"),
+            b => listed.len() == 1 && listed[0] == b,
+        };
+        out.push(Binding {
+            known: bound == "default" || all.iter().any(|p| p.id == bound),
+            session: id,
+            bound,
+            agrees,
+            listed,
+        });
+    }
+    out
+}
+
+/// Project paths exist, and every session's binding (its meta.json
+/// `project_id`, frozen after the first turn) agrees with projects.json's
+/// `session_ids` (SPEC §5.14).
+fn check_projects(state: &StateDir, out: &mut Vec<Finding>) {
+    use crate::layout::projects::{self, Project};
+    let mut add = |kind, message: String, fix: String, fixable| {
+        debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
+        out.push(Finding {
+            session: None,
+            kind,
+            severity: Severity::Problem,
+            path: state.projects_json(),
+            message,
+            fix,
+            fixable,
+        });
+    };
+    if let Ok(ps) = projects::read(state) {
+        for p in ps.iter().map(|(id, p)| Project::from(id, p)) {
+            if let Some(path) = p
+                .path
+                .as_deref()
+                .filter(|path| p.id != "default" && !path.is_dir())
+            {
+                add(
+                    "project_path_missing",
+                    format!("project `{}`: `{}` does not exist", p.id, path.display()),
+                    format!("git-session relocate {} <new path>", p.id),
+                    false,
+                );
+            }
+        }
+    }
+    for b in bindings(state) {
+        if !b.known {
+            add(
+                "binding_unknown_project",
+                format!(
+                    "session `{}` is bound to project `{}`, which projects.json does not hold",
+                    b.session, b.bound
+                ),
+                "register the project's directory (`git-session project add <dir>`) or restore projects.json".into(),
+                false,
+            );
+        } else if !b.agrees {
+            add(
+                "binding_mismatch",
+                format!(
+                    "session `{}` is bound to `{}` (meta.json); projects.json lists it under {}",
+                    b.session,
+                    b.bound,
+                    if b.listed.is_empty() {
+                        "no project".to_string()
+                    } else {
+                        b.listed
+                            .iter()
+                            .map(|p| format!("`{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+                "git-session verify --all --fix".into(),
+                true,
+            );
+        }
+    }
+}
+
+/// Sessions whose projects.json binding disagrees with their meta.json (the
+/// truth): `(session, its project)`, for `--fix`.
+pub fn binding_fixes(state: &StateDir) -> Vec<(String, String)> {
+    bindings(state)
+        .into_iter()
+        .filter(|b| b.known && !b.agrees)
+        .map(|b| (b.session, b.bound))
         .collect()
 }

@@ -180,9 +180,29 @@ fn relocate() {
         env.ok(&["init", "s1", "--project", &pid]);
         let moved = env.tmp.path().join("moved");
         std::fs::rename(&dir, &moved).unwrap();
-        crash_then_repair(&env, at, &["relocate", &pid, moved.to_str().unwrap()]);
+        env.crash_at(at, &["relocate", &pid, moved.to_str().unwrap()]);
+        nothing_torn(&env, at);
+        env.ok(&["recover", "--older-than", "1000d"]);
+        let _ = env.run(&["verify", "--all", "--fix"]);
+        // What is left needs the person's command: the project's path.
+        let v = env.run(&["verify", "--all"]);
+        let said = String::from_utf8_lossy(&v.stdout).into_owned();
+        assert!(
+            v.status.success()
+                || said
+                    .lines()
+                    .filter(|l| !l.starts_with(' '))
+                    .all(|l| l.starts_with("project_path_missing")),
+            "{at}: {said}"
+        );
         // Relocating again completes it: same id, the new path.
         env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
+        let v = env.run(&["verify", "--all"]);
+        assert!(
+            v.status.success(),
+            "{at}: {}",
+            String::from_utf8_lossy(&v.stdout)
+        );
         let p: serde_json::Value =
             serde_json::from_str(env.ok(&["project", "show", &pid, "--json"]).trim()).unwrap();
         assert_eq!(p["data"]["path_missing"], false, "{at}");

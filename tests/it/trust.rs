@@ -773,3 +773,44 @@ fn fix_does_not_follow_a_planted_quarantine_link() {
     assert_eq!(problems(&env, &["s1"]), vec!["node_damaged".to_string()]);
     every_commit_parses(&env, &dir);
 }
+
+/// SPEC §5.14: project paths exist and bindings agree.
+#[test]
+fn a_moved_project_and_a_disagreeing_binding_are_reported() {
+    let env = TestEnv::new();
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let pid = env
+        .ok(&["project", "add", work.to_str().unwrap()])
+        .trim()
+        .to_string();
+    env.ok(&["init", "b1", "--project", &pid]);
+    env.ok(&["init", "s1"]);
+    assert_verifies(&env, "to begin with");
+    // projects.json edited: b1 listed nowhere, s1 under the project.
+    let pj = env.state().join("projects/projects.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&pj).unwrap()).unwrap();
+    v[&pid]["session_ids"] = serde_json::json!(["s1"]);
+    std::fs::write(&pj, serde_json::to_vec(&v).unwrap()).unwrap();
+    assert_eq!(
+        problems(&env, &["--all"]),
+        vec!["binding_mismatch".to_string()]
+    );
+    env.ok(&["verify", "--all", "--fix"]);
+    assert_verifies(&env, "after --fix");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&pj).unwrap()).unwrap();
+    assert_eq!(v[&pid]["session_ids"], serde_json::json!(["b1"]));
+    // The project moves: reported with the command that fixes it.
+    let moved = env.tmp.path().join("moved");
+    std::fs::rename(&work, &moved).unwrap();
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("project_path_missing")
+            && said.contains(&format!("git-session relocate {pid}")),
+        "{said}"
+    );
+    env.ok(&["relocate", &pid, moved.to_str().unwrap()]);
+    assert_verifies(&env, "after relocate");
+}
