@@ -68,18 +68,7 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         }
     }
     if !moved.is_empty() {
-        let _r = lock::acquire(&ctx.state.registry_lock(), lock::Kind::Exclusive, ctx.locks)?;
-        let mut map: serde_json::Map<String, serde_json::Value> =
-            std::fs::read(ctx.state.locations_json())
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
-        for (id, path) in &moved {
-            map.insert(id.clone(), path.to_string_lossy().into_owned().into());
-        }
-        let mut bytes = serde_json::to_vec_pretty(&map).expect("json");
-        bytes.push(b'\n');
-        atomic::write_with_mode(&ctx.state.locations_json(), &bytes, 0o600)?;
+        registry::set_locations(&ctx.state, &moved, ctx.locks)?;
     }
     let sessions: Vec<String> = match &args.session {
         Some(s) => vec![s.clone()],

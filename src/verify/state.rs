@@ -31,11 +31,8 @@ pub fn check_state(
     let fix = "git-session verify --fix".to_string();
     let known: BTreeSet<&str> = sessions.iter().map(|t| t.id.as_str()).collect();
     // Index rows exist for valid sessions: a directory with a parsable meta.json.
-    let valid: Vec<String> = registry::discover(state)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
+    let discovered = registry::discover(state).unwrap_or_default();
+    let valid: Vec<String> = discovered.iter().map(|(id, _)| id.clone()).collect();
     let valid: BTreeSet<&str> = valid.iter().map(String::as_str).collect();
     match registry::load_index(state) {
         Ok(None) if !valid.is_empty() => add(
@@ -111,7 +108,7 @@ pub fn check_state(
             );
         }
     }
-    check_projects(state, &mut out);
+    check_projects(state, &discovered, &mut out);
     for (id, dir) in missing_locations(state, sessions) {
         add(
             &mut out,
@@ -242,17 +239,18 @@ struct Binding {
     listed: Vec<String>,
 }
 
-fn bindings(state: &StateDir) -> Vec<Binding> {
+fn bindings(state: &StateDir, discovered: &[(String, PathBuf)]) -> Vec<Binding> {
     use crate::layout::projects::{self, Project};
     let Ok(ps) = projects::read(state) else {
         return Vec::new();
     };
     let all: Vec<Project> = ps.iter().map(|(id, p)| Project::from(id, p)).collect();
     let mut out = Vec::new();
-    for (id, dir) in registry::discover(state).unwrap_or_default() {
+    for (id, dir) in discovered {
         let Ok(meta) = crate::layout::schema::Meta::read(&dir.join("meta.json")) else {
             continue;
         };
+        let id = id.clone();
         let bound = meta.str("project_id").unwrap_or("default").to_string();
         let listed: Vec<String> = all
             .iter()
@@ -277,7 +275,7 @@ fn bindings(state: &StateDir) -> Vec<Binding> {
 /// Project paths exist, and every session's binding (its meta.json
 /// `project_id`, frozen after the first turn) agrees with projects.json's
 /// `session_ids` (SPEC §5.14).
-fn check_projects(state: &StateDir, out: &mut Vec<Finding>) {
+fn check_projects(state: &StateDir, discovered: &[(String, PathBuf)], out: &mut Vec<Finding>) {
     use crate::layout::projects::{self, Project};
     let mut add = |kind, message: String, fix: String, fixable| {
         debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
@@ -307,7 +305,7 @@ fn check_projects(state: &StateDir, out: &mut Vec<Finding>) {
             }
         }
     }
-    for b in bindings(state) {
+    for b in bindings(state, discovered) {
         if !b.known {
             add(
                 "binding_unknown_project",
@@ -345,7 +343,7 @@ fn check_projects(state: &StateDir, out: &mut Vec<Finding>) {
 /// Sessions whose projects.json binding disagrees with their meta.json (the
 /// truth): `(session, its project)`, for `--fix`.
 pub fn binding_fixes(state: &StateDir) -> Vec<(String, String)> {
-    bindings(state)
+    bindings(state, &registry::discover(state).unwrap_or_default())
         .into_iter()
         .filter(|b| b.known && !b.agrees)
         .map(|b| (b.session, b.bound))

@@ -271,12 +271,7 @@ fn the_state_dir_or_a_session_is_never_a_project() {
             p.display()
         );
     }
-    let work = env.tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let pid = env
-        .ok(&["project", "add", work.to_str().unwrap()])
-        .trim()
-        .to_string();
+    let (_, pid) = env.project("work", &[]);
     let err = env.fails(&["relocate", &pid, state.to_str().unwrap()], 1);
     assert!(err.contains("cannot be a project"), "{err}");
     assert!(
@@ -414,12 +409,7 @@ fn migrate_copies_no_planted_links_or_special_files() {
 #[test]
 fn a_project_edited_to_point_at_the_state_dir_gets_no_commit() {
     let env = TestEnv::new();
-    let work = env.tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let pid = env
-        .ok(&["project", "add", work.to_str().unwrap(), "--auto-commit"])
-        .trim()
-        .to_string();
+    let (work, pid) = env.project("work", &["--auto-commit"]);
     env.ok(&["init", "s1", "--project", &pid]);
     let pj = env.state().join("projects/projects.json");
     let text = std::fs::read_to_string(&pj).unwrap();

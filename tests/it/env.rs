@@ -177,6 +177,17 @@ impl TestEnv {
         String::from_utf8(out.stdout).expect("utf-8")
     }
 
+    /// A directory `name` in the test's temp dir, registered as a project
+    /// (`flags` as for `project add`): (the directory, the project id).
+    pub fn project(&self, name: &str, flags: &[&str]) -> (PathBuf, String) {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args = vec!["project", "add", dir.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        let id = self.ok(&args).trim().to_string();
+        (dir, id)
+    }
+
     /// Unpack every pack of the repository in `dir` into loose objects (so
     /// that a test can remove one object).
     pub fn unpack_all(&self, dir: &Path) {

@@ -271,12 +271,7 @@ fn a_bound_session_is_found_by_the_python_store_and_not_duplicated() {
     let env = TestEnv::new();
     let Some(py) = Py::new(&env) else { return };
     python_naming(&env);
-    let work = env.tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let pid = env
-        .ok(&["project", "add", work.to_str().unwrap()])
-        .trim()
-        .to_string();
+    let (_, pid) = env.project("work", &[]);
     env.ok(&["init", "b1", "--project", &pid]);
     env.turn("b1", "bound question", &[]);
     assert_eq!(py.listed(&env), ours(&env));
@@ -548,12 +543,7 @@ fn a_journal_line_never_overrides_a_row_written_after_it() {
 #[test]
 fn a_bound_session_without_a_location_is_found_and_recorded() {
     let env = TestEnv::new();
-    let work = env.tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let pid = env
-        .ok(&["project", "add", work.to_str().unwrap()])
-        .trim()
-        .to_string();
+    let (_, pid) = env.project("work", &[]);
     env.ok(&["init", "b1", "--project", &pid]);
     env.turn("b1", "q", &[]);
     let locs = env.state().join("sessions/locations.json");

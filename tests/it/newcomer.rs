@@ -69,12 +69,7 @@ fn an_append_without_text_is_refused_unless_empty_on_purpose() {
 #[test]
 fn an_idle_commit_turn_on_a_project_session_says_nothing_under_q() {
     let env = TestEnv::new();
-    let dir = env.tmp.path().join("work");
-    std::fs::create_dir_all(&dir).unwrap();
-    let pid = env
-        .ok(&["project", "add", dir.to_str().unwrap(), "--auto-commit"])
-        .trim()
-        .to_string();
+    let (_, pid) = env.project("work", &["--auto-commit"]);
     env.ok(&["init", "s1", "--project", &pid]);
     let out = env.run(&["commit-turn", "s1"]);
     assert!(out.status.success());

@@ -778,12 +778,7 @@ fn fix_does_not_follow_a_planted_quarantine_link() {
 #[test]
 fn a_moved_project_and_a_disagreeing_binding_are_reported() {
     let env = TestEnv::new();
-    let work = env.tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let pid = env
-        .ok(&["project", "add", work.to_str().unwrap()])
-        .trim()
-        .to_string();
+    let (work, pid) = env.project("work", &[]);
     env.ok(&["init", "b1", "--project", &pid]);
     env.ok(&["init", "s1"]);
     assert_verifies(&env, "to begin with");
