@@ -79,6 +79,9 @@ _git__session() {
             git__session,relocate)
                 cmd="git__session__subcmd__relocate"
                 ;;
+            git__session,schema)
+                cmd="git__session__subcmd__schema"
+                ;;
             git__session,show)
                 cmd="git__session__subcmd__show"
                 ;;
@@ -156,6 +159,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help,relocate)
                 cmd="git__session__subcmd__help__subcmd__relocate"
+                ;;
+            git__session__subcmd__help,schema)
+                cmd="git__session__subcmd__help__subcmd__schema"
                 ;;
             git__session__subcmd__help,show)
                 cmd="git__session__subcmd__help__subcmd__show"
@@ -257,7 +263,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch help"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -683,7 +689,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help)
-            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch help"
+            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1089,6 +1095,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__relocate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__schema)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1805,6 +1825,32 @@ _git__session() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__schema)
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -113,6 +113,7 @@ pub enum Command {
     Man(commands::man::ManArgs),
     Completions(commands::man::CompletionsArgs),
     Batch(commands::batch::BatchArgs),
+    Schema(commands::schema::SchemaArgs),
 }
 
 impl Cli {
@@ -288,6 +289,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Demo(a) => commands::demo::run(&ctx, a),
         Command::Man(a) => commands::man::run(&ctx, a),
         Command::Completions(a) => commands::man::completions(&ctx, a),
+        Command::Schema(a) => commands::schema::run(&ctx, a),
     }
 }
 

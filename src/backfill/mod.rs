@@ -60,12 +60,7 @@ pub fn all_targets(state: &StateDir) -> Result<Vec<Target>> {
 }
 
 /// What backfill did (or, dry, would do) to one session.
-#[derive(Debug, serde::Serialize)]
-pub struct Outcome {
-    pub session: String,
-    pub created_repo: bool,
-    pub commits: Vec<Made>,
-}
+pub type Outcome = crate::out::records::Backfill;
 
 /// The time a session began, for its root commit: `created_at`, else its
 /// first node's time.

@@ -18,7 +18,11 @@ use crate::store::{self, Created, NewNode};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Role {
     User,
+    /// An assistant reply (stored as `llm`, which is accepted too)
+    #[value(alias = "llm")]
     Assistant,
+    /// A tool call and its result (stored as `code`, which is accepted too)
+    #[value(alias = "code")]
     Tool,
 }
 
@@ -255,13 +259,14 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
 }
 
 fn report(ctx: &Ctx, session: &str, node: &Node) {
-    ctx.out.record(
-        "node_appended",
-        &serde_json::json!({
-            "session": session, "id": node.id, "seq": node.seq, "role": node.role,
-            "predecessor": node.predecessor, "caller": node.caller,
-        }),
-    );
+    ctx.out.record(&crate::out::records::NodeAppended {
+        session: session.into(),
+        id: node.id.clone(),
+        seq: node.seq,
+        role: crate::out::records::role_name(&node.role).into(),
+        predecessor: node.predecessor.clone(),
+        caller: Some(node.caller.clone()).filter(|c| !c.is_empty()),
+    });
     ctx.out.line(format!("{} {}", node.id, node.seq));
 }
 

@@ -11,6 +11,7 @@ use crate::cli::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::registry;
 use crate::out::Progress;
+use crate::out::records;
 
 /// Commit every node not yet in git, turn by turn, with the nodes' own times.
 ///
@@ -62,14 +63,11 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
                     repos += usize::from(o.created_repo);
                     commits += o.commits.len();
                     turns += o.commits.iter().filter(|c| c.nodes > 0).count() as u64;
-                    ctx.out.record(
-                        if args.dry_run {
-                            "backfill_plan"
-                        } else {
-                            "backfill"
-                        },
-                        &o,
-                    );
+                    if args.dry_run {
+                        ctx.out.record(&records::BackfillPlan(&o));
+                    } else {
+                        ctx.out.record(&o);
+                    }
                     let verb = if args.dry_run {
                         "would commit"
                     } else {
@@ -113,12 +111,16 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         ctx.out.note(format!("wrote index.json ({n} rows)"));
     }
     let secs = started.elapsed().as_secs_f64();
-    let summary = serde_json::json!({
-        "sessions": targets.len(), "changed": changed, "new_repos": repos,
-        "commits": commits, "turns": turns, "failed": failed, "dry_run": args.dry_run,
-        "seconds": secs,
+    ctx.out.record(&records::BackfillSummary {
+        sessions: targets.len(),
+        changed,
+        new_repos: repos,
+        commits,
+        turns,
+        failed,
+        dry_run: args.dry_run,
+        seconds: secs,
     });
-    ctx.out.record("summary", &summary);
     ctx.out.note(format!(
         "{} {changed} of {} session{} ({repos} new repositor{}), {commits} commit{}, {failed} failed, in {secs:.2}s",
         if args.dry_run { "would backfill" } else { "backfilled" },

@@ -12,10 +12,11 @@
 
 use std::io::{BufRead, Write};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cli::{self, Cli, GlobalArgs};
 use crate::error::{Result, exit};
+use crate::out::records;
 
 /// Run many requests in one process: one JSON request per line on stdin,
 /// the answer's records and a closing `exit` record per request on stdout.
@@ -28,7 +29,7 @@ use crate::error::{Result, exit};
 /// never the end of the stream; stdout is flushed after each `exit` record.
 /// Each request takes its locks as the one-shot command would, and reads
 /// the files afresh. At end of input the process exits with the code of the
-/// last failed request, or 0. `man`, `completions`, `batch` and `--help`
+/// last failed request, or 0. `man`, `completions`, `schema`, `batch` and `--help`
 /// print no records and are refused here.
 #[derive(Debug, clap::Args)]
 pub struct BatchArgs {}
@@ -81,17 +82,21 @@ fn outer_flags(g: &GlobalArgs) -> Vec<String> {
     v
 }
 
-/// Print a record of `kind` on stdout.
-fn emit(out: &mut impl Write, kind: &str, data: Value) {
-    let _ = writeln!(out, "{}", json!({"type": kind, "data": data}));
+/// Print a record on stdout.
+fn emit<R: records::Record>(out: &mut impl Write, data: &R) {
+    let _ = writeln!(out, "{}", crate::out::record_line(data));
 }
 
 /// A request refused before it ran: its error record; returns its code.
 fn refuse(out: &mut impl Write, message: String, help: &str) -> u8 {
     emit(
         out,
-        "error",
-        json!({"code": "git_session::batch::request", "message": message, "help": help, "exit": exit::USAGE}),
+        &records::Error {
+            code: Some("git_session::batch::request".into()),
+            message,
+            help: help.into(),
+            exit: exit::USAGE,
+        },
     );
     exit::USAGE
 }
@@ -113,10 +118,12 @@ fn answer(g: &GlobalArgs, line: &str) -> u8 {
         .iter()
         .find(|w| !w.starts_with('-'))
         .map(String::as_str);
-    if matches!(first, Some("batch" | "man" | "completions" | "help") | None)
-        || argv
-            .iter()
-            .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"))
+    if matches!(
+        first,
+        Some("batch" | "man" | "completions" | "schema" | "help") | None
+    ) || argv
+        .iter()
+        .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"))
     {
         return refuse(
             &mut out,
@@ -165,7 +172,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
                     format!("unreadable request: {e}"),
                     "send UTF-8 JSON lines",
                 );
-                emit(&mut out, "exit", json!({"code": last_failure}));
+                emit(&mut out, &records::Exit { code: last_failure });
                 let _ = out.flush();
                 continue;
             }
@@ -178,7 +185,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
             last_failure = code;
         }
         let mut out = std::io::stdout().lock();
-        emit(&mut out, "exit", json!({"code": code}));
+        emit(&mut out, &records::Exit { code });
         let _ = out.flush();
     }
     Ok(last_failure)

@@ -11,6 +11,7 @@ use crate::cli::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::schema::{self, Meta};
 use crate::layout::{atomic, lock, registry};
+use crate::out::records;
 use crate::project;
 
 /// Mark a turn as running and, for a bound project, record the baseline of
@@ -20,6 +21,29 @@ use crate::project;
 pub struct BeginTurnArgs {
     /// Session id
     pub session: String,
+}
+
+/// The `baseline` record of what baseline.json holds.
+fn baseline_record(session: &str, project: &str, b: &serde_json::Value) -> records::Baseline {
+    let text = |k: &str| b.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+    let at = b.get("at").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    records::Baseline {
+        session: session.into(),
+        project: project.into(),
+        path: text("path").map(Into::into),
+        head: text("head"),
+        branch: text("branch"),
+        dirty: b
+            .get("dirty")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        error: text("error"),
+        at,
+        at_rfc3339: records::utc(at),
+    }
 }
 
 pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
@@ -34,7 +58,9 @@ pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
         Some(p) => {
             let b = project::baseline(&ctx.state, &p, crate::out::now())?;
             atomic::write(&path, &serde_json::to_vec_pretty(&b).expect("json"))?;
-            ctx.out.record("baseline", &b);
+            if ctx.out.json {
+                ctx.out.record(&baseline_record(&args.session, &p.id, &b));
+            }
             match b.get("error").and_then(|e| e.as_str()) {
                 Some(e) => ctx.out.warn(format!(
                     "project `{}`: {e}; no agent commit this turn",

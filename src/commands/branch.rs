@@ -20,17 +20,7 @@ pub struct BranchArgs {
     pub session: String,
 }
 
-#[derive(serde::Serialize)]
-struct Row {
-    tip: String,
-    branches: Vec<String>,
-    commit: Option<String>,
-    turns: u64,
-    last_activity: f64,
-    last_activity_rfc3339: String,
-    current: bool,
-    subject: String,
-}
+use crate::out::records::Branch as Row;
 
 pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
@@ -88,7 +78,7 @@ pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
         .max()
         .unwrap_or(13);
     for r in &rows {
-        ctx.out.record("branch", r);
+        ctx.out.record(r);
         let name = if r.branches.is_empty() {
             if r.commit.is_some() {
                 "(no branch)".to_string()

@@ -93,13 +93,13 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
             .to_string(),
         None => "(not committed yet)".into(),
     };
-    ctx.out.record(
-        "checkout",
-        &serde_json::json!({
-            "session": args.session, "turn": r.turn, "head_id": r.head,
-            "commit": r.commit.map(|c| c.to_string()), "branch": branch,
-        }),
-    );
+    ctx.out.record(&crate::out::records::Checkout {
+        session: args.session.clone(),
+        turn: r.turn,
+        head_id: r.head.clone(),
+        commit: r.commit.map(|c| c.to_string()),
+        branch: branch.clone(),
+    });
     let at = match (&branch, r.commit) {
         (Some(b), _) => format!("on branch `{b}`"),
         (None, Some(c)) => format!("detached at {}", c.to_hex_with_len(7)),

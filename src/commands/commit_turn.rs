@@ -144,10 +144,10 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         return Ok(exit::OK);
     }
     for m in &made {
-        ctx.out.record(
-            "turn_committed",
-            &serde_json::json!({"session": args.session, "commit": m}),
-        );
+        ctx.out.record(&crate::out::records::TurnCommitted {
+            session: args.session.clone(),
+            commit: m.clone(),
+        });
         ctx.out.line(&m.commit);
         if m.new_branch {
             ctx.out
@@ -201,10 +201,13 @@ fn project_turn(
         Decision::Skip(reason) => {
             ctx.out
                 .warn(format!("no agent commit in project `{}`: {reason}", p.id));
-            ctx.out.record(
-                "project_commit",
-                &serde_json::json!({"session": session_id, "project": p.id, "skipped": reason}),
-            );
+            ctx.out.record(&crate::out::records::ProjectCommit {
+                session: session_id.into(),
+                project: p.id.clone(),
+                commit: None,
+                paths: Vec::new(),
+                skipped: Some(reason.into()),
+            });
             serde_json::json!({"project_id": p.id, "skipped": reason})
         }
         Decision::Commit { repo, paths } => {
@@ -278,13 +281,17 @@ fn agent_commit(
                 .to_string(),
         )
     };
-    ctx.out.record(
-        "project_commit",
-        &match &sha {
-            Some(sha) => serde_json::json!({"session": session_id, "project": p.id, "commit": sha, "paths": paths}),
-            None => serde_json::json!({"session": session_id, "project": p.id, "skipped": HOOK_REFUSED}),
+    ctx.out.record(&crate::out::records::ProjectCommit {
+        session: session_id.into(),
+        project: p.id.clone(),
+        commit: sha.clone(),
+        paths: if sha.is_some() {
+            paths.to_vec()
+        } else {
+            Vec::new()
         },
-    );
+        skipped: sha.is_none().then(|| HOOK_REFUSED.into()),
+    });
     Ok(match &sha {
         Some(sha) => {
             ctx.out.note(format!(

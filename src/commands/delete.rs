@@ -47,10 +47,10 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<u8> {
         }
     }
     let path = lifecycle::delete(&ctx.state, &args.session, ctx.locks)?;
-    ctx.out.record(
-        "session_deleted",
-        &serde_json::json!({"id": args.session, "path": path}),
-    );
+    ctx.out.record(&crate::out::records::SessionDeleted {
+        session: args.session.clone(),
+        path: path.clone(),
+    });
     ctx.out
         .line(format!("deleted {} ({})", args.session, path.display()));
     Ok(exit::OK)

@@ -277,10 +277,13 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
     }
 
     let sdir = state.root.display();
-    ctx.out.record(
-        "demo",
-        &serde_json::json!({"dir": dir, "state_dir": state.root, "sessions": ["refactor", "feature"], "project": project.id, "project_repo": moved}),
-    );
+    ctx.out.record(&crate::out::records::Demo {
+        dir: dir.to_path_buf(),
+        state_dir: state.root.clone(),
+        sessions: vec!["refactor".into(), "feature".into()],
+        project: project.id.clone(),
+        project_repo: moved.clone(),
+    });
     ctx.out.line(format!("Recorded two sessions into {sdir}:"));
     ctx.out
         .line("  refactor  three turns; the third retries from the first (a retry branch)");

@@ -46,10 +46,10 @@ pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
             lifecycle::delete(&ctx.state, id, ctx.locks)?;
         }
         removed += 1;
-        ctx.out.record(
-            "shell_removed",
-            &serde_json::json!({"id": id, "dry_run": dry_run}),
-        );
+        ctx.out.record(&crate::out::records::ShellRemoved {
+            session: id.to_string(),
+            dry_run,
+        });
         ctx.out.line(format!(
             "{} {id}",
             if dry_run { "would remove" } else { "removed" }

@@ -122,10 +122,11 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
             (sd, false)
         }
     };
-    ctx.out.record(
-        "session",
-        &serde_json::json!({"id": id, "path": sd.dir, "created": new}),
-    );
+    ctx.out.record(&crate::out::records::Initialized {
+        session: id.clone(),
+        path: sd.dir.clone(),
+        created: new,
+    });
     ctx.out.line(&id);
     Ok(exit::OK)
 }

@@ -5,7 +5,8 @@
 //! when it was missing, corrupt or incomplete. Locks: the registry, briefly,
 //! for those writes. Prints: one row per session.
 
-use crate::layout::registry::ListRow;
+use crate::layout::registry::{Field, ListRow};
+use crate::out::records::{Record as _, SessionRow};
 
 use crate::cli::Ctx;
 use crate::error::{Result, exit};
@@ -40,19 +41,11 @@ pub struct ListArgs {
     pub offset: usize,
 }
 
-#[derive(serde::Serialize)]
-struct Out<'a> {
-    #[serde(flatten)]
-    row: &'a ListRow<'a>,
-    project_id: &'a str,
-    project: &'a str,
-}
-
 /// One `--json` line: `{"type": "session", "data": …}`.
 #[derive(serde::Serialize)]
 struct Record<'a> {
     r#type: &'static str,
-    data: Out<'a>,
+    data: SessionRow<'a>,
 }
 
 /// `s` left-aligned in `width` characters (as `{:<width}` pads).
@@ -114,10 +107,13 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
         let (pid, pname) = project_of.get(id).unwrap_or(&default);
         if ctx.out.json {
             // Serialized straight from the row (no JSON tree per row).
+            let time = |f: &Field| f.as_f64().map(crate::out::rfc3339);
             let rec = Record {
-                r#type: "session",
-                data: Out {
+                r#type: SessionRow::KIND,
+                data: SessionRow {
                     row,
+                    created_at_rfc3339: time(&row.created_at),
+                    updated_at_rfc3339: time(&row.updated_at),
                     project_id: pid,
                     project: pname,
                 },

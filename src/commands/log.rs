@@ -24,20 +24,7 @@ pub struct LogArgs {
     pub all: bool,
 }
 
-#[derive(serde::Serialize)]
-struct Row {
-    commit: String,
-    short: String,
-    turn: Option<u64>,
-    subject: String,
-    time: i64,
-    date: String,
-    parents: Vec<String>,
-    branches: Vec<String>,
-    head: bool,
-    nodes: Option<(u64, u64)>,
-    failed: bool,
-}
+use crate::out::records::LogCommit as Row;
 
 pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
@@ -100,15 +87,16 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
             short: c.id.to_hex_with_len(7).to_string(),
             turn: t.turn,
             subject,
-            time: c.time,
-            date: crate::out::rfc3339(c.time as f64),
+            time: c.time as f64,
+            time_rfc3339: crate::out::rfc3339(c.time as f64),
             parents: c.parents.iter().map(|p| p.to_string()).collect(),
             branches: names.get(&c.id).cloned().unwrap_or_default(),
             head: head.commit == Some(c.id),
-            nodes: t.nodes,
+            first_seq: t.nodes.map(|n| n.0),
+            last_seq: t.nodes.map(|n| n.1),
             failed: t.failed,
         };
-        ctx.out.record("commit", &row);
+        ctx.out.record(&row);
         let mut deco = Vec::new();
         for b in &row.branches {
             if row.head && head.branch.as_deref() == Some(b) {

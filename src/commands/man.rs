@@ -14,10 +14,11 @@ use crate::cli::{Cli, Ctx};
 use crate::error::{Error, IoContext, Result, exit};
 
 /// Print a man page, or write them all: git-session(1), one
-/// git-session-<command>(1) per subcommand and git-session-layout(5).
+/// git-session-<command>(1) per subcommand, git-session-layout(5) and
+/// git-session-json(7).
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
-    /// The page: a command name, or `layout` [default: git-session(1)]
+    /// The page: a command name, `layout` or `json` [default: git-session(1)]
     pub page: Option<String>,
     /// Write every page into DIR instead
     #[arg(long, value_name = "DIR", conflicts_with = "page")]
@@ -170,6 +171,157 @@ Per session, a \fIstats\fR record (always under \fB\-\-json\fR, as text with \fB
     s
 }
 
+/// git-session-json(7): every record, generated from the record types
+/// (the schema `git-session schema` prints).
+fn json_page() -> String {
+    use crate::out::records;
+    let (kinds, defs) = records::catalog();
+    let mut s = String::from(
+        r#".TH git-session-json 7 "" "git-session" "git-session manual"
+.SH NAME
+git-session-json \- the records git-session prints under \-\-json and in batch
+.SH DESCRIPTION
+Under \fB\-\-json\fR every command prints JSON Lines on stdout: one record per line, \fB{"type": \fR\fIkind\fR\fB, "data": {...}}\fR. \fBgit\-session batch\fR answers each request with the same records and a closing \fIexit\fR record. An error is a record too (\fIerror\fR, on stdout; the text stays on stderr). Notes and warnings are never records.
+.PP
+\fBgit\-session schema\fR prints the JSON Schema (draft 2020\-12) of one line; this page is generated from it, and the test suite checks every record it sees against it.
+.SH CONVENTIONS
+.IP \(bu 2
+The session a record is about is \fIsession\fR (in a \fIsession\fR row of \fBlist\fR, the row's own \fIid\fR).
+.IP \(bu 2
+A time is two fields: \fIname\fR, unix seconds as a number, and \fIname\fR_rfc3339, the same instant in RFC 3339 UTC.
+.IP \(bu 2
+Roles are \fIuser\fR, \fIassistant\fR and \fItool\fR, as \fB\-\-role\fR takes them (which also accepts the stored names \fIllm\fR and \fIcode\fR). Only the node itself, in a \fInode\fR record of \fBshow\fR, is as its file holds it.
+.IP \(bu 2
+A field that does not apply is \fBnull\fR, not left out (the one exception: \fIpreview\fR of a \fIsession\fR row).
+.IP \(bu 2
+New fields may be added to a record; a field is never removed or retyped without a new record kind.
+.SH RECORDS
+"#,
+    );
+    for (kind, data) in &kinds {
+        let Some(def) = records::definition(&defs, data) else {
+            continue;
+        };
+        s.push_str(&format!(".SS {}\n", roff(kind)));
+        if let Some(d) = def.get("description").and_then(|d| d.as_str()) {
+            s.push_str(&format!("{}\n", roff(&one_paragraph(d))));
+        }
+        for (name, ty, doc) in fields(def, &defs) {
+            s.push_str(&format!(
+                ".TP\n\\fI{}\\fR ({})\n{}\n",
+                roff(&name),
+                roff(&ty),
+                roff(&doc)
+            ));
+        }
+    }
+    s.push_str(
+        r#".SH SEE ALSO
+\fBgit\-session\fR(1), \fBgit\-session\-batch\fR(1), \fBgit\-session\-layout\fR(5)
+"#,
+    );
+    unbacktick(&s)
+}
+
+/// A doc comment's lines as one paragraph.
+fn one_paragraph(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The fields of an object schema: name, type in words, description; the
+/// fields of a flattened or referenced object included in place.
+fn fields(
+    def: &serde_json::Value,
+    defs: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let Some(props) = def.get("properties").and_then(|p| p.as_object()) else {
+        return out;
+    };
+    for (name, p) in props {
+        let doc = p
+            .get("description")
+            .or_else(|| crate::out::records::definition(defs, p).and_then(|d| d.get("description")))
+            .and_then(|d| d.as_str())
+            .map(one_paragraph)
+            .unwrap_or_default();
+        out.push((name.clone(), type_words(p, defs), doc));
+    }
+    out
+}
+
+/// A field's type as the page says it: `string`, `integer or null`, `array
+/// of string`, an enum's values, a referenced object's name.
+fn type_words(p: &serde_json::Value, defs: &serde_json::Map<String, serde_json::Value>) -> String {
+    use serde_json::Value;
+    if let Some(name) = p.get("$ref").and_then(|r| r.as_str()) {
+        let name = name.trim_start_matches("#/$defs/");
+        return match defs.get(name) {
+            Some(d) if d.get("enum").is_some() || d.get("oneOf").is_some() => type_words(d, defs),
+            Some(d) if d.get("type").and_then(|t| t.as_str()) == Some("object") => {
+                let inner: Vec<String> = fields(d, defs)
+                    .into_iter()
+                    .map(|(n, t, _)| format!("{n}: {t}"))
+                    .collect();
+                format!("object {{{}}}", inner.join(", "))
+            }
+            Some(_) if name == "AnyValue" => "any".into(),
+            _ => name.to_string(),
+        };
+    }
+    if let Some(any) = p.get("anyOf").and_then(|a| a.as_array()) {
+        let parts: Vec<String> = any.iter().map(|a| type_words(a, defs)).collect();
+        return parts.join(" or ");
+    }
+    if let Some(one) = p.get("oneOf").and_then(|a| a.as_array()) {
+        let parts: Vec<String> = one
+            .iter()
+            .map(|a| match a.get("const").or_else(|| a.get("enum")) {
+                Some(Value::String(c)) => format!("\"{c}\""),
+                Some(Value::Array(v)) => v
+                    .iter()
+                    .map(|c| format!("{c}"))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                _ => type_words(a, defs),
+            })
+            .collect();
+        return parts.join(" | ");
+    }
+    if let Some(e) = p.get("enum").and_then(|e| e.as_array()) {
+        return e
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    match p.get("type") {
+        Some(Value::String(t)) if t == "array" => match p.get("items") {
+            Some(items) => format!("array of {}", type_words(items, defs)),
+            None => "array".into(),
+        },
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => {
+            let item = p.get("items").map(|i| type_words(i, defs));
+            ts.iter()
+                .filter_map(|t| t.as_str())
+                .map(|t| match (t, &item) {
+                    ("array", Some(i)) => format!("array of {i}"),
+                    _ => t.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" or ")
+        }
+        _ if p
+            .as_object()
+            .is_some_and(|o| o.is_empty() || o.keys().all(|k| k == "description")) =>
+        {
+            "any".into()
+        }
+        _ => "object".into(),
+    }
+}
+
 fn render(cmd: clap::Command, title: &str) -> Result<Vec<u8>> {
     let cmd = cmd.version(env!("CARGO_PKG_VERSION"));
     let has_subcommands = cmd.has_subcommands();
@@ -237,6 +389,7 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
         out.push((format!("{name}.1"), render(cmd, &name)?));
     }
     out.push(("git-session-layout.5".into(), LAYOUT.as_bytes().to_vec()));
+    out.push(("git-session-json.7".into(), json_page().into_bytes()));
     Ok(out)
 }
 
@@ -264,7 +417,7 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
             crate::layout::atomic::write(&dir.join(name), roff)?;
         }
         ctx.out.note(format!(
-            "installed {} pages under `{}` (man1/, man5/); `man git-session` finds them when that directory is on the manual path",
+            "installed {} pages under `{}` (man1/, man5/, man7/); `man git-session` finds them when that directory is on the manual path",
             pages.len(),
             root.display()
         ));
@@ -285,12 +438,13 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
     let want = match args.page.as_deref() {
         None => "git-session.1".to_string(),
         Some("layout") => "git-session-layout.5".to_string(),
+        Some("json") => "git-session-json.7".to_string(),
         Some(p) => format!("git-session-{p}.1"),
     };
     let Some((_, roff)) = pages.iter().find(|(n, _)| *n == want) else {
         return Err(Error::usage(
             format!("no man page `{want}`"),
-            Some("give a command name (`append`, `verify`…) or `layout`".into()),
+            Some("give a command name (`append`, `verify`…), `layout` or `json`".into()),
         ));
     };
     let _ = std::io::stdout().lock().write_all(roff);

@@ -10,6 +10,7 @@
 use crate::cli::Ctx;
 use crate::error::{Result, exit};
 use crate::migrate;
+use crate::out::records;
 
 /// Move legacy `<project>/.openprogram/sessions/<id>/` repositories into
 /// `sessions/projects/<project>/<id>/`, crash-safe.
@@ -45,7 +46,11 @@ pub fn run(ctx: &Ctx, args: MigrateArgs) -> Result<u8> {
         "migrated"
     };
     for id in &r.migrated {
-        ctx.out.record("migrated", &serde_json::json!({"session": id, "dry_run": args.dry_run, "resumed": r.resumed.contains(id)}));
+        ctx.out.record(&records::Migrated {
+            session: id.clone(),
+            dry_run: args.dry_run,
+            resumed: r.resumed.contains(id),
+        });
         ctx.out.line(format!(
             "{verb} {id}{}",
             if r.resumed.contains(id) {
@@ -56,12 +61,18 @@ pub fn run(ctx: &Ctx, args: MigrateArgs) -> Result<u8> {
         ));
     }
     for b in &r.blocked {
-        ctx.out.record("blocked", b);
+        ctx.out.record(b);
         ctx.out.line(format!(
             "blocked {}: {}",
             b.session,
             b.problem.as_deref().unwrap_or("")
         ));
+    }
+    for (session, message) in &r.failed {
+        ctx.out.record(&records::MigrateFailed {
+            session: session.clone(),
+            message: message.clone(),
+        });
     }
     ctx.out.note(format!(
         "{verb} {} session(s); {} blocked, {} failed",

@@ -18,6 +18,7 @@ pub mod migrate;
 pub mod project;
 pub mod recover;
 pub mod relocate;
+pub mod schema;
 pub mod show;
 pub mod title;
 pub mod update;

@@ -6,9 +6,8 @@
 //! under `sessions/projects/<project>/`. `log` reads the project's own git
 //! history. Prints: one row per project, session or agent commit.
 
+use crate::out::records;
 use std::path::PathBuf;
-
-use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::error::{Error, Result, exit};
@@ -90,12 +89,17 @@ pub enum ProjectCommand {
     },
 }
 
-fn row(p: &Project) -> serde_json::Value {
-    json!({
-        "id": p.id, "name": p.name, "path": p.path, "status": p.status,
-        "auto_commit": p.auto_commit, "hooks": p.hooks, "sessions": p.session_ids.len(),
-        "path_missing": p.path_missing(),
-    })
+fn row(p: &Project) -> records::Project {
+    records::Project {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        path: p.path.clone(),
+        status: p.status.clone(),
+        auto_commit: p.auto_commit,
+        hooks: p.hooks,
+        sessions: p.session_ids.len(),
+        path_missing: p.path_missing(),
+    }
 }
 
 pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
@@ -112,7 +116,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                 auto_commit.then_some(true),
                 ctx.locks,
             )?;
-            ctx.out.record("project", &row(&p));
+            ctx.out.record(&row(&p));
             if !new {
                 ctx.out.note(format!(
                     "`{}` was already registered",
@@ -124,7 +128,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
         ProjectCommand::List => {
             for (id, p) in projects::read(&ctx.state)? {
                 let p = Project::from(&id, &p);
-                ctx.out.record("project", &row(&p));
+                ctx.out.record(&row(&p));
                 let path = p
                     .path
                     .as_ref()
@@ -150,7 +154,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
         }
         ProjectCommand::Show { project: key } => {
             let p = project::get(&ctx.state, &key)?;
-            ctx.out.record("project", &row(&p));
+            ctx.out.record(&row(&p));
             ctx.out.line(format!("{} ({})", p.id, p.name));
             ctx.out.line(format!(
                 "path:        {}{}",
@@ -203,7 +207,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                 }
                 Ok(Project::from(&p.id, e))
             })?;
-            ctx.out.record("project", &row(&updated));
+            ctx.out.record(&row(&updated));
             ctx.out.line(format!("updated {}", updated.id));
         }
         ProjectCommand::Bind {
@@ -211,10 +215,11 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
             project: key,
         } => {
             let (p, dir) = project::bind(&ctx.state, &session, &key, ctx.locks)?;
-            ctx.out.record(
-                "bound",
-                &json!({"session": session, "project": p.id, "path": dir}),
-            );
+            ctx.out.record(&records::Bound {
+                session: session.clone(),
+                project: p.id.clone(),
+                path: dir.clone(),
+            });
             ctx.out.line(format!("{session} -> {}", p.id));
         }
         ProjectCommand::Remove { project: key } | ProjectCommand::Unbind { project: key } => {
@@ -234,7 +239,9 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                 ps.remove(&p.id);
                 Ok(())
             })?;
-            ctx.out.record("unbound", &json!({"project": p.id}));
+            ctx.out.record(&records::ProjectRemoved {
+                project: p.id.clone(),
+            });
             ctx.out.line(format!(
                 "unregistered {} ({} session(s) keep their history)",
                 p.id,
@@ -285,7 +292,16 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                             .flatten()
                             .map(|c| c.to_string())
                     });
-                ctx.out.record("agent_commit", &json!({"commit": id.to_string(), "session": t.session.unwrap_or(session.clone()), "turn": turn, "session_commit": session_commit, "subject": subject, "time": time}));
+                ctx.out.record(&records::AgentCommit {
+                    project: p.id.clone(),
+                    commit: id.to_string(),
+                    session: t.session.unwrap_or(session.clone()),
+                    turn,
+                    session_commit,
+                    subject: subject.clone(),
+                    time: time as f64,
+                    time_rfc3339: records::utc(time as f64),
+                });
                 ctx.out.line(format!(
                     "{} {} {subject}",
                     id.to_hex_with_len(7),

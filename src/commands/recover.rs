@@ -36,10 +36,11 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
     };
     if stale {
         let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
-        ctx.out.record(
-            "recovered",
-            &serde_json::json!({"action": "index_rebuilt", "rows": n}),
-        );
+        ctx.out.record(&crate::out::records::Recovered {
+            action: "index_rebuilt".into(),
+            session: None,
+            rows: Some(n),
+        });
         ctx.out.line(format!("rebuilt index.json ({n} rows)"));
     }
     // meta.json is the truth: a row may say idle where meta says running.
@@ -53,10 +54,11 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
                 ..Default::default()
             };
             lifecycle::update(&ctx.state, &id, &changes, ctx.locks)?;
-            ctx.out.record(
-                "recovered",
-                &serde_json::json!({"action": "interrupted", "id": id}),
-            );
+            ctx.out.record(&crate::out::records::Recovered {
+                action: "interrupted".into(),
+                session: Some(id.clone()),
+                rows: None,
+            });
             ctx.out.line(format!("{id}: running -> interrupted"));
         }
     }

@@ -6,9 +6,8 @@
 //! on the latest turn. Locks: the registry, then each session.
 //! Prints: what changed.
 
+use crate::out::records;
 use std::path::PathBuf;
-
-use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::error::{Error, Result, exit};
@@ -107,14 +106,24 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         )?;
         atomic::write(&sd.meta(), &meta.to_json())?;
         registry::journal_append(&ctx.state, &schema::index_row(&meta, s, None))?;
-        ctx.out
-            .record("relocate_node", &json!({"session": s, "node": node.id}));
+        ctx.out.record(&records::RelocateNode {
+            session: s.clone(),
+            node: node.id.clone(),
+        });
         if let Some(c) = commit_record(ctx, &sd, s)? {
-            ctx.out
-                .record("record_committed", &json!({"session": s, "commit": c}));
+            ctx.out.record(&records::RecordCommitted {
+                session: s.clone(),
+                commit: c.to_string(),
+            });
         }
     }
-    ctx.out.record("relocated", &json!({"project": p.id, "old_path": old, "new_path": new, "sessions": sessions.len(), "locations": moved.len()}));
+    ctx.out.record(&records::Relocated {
+        project: p.id.clone(),
+        old_path: old.to_path_buf(),
+        new_path: new.clone(),
+        sessions: sessions.len(),
+        locations: moved.len(),
+    });
     ctx.out.line(format!(
         "{}: {} -> {} ({} session(s) recorded)",
         p.id,

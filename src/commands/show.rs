@@ -96,8 +96,16 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     }
     let mut last_turn = 0;
     for (turn, n) in rows {
-        ctx.out
-            .record("node", &serde_json::json!({"turn": turn, "node": n}));
+        if ctx.out.json {
+            ctx.out.record(&crate::out::records::ShownNode {
+                turn,
+                role: crate::out::records::role_name(&n.role).into(),
+                node: match serde_json::to_value(n).expect("a node serializes") {
+                    serde_json::Value::Object(m) => m,
+                    _ => unreachable!("a node is an object"),
+                },
+            });
+        }
         if turn != last_turn {
             ctx.out.line(format!(
                 "\n── turn {turn} · {}",

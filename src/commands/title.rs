@@ -211,10 +211,13 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
     registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     drop(l); // the lock order: registry, then session
     registry::fold(&ctx.state, ctx.locks)?;
-    ctx.out.record(
-        "title",
-        &serde_json::json!({"id": args.session, "title": title, "phase": phase, "unchanged": false}),
-    );
+    ctx.out.record(&crate::out::records::Title {
+        session: args.session.clone(),
+        title: title.clone(),
+        phase,
+        unchanged: false,
+        reason: None,
+    });
     ctx.out.line(&title);
     Ok(exit::OK)
 }
@@ -222,10 +225,13 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
 /// The title stays: the `title` record says so (`unchanged`, and why), and
 /// the line is the current title.
 fn unchanged(ctx: &Ctx, id: &str, title: &str, reason: &str) -> Result<u8> {
-    ctx.out.record(
-        "title",
-        &serde_json::json!({"id": id, "title": title, "phase": 0, "unchanged": true, "reason": reason}),
-    );
+    ctx.out.record(&crate::out::records::Title {
+        session: id.into(),
+        title: title.into(),
+        phase: 0,
+        unchanged: true,
+        reason: Some(reason.into()),
+    });
     ctx.out.line(title);
     Ok(exit::OK)
 }

@@ -54,10 +54,10 @@ fn apply(ctx: &Ctx, id: &str, changes: Changes) -> Result<u8> {
         // Every reader of the layout sees the change in index.json.
         crate::layout::registry::fold(&ctx.state, ctx.locks)?;
     }
-    let mut rec = serde_json::Map::new();
-    rec.insert("id".into(), id.into());
-    rec.extend(changed.clone());
-    ctx.out.record("session_updated", &rec);
+    ctx.out.record(&crate::out::records::SessionUpdated {
+        session: id.into(),
+        changed: changed.clone(),
+    });
     if changed.is_empty() {
         ctx.out.note(format!("session `{id}` unchanged"));
     } else {

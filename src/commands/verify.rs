@@ -19,6 +19,7 @@ use crate::git::{RefUpdate, SessionRepo};
 use crate::layout::{SessionDir, atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::out::Progress;
+use crate::out::records;
 use crate::verify::{self, Finding, SessionCheck, Severity, Stats};
 
 /// Check that the DAG files and their git mirror agree.
@@ -57,8 +58,17 @@ pub struct VerifyArgs {
     pub stats: bool,
 }
 
+/// A repair of the state dir (or a binding) made: its record and its line.
+fn report_fixed(ctx: &Ctx, session: Option<&str>, action: String) {
+    ctx.out.line(format!("fixed: {action}"));
+    ctx.out.record(&records::Fixed {
+        session: session.map(str::to_owned),
+        action,
+    });
+}
+
 fn print_finding(ctx: &Ctx, f: &Finding) {
-    ctx.out.record("finding", f);
+    ctx.out.record(f);
     let who = f
         .session
         .as_deref()
@@ -79,8 +89,10 @@ fn print_finding(ctx: &Ctx, f: &Finding) {
 }
 
 fn print_stats(ctx: &Ctx, id: &str, s: &Stats, human: bool) {
-    ctx.out
-        .record("stats", &serde_json::json!({"session": id, "stats": s}));
+    ctx.out.record(&crate::out::records::SessionStats {
+        session: id,
+        stats: s,
+    });
     if !human {
         return;
     }
@@ -343,10 +355,10 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 match repair(ctx, t, &check) {
                     Ok(done) => {
                         for d in &done {
-                            ctx.out.record(
-                                "fixed",
-                                &serde_json::json!({"session": t.id, "action": d}),
-                            );
+                            ctx.out.record(&records::Fixed {
+                                session: Some(t.id.clone()),
+                                action: d.clone(),
+                            });
                             progress.suspend(|| ctx.out.line(format!("{}: fixed: {d}", t.id)));
                         }
                         check = verify::check_session(&t.id, &t.dir);
@@ -387,8 +399,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
         let (mut state_findings, temps) = verify::check_state(&ctx.state, &targets);
         if args.fix && state_findings.iter().any(|f| f.fixable) {
             for d in remove_temps(&temps) {
-                ctx.out.record("fixed", &serde_json::json!({"action": d}));
-                ctx.out.line(format!("fixed: {d}"));
+                report_fixed(ctx, None, d);
             }
             let dangling: Vec<String> = state_findings
                 .iter()
@@ -400,24 +411,18 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 // taken off the others).
                 crate::project::add_session(&ctx.state, &project, &session, ctx.locks)?;
                 let d = format!("listed `{session}` under project `{project}` in projects.json");
-                ctx.out.record(
-                    "fixed",
-                    &serde_json::json!({"session": session, "action": d}),
-                );
-                ctx.out.line(format!("fixed: {d}"));
+                report_fixed(ctx, Some(&session), d);
             }
             let missing = verify::missing_locations(&ctx.state, &targets);
             if !missing.is_empty() {
                 registry::set_locations(&ctx.state, &missing, ctx.locks)?;
                 let d = format!("recorded {} location(s) in locations.json", missing.len());
-                ctx.out.record("fixed", &serde_json::json!({"action": d}));
-                ctx.out.line(format!("fixed: {d}"));
+                report_fixed(ctx, None, d);
             }
             if !dangling.is_empty() {
                 registry::remove_locations(&ctx.state, &dangling, ctx.locks)?;
                 let d = format!("removed {} dangling location(s)", dangling.len());
-                ctx.out.record("fixed", &serde_json::json!({"action": d}));
-                ctx.out.line(format!("fixed: {d}"));
+                report_fixed(ctx, None, d);
             }
             if state_findings
                 .iter()
@@ -425,8 +430,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
             {
                 let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
                 let d = format!("rebuilt index.json ({n} rows)");
-                ctx.out.record("fixed", &serde_json::json!({"action": d}));
-                ctx.out.line(format!("fixed: {d}"));
+                report_fixed(ctx, None, d);
             }
             state_findings = verify::check_state(&ctx.state, &targets).0;
         }
@@ -438,10 +442,13 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
             print_finding(ctx, f);
         }
     }
-    ctx.out.record(
-        "summary",
-        &serde_json::json!({"sessions": targets.len(), "clean": clean, "repaired": fixed, "problems": remaining, "busy": busy}),
-    );
+    ctx.out.record(&records::VerifySummary {
+        sessions: targets.len(),
+        clean,
+        repaired: fixed,
+        problems: remaining,
+        busy,
+    });
     ctx.out.note(format!(
         "verified {} session{}: {clean} clean, {remaining} problem{}{}{}",
         targets.len(),

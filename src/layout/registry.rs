@@ -516,6 +516,19 @@ impl From<Value> for Field<'_> {
     }
 }
 
+/// Any JSON value: the index is written by other programs too.
+impl schemars::JsonSchema for Field<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AnyValue".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The value as index.json holds it: normally a string, number or boolean"
+        })
+    }
+}
+
 impl serde::Serialize for Field<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
@@ -586,7 +599,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Field<'a> {
 /// An index row as `list` reads it: the known fields only, no map per row
 /// (parsing 10,000 rows as open maps costs several times more). Any JSON
 /// value is accepted in each field; readers interpret it.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ListRow<'a> {
     #[serde(borrow)]

@@ -43,14 +43,9 @@ fn write_journal(state: &StateDir, j: &Journal) -> Result<()> {
 }
 
 /// A legacy repository to bring home, or one that cannot be reached.
-#[derive(Debug, Clone, Serialize)]
-pub struct Found {
-    pub session: String,
-    pub source: PathBuf,
-    pub project_id: Option<String>,
-    /// Why it cannot be migrated now (and what to run first).
-    pub problem: Option<String>,
-}
+/// A legacy session found: where, its project, and why it cannot be
+/// migrated now (and what to run first), if so.
+pub type Found = crate::out::records::Blocked;
 
 /// Legacy repositories: `locations.json` entries and the
 /// `.openprogram/sessions/*` of every registered project.

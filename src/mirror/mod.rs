@@ -45,17 +45,7 @@ pub struct CommitOptions {
 }
 
 /// One commit made.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Made {
-    pub commit: String,
-    pub parent: Option<String>,
-    pub turn: u64,
-    pub branch: String,
-    pub new_branch: bool,
-    pub first_seq: Option<u64>,
-    pub last_seq: Option<u64>,
-    pub nodes: usize,
-}
+pub type Made = crate::out::records::Commit;
 
 pub use crate::git::index_edit::{Staged, mode_of, stat_matches, stat_of};
 

@@ -5,6 +5,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
+pub mod records;
+
 /// Now, as float unix seconds; `GIT_SESSION_NOW` fixes the clock (tests).
 pub fn now() -> f64 {
     if let Some(v) = std::env::var("GIT_SESSION_NOW")
@@ -115,10 +117,9 @@ pub struct Printer {
 impl Printer {
     /// One data record: a JSON line under `--json`, else nothing (the
     /// command prints its human form with [`Printer::line`]).
-    pub fn record(&self, kind: &str, data: &impl Serialize) {
+    pub fn record<R: records::Record>(&self, data: &R) {
         if self.json && !self.silent {
-            let line = serde_json::to_string(&serde_json::json!({"type": kind, "data": data}))
-                .expect("records always serialize");
+            let line = record_line(data);
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{line}");
         }
@@ -270,6 +271,20 @@ fn help_of(e: &dyn miette::Diagnostic) -> String {
         .unwrap_or_else(|| "see the command's `--help`".into())
 }
 
+/// One record as its output line (no newline): `{"type": …, "data": …}`.
+pub fn record_line<R: records::Record>(data: &R) -> String {
+    #[derive(Serialize)]
+    struct Line<'a, R> {
+        r#type: &'static str,
+        data: &'a R,
+    }
+    serde_json::to_string(&Line {
+        r#type: R::KIND,
+        data,
+    })
+    .expect("records always serialize")
+}
+
 /// The help line of a command line the parser refused.
 pub const PARSE_HELP: &str =
     "run `git-session help <command>` or `git-session <command> --help` for the usage";
@@ -282,11 +297,12 @@ pub fn parse_error_record(clap_text: &str) -> String {
         .next()
         .unwrap_or("")
         .trim_start_matches("error: ");
-    serde_json::json!({"type": "error", "data": {
-        "code": "git_session::usage::parse", "message": message, "help": PARSE_HELP,
-        "exit": crate::error::exit::USAGE,
-    }})
-    .to_string()
+    record_line(&records::Error {
+        code: Some("git_session::usage::parse".into()),
+        message: message.into(),
+        help: PARSE_HELP.into(),
+        exit: crate::error::exit::USAGE,
+    })
 }
 
 /// The `--json` record of an error: `{"type": "error", "data": {code,
@@ -298,13 +314,12 @@ pub fn error_record(e: &dyn miette::Diagnostic, exit: u8) -> String {
         message.push_str(&format!(": {c}"));
         cause = c.source();
     }
-    serde_json::json!({"type": "error", "data": {
-        "code": e.code().map(|c| c.to_string()),
-        "message": message,
-        "help": help_of(e),
-        "exit": exit,
-    }})
-    .to_string()
+    record_line(&records::Error {
+        code: e.code().map(|c| c.to_string()),
+        message,
+        help: help_of(e),
+        exit,
+    })
 }
 
 #[cfg(test)]

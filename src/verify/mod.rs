@@ -14,8 +14,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use crate::git::{Oid, SessionRepo};
 use crate::layout::history::Catalog;
 use crate::layout::schema::{Meta, Node, ROOT};
@@ -28,29 +26,7 @@ pub use kinds::{KINDS, Kind, kinds_help};
 pub use state::{binding_fixes, check_state, missing_locations};
 
 /// Whether a finding makes `verify` exit 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Something is wrong: exit 1.
-    Problem,
-    /// Worth knowing, not wrong (e.g. node metadata stamped after its turn).
-    Note,
-}
-
-/// One finding, with the way out.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    pub session: Option<String>,
-    /// The stable code (see [`KINDS`]).
-    pub kind: &'static str,
-    pub severity: Severity,
-    pub path: PathBuf,
-    pub message: String,
-    /// The command (or action) that fixes it.
-    pub fix: String,
-    /// `verify --fix` repairs it.
-    pub fixable: bool,
-}
+pub use crate::out::records::{BranchStats, Finding, Severity, Stats};
 
 /// A committed file to bring back from git (its damaged bytes quarantined).
 #[derive(Debug, Clone)]
@@ -71,35 +47,6 @@ pub struct LostTip {
 }
 
 /// The figures a CI job compares, per branch.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct BranchStats {
-    pub name: String,
-    pub tip: String,
-    /// Turns on the DAG path to the branch's last turn.
-    pub dag_turns: u64,
-    /// Commits on the branch's first-parent line that hold turn nodes.
-    pub turn_commits: u64,
-    /// Other commits on that line (records, repairs), the root left out.
-    pub other_commits: u64,
-}
-
-/// The figures a CI job compares, per session.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Stats {
-    /// Turns in the DAG (every fork counted: a retry or a regenerated reply).
-    pub dag_turns: u64,
-    /// Reachable commits that hold turn nodes.
-    pub turn_commits: u64,
-    /// Reachable commits that hold none (records, repairs), the root left out.
-    pub other_commits: u64,
-    pub max_seq: Option<u64>,
-    pub max_committed_seq: Option<u64>,
-    /// Files other than nodes changed since the last turn (meta.json,
-    /// workdir/): normal; the next turn commits them.
-    pub pending_files: usize,
-    pub branches: Vec<BranchStats>,
-}
-
 /// What a session check learned besides its findings (for `--fix`).
 #[derive(Debug, Default)]
 pub struct SessionCheck {

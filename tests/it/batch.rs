@@ -267,6 +267,7 @@ fn ask(stdin: &mut impl Write, out: &mut impl BufRead, r: &Req) -> (Vec<Value>, 
         let mut l = String::new();
         assert!(out.read_line(&mut l).unwrap() > 0, "the batch ended early");
         let v: Value = serde_json::from_str(&l).unwrap();
+        crate::records::check(&v).unwrap_or_else(|e| panic!("{e}\n{l}"));
         if v["type"] == "exit" {
             return (recs, v["data"]["code"].as_i64().unwrap());
         }

@@ -248,8 +248,9 @@ fn log_lists_turns_newest_first_with_branches() {
     assert_eq!(first["data"]["turn"], 2);
     assert_eq!(first["data"]["branches"][0], "main");
     assert_eq!(first["data"]["head"], true);
-    assert_eq!(first["data"]["nodes"], serde_json::json!([3, 4]));
-    assert_eq!(first["data"]["date"], "2026-11-30T05:45:56Z");
+    assert_eq!(first["data"]["first_seq"], 3);
+    assert_eq!(first["data"]["last_seq"], 4);
+    assert_eq!(first["data"]["time_rfc3339"], "2026-11-30T05:45:56Z");
 }
 
 #[test]

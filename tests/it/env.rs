@@ -57,8 +57,12 @@ impl TestEnv {
         };
     }
 
+    /// Run the binary; every record it prints is checked against the
+    /// schema (`crate::records`).
     pub fn run(&self, args: &[&str]) -> Output {
-        self.cmd().args(args).output().expect("run git-session")
+        let out = self.cmd().args(args).output().expect("run git-session");
+        crate::records::check_stdout(&format!("git-session {args:?}"), &out.stdout);
+        out
     }
 
     /// Run and require exit 0; returns stdout.

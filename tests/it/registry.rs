@@ -37,7 +37,7 @@ fn list_order_survives_renames_pins_and_archiving() {
     assert_eq!(rec["type"], "session_updated");
     assert_eq!(
         rec["data"],
-        serde_json::json!({"id": "mid", "title": "Renamed", "_user_titled": true, "pinned": true})
+        serde_json::json!({"session": "mid", "changed": {"title": "Renamed", "_user_titled": true, "pinned": true}})
     );
     env.ok(&[
         "update",

@@ -203,7 +203,7 @@ fn a_regenerated_reply_is_a_branch_of_its_own() {
     );
     let (code, recs) = records(&env, &["s1"]);
     assert_eq!(code, Some(0));
-    let stats = &recs.iter().find(|(t, _)| t == "stats").unwrap().1["stats"];
+    let stats = &recs.iter().find(|(t, _)| t == "stats").unwrap().1;
     assert_eq!(stats["dag_turns"], 4, "{stats}");
     assert_eq!(stats["turn_commits"], 4, "{stats}");
     let _ = first;
@@ -526,7 +526,7 @@ fn a_project_turn_is_one_session_commit() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     let (code, recs) = records(&env, &["s1"]);
     assert_eq!(code, Some(0));
-    let stats = &recs.iter().find(|(t, _)| t == "stats").unwrap().1["stats"];
+    let stats = &recs.iter().find(|(t, _)| t == "stats").unwrap().1;
     assert_eq!(stats["dag_turns"], 3);
     assert_eq!(stats["turn_commits"], 3);
     assert_eq!(stats["other_commits"], 0);
@@ -541,7 +541,7 @@ fn a_project_turn_is_one_session_commit() {
     );
     let (code, recs) = records(&env, &["s1"]);
     assert_eq!(code, Some(0));
-    let stats = &recs.iter().find(|(t, _)| t == "stats").unwrap().1["stats"];
+    let stats = &recs.iter().find(|(t, _)| t == "stats").unwrap().1;
     assert_eq!(stats["turn_commits"], 3);
     assert_eq!(stats["other_commits"], 1);
     assert_eq!(env.git_ok(&sdir, &["status", "--porcelain"]), "");

@@ -378,7 +378,7 @@ pub fn stats(env: &TestEnv, session: &str) -> serde_json::Value {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .find(|r| r["type"] == "stats")
-        .expect("a stats record")["data"]["stats"]
+        .expect("a stats record")["data"]
         .clone()
 }
 

@@ -1,0 +1,723 @@
+//! The JSON contract: every record a command prints under `--json` (and
+//! `batch`), as Rust types. The man page `git-session-json(7)` and the JSON
+//! Schema `git-session schema` prints are generated from these types, and
+//! the integration tests check every record they see against that schema.
+//!
+//! Conventions, the same in every record:
+//! - a record is one line, `{"type": <kind>, "data": {…}}`;
+//! - the session a record is about is `session` (a `session` row of `list`
+//!   is the session itself: `id`);
+//! - a time is two fields: `<name>` (unix seconds, a float) and
+//!   `<name>_rfc3339` (the same instant, RFC 3339 UTC, whole seconds);
+//! - roles are `user`, `assistant`, `tool` (the node files say `llm` and
+//!   `code`; `--role` accepts both);
+//! - a field that does not apply is `null`, never left out.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::layout::registry::ListRow;
+
+/// A record type: its `type` in the output.
+pub trait Record: Serialize {
+    const KIND: &'static str;
+}
+
+/// The public name of a stored role: `llm` → `assistant`, `code` → `tool`.
+pub fn role_name(stored: &str) -> &str {
+    match stored {
+        "llm" => "assistant",
+        "code" => "tool",
+        other => other,
+    }
+}
+
+/// `t` as RFC 3339 UTC, for the `<name>_rfc3339` twin of a time field.
+pub fn utc(t: f64) -> String {
+    super::rfc3339(t)
+}
+
+/// `init`: the session exists (made now, or already there).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Initialized {
+    /// The session id.
+    pub session: String,
+    /// The session directory.
+    pub path: PathBuf,
+    /// False when the session already existed (`init` of an existing id).
+    pub created: bool,
+}
+
+/// One node written.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct NodeAppended {
+    /// The session id.
+    pub session: String,
+    /// The node id.
+    pub id: String,
+    /// Its sequence number in the session (the order of writing).
+    pub seq: i64,
+    /// `user`, `assistant` or `tool` (a stored role of another name is
+    /// passed through as it is).
+    pub role: String,
+    /// The node this one continues; `ROOT` for a first turn; null for a node
+    /// with a caller.
+    pub predecessor: Option<String>,
+    /// The node that called this one (a tool node's assistant reply); null
+    /// for a top-level node.
+    pub caller: Option<String>,
+}
+
+/// One commit written for a turn (by `commit-turn`, `backfill`, `verify
+/// --fix`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Commit {
+    /// The commit id (40 hex digits).
+    pub commit: String,
+    /// Its parent; null for a root commit.
+    pub parent: Option<String>,
+    /// The turn number (1 for the first turn; 0 for a commit that holds
+    /// only session files).
+    pub turn: u64,
+    /// The branch the commit is on.
+    pub branch: String,
+    /// The commit starts this branch (a retry or a regenerated reply).
+    pub new_branch: bool,
+    /// The first and last node seq the commit holds; null when it holds no
+    /// node.
+    pub first_seq: Option<u64>,
+    /// See `first_seq`.
+    pub last_seq: Option<u64>,
+    /// How many nodes the commit holds.
+    pub nodes: usize,
+}
+
+/// `commit-turn`: one commit per turn it wrote.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TurnCommitted {
+    /// The session id.
+    pub session: String,
+    #[serde(flatten)]
+    pub commit: Commit,
+}
+
+/// `commit-turn` of a session bound to a project with `auto_commit`: the
+/// agent commit in the project's repository, or why there is none.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ProjectCommit {
+    /// The session id.
+    pub session: String,
+    /// The project id.
+    pub project: String,
+    /// The agent commit; null when skipped.
+    pub commit: Option<String>,
+    /// The paths it commits (empty when skipped).
+    pub paths: Vec<String>,
+    /// Why there is no commit: `no_baseline`, `path_missing`, `state_dir`,
+    /// `not_a_repo`, `detached_head`, `merge_in_progress`, `dirty_tree`,
+    /// `no_changes` or `hook_refused`; null when committed.
+    pub skipped: Option<String>,
+}
+
+/// `log`: one commit of the session repository, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct LogCommit {
+    /// The commit id (40 hex digits).
+    pub commit: String,
+    /// The abbreviated id (7 hex digits).
+    pub short: String,
+    /// The turn it records; null for a commit that records no turn.
+    pub turn: Option<u64>,
+    /// The first line of the message.
+    pub subject: String,
+    /// The committer time.
+    pub time: f64,
+    /// `time` as RFC 3339 UTC.
+    pub time_rfc3339: String,
+    /// Its parents' ids.
+    pub parents: Vec<String>,
+    /// Branches whose tip it is.
+    pub branches: Vec<String>,
+    /// HEAD points at it.
+    pub head: bool,
+    /// The node seqs its `Nodes:` trailer names; null when none.
+    pub first_seq: Option<u64>,
+    /// See `first_seq`.
+    pub last_seq: Option<u64>,
+    /// The turn failed (`Status: failed`).
+    pub failed: bool,
+}
+
+/// `branch`: one line of the conversation (a DAG tip), newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Branch {
+    /// The node id at the tip.
+    pub tip: String,
+    /// The git branches that hold it.
+    pub branches: Vec<String>,
+    /// The commit that holds the tip; null while uncommitted.
+    pub commit: Option<String>,
+    /// Turns on the line.
+    pub turns: u64,
+    /// The time of its newest node.
+    pub last_activity: f64,
+    /// `last_activity` as RFC 3339 UTC.
+    pub last_activity_rfc3339: String,
+    /// The branch `show` renders.
+    pub current: bool,
+    /// The first line of its last user message.
+    pub subject: String,
+}
+
+/// `show`: one node of the rendered branch, in order.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ShownNode {
+    /// The turn the node belongs to.
+    pub turn: u64,
+    /// `user`, `assistant` or `tool` (a stored role of another name is
+    /// passed through as it is).
+    pub role: String,
+    /// The node as its file holds it (see git-session-layout(5)): `role` there
+    /// is the stored name (`user`, `llm`, `code`).
+    pub node: Map<String, Value>,
+}
+
+/// `checkout`: where HEAD and the head node are now.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Checkout {
+    /// The session id.
+    pub session: String,
+    /// The turn checked out.
+    pub turn: u64,
+    /// The node `head_id` names now.
+    pub head_id: String,
+    /// The commit checked out; null when the turn is not committed yet.
+    pub commit: Option<String>,
+    /// The branch HEAD is on; null when detached.
+    pub branch: Option<String>,
+}
+
+/// `title`: the session's title, set or left.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Title {
+    /// The session id.
+    pub session: String,
+    /// The title now.
+    pub title: String,
+    /// 1: from the first user message; 2: given or generated later; 0: left
+    /// unchanged.
+    pub phase: u8,
+    /// The title was left as it was.
+    pub unchanged: bool,
+    /// Why it was left: `user_titled`, `not_due` or `no_new_title`; null
+    /// when set.
+    pub reason: Option<String>,
+}
+
+/// `update`, `archive`, `unarchive`: the fields that changed.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SessionUpdated {
+    /// The session id.
+    pub session: String,
+    /// Each changed meta.json field and its new value (empty: nothing
+    /// changed).
+    pub changed: Map<String, Value>,
+}
+
+/// `delete`: the session is gone.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SessionDeleted {
+    /// The session id.
+    pub session: String,
+    /// The directory that was removed.
+    pub path: PathBuf,
+}
+
+/// `recover`: one repair.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Recovered {
+    /// `index_rebuilt` or `interrupted` (a session left `running`).
+    pub action: String,
+    /// The session set to `interrupted`; null for `index_rebuilt`.
+    pub session: Option<String>,
+    /// Rows written by `index_rebuilt`; null otherwise.
+    pub rows: Option<usize>,
+}
+
+/// `gc-shells`, `recover`: an empty session shell removed (or, with
+/// `--dry-run`, that would be).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ShellRemoved {
+    /// The session id.
+    pub session: String,
+    /// Nothing was removed (`--dry-run`).
+    pub dry_run: bool,
+}
+
+/// `backfill` (`backfill_plan` with `--dry-run`): the commits written (or
+/// planned) for one session.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Backfill {
+    /// The session id.
+    pub session: String,
+    /// The session had no repository: one was created.
+    pub created_repo: bool,
+    /// The commits, oldest first.
+    pub commits: Vec<Commit>,
+}
+
+/// `backfill --dry-run`: as `backfill`, nothing written.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct BackfillPlan<'a>(pub &'a Backfill);
+
+/// `backfill`: the totals, last.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BackfillSummary {
+    /// Sessions looked at.
+    pub sessions: usize,
+    /// Sessions that got commits.
+    pub changed: usize,
+    /// Repositories created.
+    pub new_repos: usize,
+    /// Commits written (or planned).
+    pub commits: usize,
+    /// Of them, commits that hold turns.
+    pub turns: u64,
+    /// Sessions that failed (each named on stderr).
+    pub failed: usize,
+    /// Nothing was written (`--dry-run`).
+    pub dry_run: bool,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something is wrong: exit 1.
+    Problem,
+    /// Worth knowing, not wrong (e.g. node metadata stamped after its turn).
+    Note,
+}
+
+/// `verify`: one finding (see git-session-verify(1), FINDINGS).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Finding {
+    /// The session; null for a finding about the state dir.
+    pub session: Option<String>,
+    /// The stable code of the finding.
+    pub kind: &'static str,
+    /// `problem` (exit 1) or `note` (never fails).
+    pub severity: Severity,
+    /// The file or directory concerned.
+    pub path: PathBuf,
+    /// What is wrong, in words.
+    pub message: String,
+    /// The command or action that fixes it.
+    pub fix: String,
+    /// `verify --fix` repairs it.
+    pub fixable: bool,
+}
+
+/// `verify --fix`: one repair made.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Fixed {
+    /// The session; null for a repair of the state dir.
+    pub session: Option<String>,
+    /// What was done, in words.
+    pub action: String,
+}
+
+/// One branch of a `stats` record.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BranchStats {
+    /// The branch.
+    pub name: String,
+    /// The tip commit.
+    pub tip: String,
+    /// Turns on the DAG path to the branch's last turn.
+    pub dag_turns: u64,
+    /// Commits on the branch's first-parent line that hold turn nodes.
+    pub turn_commits: u64,
+    /// Other commits on that line (records, repairs), the root left out.
+    pub other_commits: u64,
+}
+
+/// `verify --stats`: the figures a CI job compares, per session.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SessionStats<'a> {
+    /// The session id.
+    pub session: &'a str,
+    #[serde(flatten)]
+    pub stats: &'a Stats,
+}
+
+/// The figures of one session.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Stats {
+    /// Turns in the DAG (every fork counted: a retry or a regenerated reply).
+    pub dag_turns: u64,
+    /// Reachable commits that hold turn nodes.
+    pub turn_commits: u64,
+    /// Reachable commits that hold none (records, repairs), the root left out.
+    pub other_commits: u64,
+    /// The highest node seq; null for a session with no node.
+    pub max_seq: Option<u64>,
+    /// The highest seq a commit holds; null when none is committed.
+    pub max_committed_seq: Option<u64>,
+    /// Files other than nodes changed since the last turn (meta.json,
+    /// workdir/): normal; the next turn commits them.
+    pub pending_files: usize,
+    /// Per branch.
+    pub branches: Vec<BranchStats>,
+}
+
+/// `verify`: the totals, last.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct VerifySummary {
+    /// Sessions verified.
+    pub sessions: usize,
+    /// Sessions with no problem.
+    pub clean: usize,
+    /// Sessions `--fix` repaired.
+    pub repaired: usize,
+    /// Problems left (notes not counted).
+    pub problems: usize,
+    /// Sessions skipped because another process held them (`--no-wait`).
+    pub busy: usize,
+}
+
+/// `migrate`: one legacy session moved into the state dir (or, with
+/// `--dry-run`, that would be).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Migrated {
+    /// The session id.
+    pub session: String,
+    /// Nothing was moved (`--dry-run`).
+    pub dry_run: bool,
+    /// It finished a migration an earlier run began.
+    pub resumed: bool,
+}
+
+/// `migrate`: a legacy session that cannot be migrated now.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Blocked {
+    /// The session id.
+    pub session: String,
+    /// Where it is.
+    pub source: PathBuf,
+    /// The project it belongs to; null when unknown.
+    pub project_id: Option<String>,
+    /// Why, and what to run first.
+    pub problem: Option<String>,
+}
+
+/// `migrate`: a session whose migration failed (retried by the next run).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct MigrateFailed {
+    /// The session id.
+    pub session: String,
+    /// Why.
+    pub message: String,
+}
+
+/// `project add|list|show|set`: one project.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Project {
+    /// The project id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The working directory; null when unknown.
+    pub path: Option<PathBuf>,
+    /// `active`, `paused` or `archived`.
+    pub status: String,
+    /// `commit-turn` makes agent commits in its repository.
+    pub auto_commit: bool,
+    /// Run the project's git hooks for agent commits.
+    pub hooks: bool,
+    /// How many sessions are bound to it.
+    pub sessions: usize,
+    /// The path no longer exists (`git-session relocate` points it anew).
+    pub path_missing: bool,
+}
+
+/// `project bind`: a session bound to a project.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Bound {
+    /// The session id.
+    pub session: String,
+    /// The project id.
+    pub project: String,
+    /// The session directory now.
+    pub path: PathBuf,
+}
+
+/// `project remove`: a project taken out of the registry (its sessions
+/// keep their history).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ProjectRemoved {
+    /// The project id.
+    pub project: String,
+}
+
+/// `project log`: one agent commit in the project's repository, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AgentCommit {
+    /// The project id.
+    pub project: String,
+    /// The agent commit.
+    pub commit: String,
+    /// The session whose turn made it.
+    pub session: String,
+    /// That turn; null when the message names none.
+    pub turn: Option<u64>,
+    /// The session commit that holds the turn's nodes; null when unknown.
+    pub session_commit: Option<String>,
+    /// The first line of its message.
+    pub subject: String,
+    /// The committer time.
+    pub time: f64,
+    /// `time` as RFC 3339 UTC.
+    pub time_rfc3339: String,
+}
+
+/// `relocate`: the record node written in one session.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RelocateNode {
+    /// The session id.
+    pub session: String,
+    /// The record node's id.
+    pub node: String,
+}
+
+/// `relocate`: the commit that records the record node.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RecordCommitted {
+    /// The session id.
+    pub session: String,
+    /// The commit id.
+    pub commit: String,
+}
+
+/// `relocate`: the project moved, last.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Relocated {
+    /// The project id.
+    pub project: String,
+    /// Where it was.
+    pub old_path: PathBuf,
+    /// Where it is now.
+    pub new_path: PathBuf,
+    /// Sessions that got a record node.
+    pub sessions: usize,
+    /// Entries of locations.json rewritten.
+    pub locations: usize,
+}
+
+/// `begin-turn`: the project's working tree at the start of the turn (also
+/// kept in the session's `.git/git-session/baseline.json`).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Baseline {
+    /// The session id.
+    pub session: String,
+    /// The project id.
+    pub project: String,
+    /// The project's path; null when it is missing.
+    pub path: Option<PathBuf>,
+    /// Its HEAD commit; null in a repository with no commit or on error.
+    pub head: Option<String>,
+    /// Its branch; null when detached or on error.
+    pub branch: Option<String>,
+    /// Paths already dirty (never committed for the agent this turn).
+    pub dirty: Vec<String>,
+    /// Why no agent commit can follow (`path_missing`, `state_dir`,
+    /// `not_a_repo`); null when one can.
+    pub error: Option<String>,
+    /// When the baseline was taken.
+    pub at: f64,
+    /// `at` as RFC 3339 UTC.
+    pub at_rfc3339: String,
+}
+
+/// `demo`: what it recorded and where.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Demo {
+    /// The demo's directory.
+    pub dir: PathBuf,
+    /// The state dir it recorded into.
+    pub state_dir: PathBuf,
+    /// The sessions it made.
+    pub sessions: Vec<String>,
+    /// The project id.
+    pub project: String,
+    /// The project's repository (after its relocation).
+    pub project_repo: PathBuf,
+}
+
+/// `list`: one session row (newest first): the fields of its index row,
+/// each as index.json holds it (another program may have written it: a
+/// reader takes any JSON value), its times in RFC 3339, and its project.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SessionRow<'a> {
+    #[serde(flatten)]
+    pub row: &'a ListRow<'a>,
+    /// `created_at` as RFC 3339 UTC; null when it is not a number.
+    pub created_at_rfc3339: Option<String>,
+    /// `updated_at` as RFC 3339 UTC; null when it is not a number.
+    pub updated_at_rfc3339: Option<String>,
+    /// The project the session is bound to (`default` when none).
+    pub project_id: &'a str,
+    /// The project's name.
+    pub project: &'a str,
+}
+
+/// Any command, under `--json`: the command failed (also on stderr as text).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Error {
+    /// A stable code (`git_session::usage::…`, `git_session::refused`, …);
+    /// null when there is none.
+    pub code: Option<String>,
+    /// The error and its causes, in words.
+    pub message: String,
+    /// What to do about it.
+    pub help: String,
+    /// The exit code the command ends with.
+    pub exit: u8,
+}
+
+/// `batch`: the end of one request's answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Exit {
+    /// The exit code the one-shot command would have had.
+    pub code: u8,
+}
+
+macro_rules! records {
+    ($($ty:ident $(<$lt:lifetime>)? => $kind:literal,)*) => {
+        $(impl Record for $ty $(<$lt>)? { const KIND: &'static str = $kind; })*
+
+        /// Every record type: its `type` and the schema of its `data` (a
+        /// reference into the definitions, which come last).
+        pub fn catalog() -> (Vec<(&'static str, Value)>, Map<String, Value>) {
+            let mut g = schemars::generate::SchemaSettings::draft2020_12()
+                .for_serialize()
+                .into_generator();
+            let kinds = vec![$(($kind, g.subschema_for::<$ty $(<$lt>)?>().to_value())),*];
+            (kinds, g.take_definitions(true))
+        }
+    };
+}
+
+records! {
+    Initialized => "initialized",
+    NodeAppended => "node_appended",
+    TurnCommitted => "turn_committed",
+    ProjectCommit => "project_commit",
+    LogCommit => "commit",
+    Branch => "branch",
+    ShownNode => "node",
+    Checkout => "checkout",
+    Title => "title",
+    SessionUpdated => "session_updated",
+    SessionDeleted => "session_deleted",
+    Recovered => "recovered",
+    ShellRemoved => "shell_removed",
+    Backfill => "backfill",
+    BackfillPlan<'_> => "backfill_plan",
+    BackfillSummary => "backfill_summary",
+    Finding => "finding",
+    Fixed => "fixed",
+    SessionStats<'_> => "stats",
+    VerifySummary => "verify_summary",
+    Migrated => "migrated",
+    Blocked => "blocked",
+    MigrateFailed => "migrate_failed",
+    Project => "project",
+    Bound => "bound",
+    ProjectRemoved => "project_removed",
+    AgentCommit => "agent_commit",
+    RelocateNode => "relocate_node",
+    RecordCommitted => "record_committed",
+    Relocated => "relocated",
+    Baseline => "baseline",
+    Demo => "demo",
+    SessionRow<'_> => "session",
+    Error => "error",
+    Exit => "exit",
+}
+
+/// The JSON Schema (draft 2020-12) of one output line: one of the records.
+pub fn schema() -> Value {
+    let (kinds, defs) = catalog();
+    let one_of: Vec<Value> = kinds
+        .into_iter()
+        .map(|(kind, data)| {
+            let description = definition(&defs, &data)
+                .and_then(|d| d.get("description").cloned())
+                .unwrap_or(Value::Null);
+            serde_json::json!({
+                "title": kind,
+                "description": description,
+                "type": "object",
+                "properties": {"type": {"const": kind}, "data": data},
+                "required": ["type", "data"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "git-session record",
+        "description": "One line of `--json` (or `batch`) output: {\"type\": kind, \"data\": {...}}.",
+        "oneOf": one_of,
+        "$defs": defs,
+    })
+}
+
+/// The definition a `{"$ref": "#/$defs/Name"}` schema names.
+pub fn definition<'a>(defs: &'a Map<String, Value>, schema: &Value) -> Option<&'a Value> {
+    let name = schema.get("$ref")?.as_str()?.strip_prefix("#/$defs/")?;
+    defs.get(name)
+}
