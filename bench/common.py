@@ -24,12 +24,9 @@ def isolated_env(fsync=False):
 
 
 def built(profile="release"):
-    """The binary cargo builds: `.cargo/config.toml` builds for the host as
-    an explicit target, so it lands in `target/<host triple>/<profile>/`."""
-    host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
-    triple = next(l.split(": ", 1)[1] for l in host.splitlines() if l.startswith("host: "))
+    """The binary `cargo build [--release]` makes: `target/<profile>/git-session`."""
     root = os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(__file__), "..", "target")
-    return os.path.normpath(os.path.join(root, triple, profile, "git-session"))
+    return os.path.normpath(os.path.join(root, profile, "git-session"))
 
 
 ENV = isolated_env()

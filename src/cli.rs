@@ -87,113 +87,99 @@ impl Color {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    Init(commands::init::InitArgs),
-    Append(commands::append::AppendArgs),
-    CommitTurn(commands::commit_turn::CommitTurnArgs),
-    Log(commands::log::LogArgs),
-    Show(commands::show::ShowArgs),
-    Checkout(commands::checkout::CheckoutArgs),
-    Branch(commands::branch::BranchArgs),
-    List(commands::list::ListArgs),
-    Update(commands::update::UpdateArgs),
-    Archive(commands::update::ArchiveArgs),
-    /// Bring an archived session back into `list`.
-    Unarchive(commands::update::ArchiveArgs),
-    Delete(commands::delete::DeleteArgs),
-    Title(commands::title::TitleArgs),
-    Recover(commands::recover::RecoverArgs),
-    GcShells(commands::gc_shells::GcShellsArgs),
-    Project(commands::project::ProjectArgs),
-    BeginTurn(commands::begin_turn::BeginTurnArgs),
-    Relocate(commands::relocate::RelocateArgs),
-    Backfill(commands::backfill::BackfillArgs),
-    Migrate(commands::migrate::MigrateArgs),
-    Verify(commands::verify::VerifyArgs),
-    Demo(commands::demo::DemoArgs),
-    Man(commands::man::ManArgs),
-    Completions(commands::man::CompletionsArgs),
-    Batch(commands::batch::BatchArgs),
-    Schema(commands::schema::SchemaArgs),
+    Init(Lazy<commands::init::InitArgs>),
+    Append(Lazy<commands::append::AppendArgs>),
+    CommitTurn(Lazy<commands::commit_turn::CommitTurnArgs>),
+    Log(Lazy<commands::log::LogArgs>),
+    Show(Lazy<commands::show::ShowArgs>),
+    Checkout(Lazy<commands::checkout::CheckoutArgs>),
+    Branch(Lazy<commands::branch::BranchArgs>),
+    List(Lazy<commands::list::ListArgs>),
+    Update(Lazy<commands::update::UpdateArgs>),
+    Archive(Lazy<commands::update::ArchiveArgs>),
+    Unarchive(Lazy<commands::update::UnarchiveArgs>),
+    Delete(Lazy<commands::delete::DeleteArgs>),
+    Title(Lazy<commands::title::TitleArgs>),
+    Recover(Lazy<commands::recover::RecoverArgs>),
+    GcShells(Lazy<commands::gc_shells::GcShellsArgs>),
+    Project(Lazy<commands::project::ProjectArgs>),
+    BeginTurn(Lazy<commands::begin_turn::BeginTurnArgs>),
+    Relocate(Lazy<commands::relocate::RelocateArgs>),
+    Backfill(Lazy<commands::backfill::BackfillArgs>),
+    Migrate(Lazy<commands::migrate::MigrateArgs>),
+    Verify(Lazy<commands::verify::VerifyArgs>),
+    Demo(Lazy<commands::demo::DemoArgs>),
+    Man(Lazy<commands::man::ManArgs>),
+    Completions(Lazy<commands::man::CompletionsArgs>),
+    Batch(Lazy<commands::batch::BatchArgs>),
+    Schema(Lazy<commands::schema::SchemaArgs>),
+}
+
+/// A subcommand's arguments, built only when that subcommand is parsed (or
+/// its help, a man page or a completion script is made): hooks start the
+/// binary on every message, and building every subcommand's arguments
+/// costs more than most commands' own work. The definitions stay one set.
+#[derive(Debug)]
+pub struct Lazy<T>(pub T);
+
+/// Set while [`full_command`] builds: every subcommand at once.
+static EAGER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl<T: clap::Args> clap::Args for Lazy<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        if EAGER.load(std::sync::atomic::Ordering::Relaxed) {
+            T::augment_args(cmd)
+        } else {
+            cmd.defer(T::augment_args)
+        }
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        if EAGER.load(std::sync::atomic::Ordering::Relaxed) {
+            T::augment_args_for_update(cmd)
+        } else {
+            cmd.defer(T::augment_args_for_update)
+        }
+    }
+}
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Lazy<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        T::from_arg_matches(m).map(Lazy)
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        m: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        self.0.update_from_arg_matches(m)
+    }
 }
 
 impl Cli {
     /// Parse `args` (the process's arguments, program name first).
     ///
-    /// Hooks run `append` and `commit-turn` on every message, so start-up
-    /// counts: a command line that names a command is parsed by a parser
-    /// holding only the global flags and that one command (building all 24
-    /// costs about a millisecond). Help, version, and anything the small
-    /// parser refuses go through the full parser, so every message and
-    /// error is the full one. Both parsers are built from the same
-    /// definitions, and the command is the first word that is not a global
-    /// flag, so what the small one accepts, the full one reads the same way.
+    /// Only the named subcommand's arguments are built ([`Lazy`]); help,
+    /// version and mistakes are answered by the command with every
+    /// subcommand built, so their messages are the whole ones.
     pub fn parse_from(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
         use clap::{CommandFactory, FromArgMatches};
-        if let Some(cmd) = Self::one_command(&args)
-            && let Ok(m) = cmd.try_get_matches_from(&args)
-            && let Ok(cli) = Cli::from_arg_matches(&m)
-        {
-            return Ok(cli);
+        if let Ok(m) = Cli::command().try_get_matches_from(&args) {
+            return Cli::from_arg_matches(&m);
         }
-        let m = Cli::command().try_get_matches_from(args)?;
-        Cli::from_arg_matches(&m)
+        Cli::from_arg_matches(&full_command().try_get_matches_from(args)?)
     }
+}
 
-    /// The root parser with only the command `args` name, or `None` when
-    /// the full parser must answer (help, version, no or unknown command).
-    fn one_command(args: &[std::ffi::OsString]) -> Option<clap::Command> {
-        use clap::Args;
-        let mut name = None;
-        let mut words = args.iter().skip(1);
-        while let Some(w) = words.next() {
-            let w = w.to_str()?;
-            match w {
-                "-h" | "--help" | "-V" | "--version" | "--" => return None,
-                "--state-dir" | "--lock-timeout" | "--color" => {
-                    words.next()?;
-                }
-                _ if w.starts_with('-') => {}
-                _ => {
-                    name = Some(w);
-                    break;
-                }
-            }
-        }
-        // Help and version asked after the command, too.
-        if words.any(|w| matches!(w.to_str(), Some("-h" | "--help" | "-V" | "--version"))) {
-            return None;
-        }
-        let name = name?;
-        let sub = clap::Command::new(name.to_string());
-        let sub = match name {
-            "init" => commands::init::InitArgs::augment_args(sub),
-            "append" => commands::append::AppendArgs::augment_args(sub),
-            "commit-turn" => commands::commit_turn::CommitTurnArgs::augment_args(sub),
-            "log" => commands::log::LogArgs::augment_args(sub),
-            "show" => commands::show::ShowArgs::augment_args(sub),
-            "checkout" => commands::checkout::CheckoutArgs::augment_args(sub),
-            "branch" => commands::branch::BranchArgs::augment_args(sub),
-            "list" => commands::list::ListArgs::augment_args(sub),
-            "update" => commands::update::UpdateArgs::augment_args(sub),
-            "archive" | "unarchive" => commands::update::ArchiveArgs::augment_args(sub),
-            "delete" => commands::delete::DeleteArgs::augment_args(sub),
-            "title" => commands::title::TitleArgs::augment_args(sub),
-            "recover" => commands::recover::RecoverArgs::augment_args(sub),
-            "gc-shells" => commands::gc_shells::GcShellsArgs::augment_args(sub),
-            "begin-turn" => commands::begin_turn::BeginTurnArgs::augment_args(sub),
-            "relocate" => commands::relocate::RelocateArgs::augment_args(sub),
-            "backfill" => commands::backfill::BackfillArgs::augment_args(sub),
-            "migrate" => commands::migrate::MigrateArgs::augment_args(sub),
-            "verify" => commands::verify::VerifyArgs::augment_args(sub),
-            "batch" => commands::batch::BatchArgs::augment_args(sub),
-            _ => return None,
-        };
-        let root = clap::Command::new("git-session")
-            .args_override_self(true)
-            .subcommand_required(true)
-            .subcommand(sub);
-        Some(GlobalArgs::augment_args(root))
-    }
+/// The command with every subcommand's arguments built: for help, mistakes,
+/// man pages and completion scripts.
+pub fn full_command() -> clap::Command {
+    use clap::CommandFactory;
+    use std::sync::atomic::Ordering;
+    EAGER.store(true, Ordering::Relaxed);
+    let root = Cli::command();
+    EAGER.store(false, Ordering::Relaxed);
+    root
 }
 
 /// What every command gets.
@@ -264,39 +250,39 @@ impl Ctx {
 pub fn run(cli: Cli) -> Result<u8> {
     let ctx = Ctx::new(&cli.global)?;
     match cli.command {
-        Command::Batch(a) => commands::batch::run(&cli.global, a),
-        Command::Init(a) => commands::init::run(&ctx, a),
-        Command::Append(a) => commands::append::run(&ctx, a),
-        Command::CommitTurn(a) => commands::commit_turn::run(&ctx, a),
-        Command::Log(a) => commands::log::run(&ctx, a),
-        Command::Show(a) => commands::show::run(&ctx, a),
-        Command::Checkout(a) => commands::checkout::run(&ctx, a),
-        Command::Branch(a) => commands::branch::run(&ctx, a),
-        Command::List(a) => commands::list::run(&ctx, a),
-        Command::Update(a) => commands::update::run(&ctx, a),
-        Command::Archive(a) => commands::update::archive(&ctx, a, true),
-        Command::Unarchive(a) => commands::update::archive(&ctx, a, false),
-        Command::Delete(a) => commands::delete::run(&ctx, a),
-        Command::Title(a) => commands::title::run(&ctx, a),
-        Command::Recover(a) => commands::recover::run(&ctx, a),
-        Command::GcShells(a) => commands::gc_shells::run(&ctx, a),
-        Command::Project(a) => commands::project::run(&ctx, a),
-        Command::BeginTurn(a) => commands::begin_turn::run(&ctx, a),
-        Command::Relocate(a) => commands::relocate::run(&ctx, a),
-        Command::Backfill(a) => commands::backfill::run(&ctx, a),
-        Command::Migrate(a) => commands::migrate::run(&ctx, a),
-        Command::Verify(a) => commands::verify::run(&ctx, a),
-        Command::Demo(a) => commands::demo::run(&ctx, a),
-        Command::Man(a) => commands::man::run(&ctx, a),
-        Command::Completions(a) => commands::man::completions(&ctx, a),
-        Command::Schema(a) => commands::schema::run(&ctx, a),
+        Command::Batch(Lazy(a)) => commands::batch::run(&cli.global, a),
+        Command::Init(Lazy(a)) => commands::init::run(&ctx, a),
+        Command::Append(Lazy(a)) => commands::append::run(&ctx, a),
+        Command::CommitTurn(Lazy(a)) => commands::commit_turn::run(&ctx, a),
+        Command::Log(Lazy(a)) => commands::log::run(&ctx, a),
+        Command::Show(Lazy(a)) => commands::show::run(&ctx, a),
+        Command::Checkout(Lazy(a)) => commands::checkout::run(&ctx, a),
+        Command::Branch(Lazy(a)) => commands::branch::run(&ctx, a),
+        Command::List(Lazy(a)) => commands::list::run(&ctx, a),
+        Command::Update(Lazy(a)) => commands::update::run(&ctx, a),
+        Command::Archive(Lazy(a)) => commands::update::archive(&ctx, &a.session, true),
+        Command::Unarchive(Lazy(a)) => commands::update::archive(&ctx, &a.session, false),
+        Command::Delete(Lazy(a)) => commands::delete::run(&ctx, a),
+        Command::Title(Lazy(a)) => commands::title::run(&ctx, a),
+        Command::Recover(Lazy(a)) => commands::recover::run(&ctx, a),
+        Command::GcShells(Lazy(a)) => commands::gc_shells::run(&ctx, a),
+        Command::Project(Lazy(a)) => commands::project::run(&ctx, a),
+        Command::BeginTurn(Lazy(a)) => commands::begin_turn::run(&ctx, a),
+        Command::Relocate(Lazy(a)) => commands::relocate::run(&ctx, a),
+        Command::Backfill(Lazy(a)) => commands::backfill::run(&ctx, a),
+        Command::Migrate(Lazy(a)) => commands::migrate::run(&ctx, a),
+        Command::Verify(Lazy(a)) => commands::verify::run(&ctx, a),
+        Command::Demo(Lazy(a)) => commands::demo::run(&ctx, a),
+        Command::Man(Lazy(a)) => commands::man::run(&ctx, a),
+        Command::Completions(Lazy(a)) => commands::man::completions(&ctx, a),
+        Command::Schema(Lazy(a)) => commands::schema::run(&ctx, a),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::{CommandFactory, FromArgMatches};
+    use clap::FromArgMatches;
 
     fn argv(line: &str) -> Vec<std::ffi::OsString> {
         std::iter::once("git-session")
@@ -305,74 +291,41 @@ mod tests {
             .collect()
     }
 
-    fn full(line: &str) -> std::result::Result<Cli, clap::Error> {
-        let m = Cli::command().try_get_matches_from(argv(line))?;
-        Cli::from_arg_matches(&m)
-    }
-
+    /// The lazily built parser reads every command line as the fully built
+    /// one does, and refuses what it refuses with the same message.
     #[test]
-    fn the_one_command_parser_reads_what_the_full_one_reads() {
+    fn the_lazy_parser_reads_what_the_full_one_reads() {
         let lines = [
             "append s1 --role user --text hi",
             "--state-dir /x --json append s1 --role tool --name read --id t1 --text x -q",
-            "append s1 --role assistant --text a --text b --predecessor ROOT",
+            "append s1 --role llm --text a --text b --predecessor ROOT",
             "append s1 --json-node --create --agent a --lock-timeout 0 --no-wait",
-            "append s1 --role tool --input {} --attach f --caller a1 --file x",
             "--lock-timeout 2.5 commit-turn s1 --status done --duration 3 --tokens 9",
             "commit-turn s1 -m subject --project-paths a b --color never",
-            "--color=always commit-turn s1",
             "--state-dir=/y list --limit 3 --offset 1 --json",
-            "list --archived",
-            "log s1 --json",
-            "show s1 --at 2",
-            "begin-turn s1",
             "update s1 --title t --pin --unread --group g",
             "unarchive s1",
-            "archive s1",
             "verify --all --fix -j 2",
-            "verify s1 s2 --json",
-            "recover",
-            "gc-shells --dry-run --older-than 2h",
-            "init s2 --title x",
+            "project add /tmp/p --name p",
+            "batch",
             "append s1 --role user --txet hi",
-        ];
-        for line in lines {
-            let fast = Cli::one_command(&argv(line))
-                .unwrap_or_else(|| panic!("`{line}`: no one-command parser"))
-                .try_get_matches_from(argv(line))
-                .map(|m| Cli::from_arg_matches(&m).map(|c| format!("{c:?}")));
-            let slow = full(line).map(|c| format!("{c:?}"));
-            match (fast, slow) {
-                (Ok(Ok(f)), Ok(s)) => assert_eq!(f, s, "`{line}`"),
-                (_, Err(e)) if line.contains("txet") => {
-                    // Refused by the full parser: the small one must not accept it.
-                    assert!(Cli::parse_from(argv(line)).is_err(), "`{line}`: {e}");
-                }
-                (f, s) => panic!("`{line}`: fast {f:?}, full {s:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn help_version_and_mistakes_get_the_full_parser() {
-        for line in [
+            "frobnicate",
+            "append",
             "--help",
             "append --help",
-            "commit-turn s1 -h",
             "-V",
-            "append -V",
-            "",
-            "frobnicate",
-            "-- append s1",
-            "project list",
-            "--state-dir",
-        ] {
-            assert!(Cli::one_command(&argv(line)).is_none(), "`{line}`");
+        ];
+        for line in lines {
+            let lazy = Cli::parse_from(argv(line)).map(|c| format!("{c:?}"));
+            let full = full_command()
+                .try_get_matches_from(argv(line))
+                .and_then(|m| Cli::from_arg_matches(&m))
+                .map(|c| format!("{c:?}"));
+            match (lazy, full) {
+                (Ok(l), Ok(f)) => assert_eq!(l, f, "`{line}`"),
+                (Err(l), Err(f)) => assert_eq!(l.to_string(), f.to_string(), "`{line}`"),
+                (l, f) => panic!("`{line}`: lazy {l:?}, full {f:?}"),
+            }
         }
-        // A mistake the small parser refuses gets the full parser's message.
-        let line = "append s1 --role user --txet hi";
-        let err = Cli::parse_from(argv(line)).unwrap_err().to_string();
-        assert_eq!(err, full(line).unwrap_err().to_string());
-        assert!(err.contains("--txet"), "{err}");
     }
 }

@@ -5,16 +5,6 @@ use std::process::ExitCode;
 use git_session::cli::{self, Cli};
 use git_session::error::exit;
 
-/// `pow` for the one caller that needs it (indicatif's rate estimate), so
-/// that a dynamic build (see build.rs) does not load `libm.so.6` at every
-/// start: each shared library costs about 0.1 ms per process, and hooks
-/// start this one on every message.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[unsafe(no_mangle)]
-pub extern "C" fn pow(x: f64, y: f64) -> f64 {
-    libm::pow(x, y)
-}
-
 fn main() -> ExitCode {
     git_session::out::trace("start");
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -8,9 +8,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::CommandFactory;
-
-use crate::cli::{Cli, Ctx};
+use crate::cli::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 
 /// Print a man page, or write them all: git-session(1), one
@@ -374,7 +372,7 @@ fn unbacktick(roff: &str) -> String {
 
 /// Every page: (file name, roff).
 pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
-    let mut root = Cli::command();
+    let mut root = crate::cli::full_command();
     root.build(); // the subcommands get the global options
     let mut out = vec![(
         "git-session.1".to_string(),
@@ -453,7 +451,12 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
 
 fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "git-session", &mut out);
+    clap_complete::generate(
+        shell,
+        &mut crate::cli::full_command(),
+        "git-session",
+        &mut out,
+    );
     out
 }
 

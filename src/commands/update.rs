@@ -48,6 +48,13 @@ pub struct ArchiveArgs {
     pub session: String,
 }
 
+/// Bring an archived session back into `list`.
+#[derive(Debug, clap::Args)]
+pub struct UnarchiveArgs {
+    /// Session id
+    pub session: String,
+}
+
 fn apply(ctx: &Ctx, id: &str, changes: Changes) -> Result<u8> {
     let changed = lifecycle::update(&ctx.state, id, &changes, ctx.locks)?;
     if !changed.is_empty() {
@@ -108,10 +115,10 @@ pub fn run(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
     apply(ctx, &a.session, changes)
 }
 
-pub fn archive(ctx: &Ctx, a: ArchiveArgs, archived: bool) -> Result<u8> {
+pub fn archive(ctx: &Ctx, session: &str, archived: bool) -> Result<u8> {
     apply(
         ctx,
-        &a.session,
+        session,
         Changes {
             archived: Some(archived),
             ..Default::default()
