@@ -113,6 +113,10 @@ pub enum Command {
     Completions(Lazy<commands::man::CompletionsArgs>),
     Batch(Lazy<commands::batch::BatchArgs>),
     Schema(Lazy<commands::schema::SchemaArgs>),
+    Nodes(Lazy<commands::nodes::NodesArgs>),
+    Cat(Lazy<commands::nodes::CatArgs>),
+    Feed(Lazy<commands::feed::FeedArgs>),
+    Grep(Lazy<commands::grep::GrepArgs>),
 }
 
 /// A subcommand's arguments, built only when that subcommand is parsed (or
@@ -276,6 +280,10 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Man(Lazy(a)) => commands::man::run(&ctx, a),
         Command::Completions(Lazy(a)) => commands::man::completions(&ctx, a),
         Command::Schema(Lazy(a)) => commands::schema::run(&ctx, a),
+        Command::Nodes(Lazy(a)) => commands::nodes::run(&ctx, a),
+        Command::Cat(Lazy(a)) => commands::nodes::cat(&ctx, a),
+        Command::Feed(Lazy(a)) => commands::feed::run(&ctx, a),
+        Command::Grep(Lazy(a)) => commands::grep::run(&ctx, a),
     }
 }
 

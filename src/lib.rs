@@ -13,6 +13,7 @@ pub mod migrate;
 pub mod mirror;
 pub mod out;
 pub mod project;
+pub mod read;
 pub mod session;
 pub mod store;
 pub mod verify;

@@ -1,5 +1,6 @@
 //! parse → context → dispatch → exit code.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use git_session::cli::{self, Cli};
@@ -26,7 +27,12 @@ fn main() -> ExitCode {
         Err(err) => {
             let code = err.exit_code();
             if json {
-                println!("{}", git_session::out::error_record(&err, code));
+                // Not println!: a reader that went away is no reason to panic.
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "{}",
+                    git_session::out::error_record(&err, code)
+                );
             }
             eprint!("{}", git_session::out::render_error(&err));
             ExitCode::from(code)
@@ -43,7 +49,11 @@ fn parse_error(e: clap::Error, json: bool) -> ExitCode {
     }
     let text = e.render().to_string();
     if json {
-        println!("{}", git_session::out::parse_error_record(&text));
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            git_session::out::parse_error_record(&text)
+        );
     }
     eprint!("{}", text.trim_end_matches('\n'));
     eprintln!(

@@ -184,7 +184,7 @@ Under \fB\-\-json\fR every command prints JSON Lines on stdout: one record per l
 \fBgit\-session schema\fR prints the JSON Schema (draft 2020\-12) of one line; this page is generated from it, and the test suite checks every record it sees against it.
 .SH CONVENTIONS
 .IP \(bu 2
-The session a record is about is \fIsession\fR (in a \fIsession\fR row of \fBlist\fR, the row's own \fIid\fR).
+The session a record is about is \fIsession\fR (in a \fIsession\fR row of \fBlist\fR, the row's own \fIid\fR). Provenance records (\fIsession_node\fR, \fIagent_commit\fR) name their pointer back to the record as the abstract\-memory layer does: \fIproject_id\fR, \fIsession_id\fR, \fInode_id\fR, \fIcommit\fR, \fIevent_time\fR, \fIingestion_time\fR.
 .IP \(bu 2
 A time is two fields: \fIname\fR, unix seconds as a number, and \fIname\fR_rfc3339, the same instant in RFC 3339 UTC.
 .IP \(bu 2

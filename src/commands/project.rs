@@ -293,9 +293,9 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                             .map(|c| c.to_string())
                     });
                 ctx.out.record(&records::AgentCommit {
-                    project: p.id.clone(),
+                    project_id: p.id.clone(),
                     commit: id.to_string(),
-                    session: t.session.unwrap_or(session.clone()),
+                    session_id: t.session.unwrap_or(session.clone()),
                     turn,
                     session_commit,
                     subject: subject.clone(),

@@ -95,9 +95,12 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Write `bytes` to `path` atomically, creating it with `mode`.
 pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
-    let dir = path
-        .parent()
-        .expect("an atomic write always targets a file in a directory");
+    // A bare file name (`cursor.json`) lives in the working directory.
+    let dir = match path.parent() {
+        Some(d) if d.as_os_str().is_empty() => Path::new("."),
+        Some(d) => d,
+        None => panic!("an atomic write always targets a file in a directory"),
+    };
     let name = path
         .file_name()
         .expect("an atomic write always targets a named file")

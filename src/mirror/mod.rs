@@ -1263,6 +1263,42 @@ fn every_tip(repo: &SessionRepo) -> Result<Vec<Oid>> {
     Ok(tips)
 }
 
+/// The commits that hold nodes of seq above `after_seq`, by their `Nodes:`
+/// trailers: (first seq, last seq, commit). Each first-parent line from HEAD
+/// and every branch is walked back only until a commit holds nothing above
+/// `after_seq` (seqs grow along a line), so the cost follows what is asked
+/// for, not the session's length.
+pub fn holders_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64, Oid)>> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut p = Planner::new(repo);
+    for tip in every_tip(repo)? {
+        let mut cur = Some(tip);
+        while let Some(c) = cur {
+            if !seen.insert(c) {
+                break;
+            }
+            let (parents, t) = p.decoded(c)?;
+            if let Some((a, b)) = t.nodes {
+                if (b as i64) <= after_seq {
+                    break;
+                }
+                out.push((a, b, c));
+            }
+            cur = parents.first().copied();
+        }
+    }
+    Ok(out)
+}
+
+/// The oldest commit on a first-parent line from HEAD or a branch whose tree
+/// holds `history/<file>`: where a node committed without trailers (by
+/// another writer) first appears.
+pub fn first_holding(repo: &SessionRepo, file: &str) -> Result<Option<Oid>> {
+    let tips = every_tip(repo)?;
+    Planner::new(repo).first_holding_tree(file, &tips)
+}
+
 /// The commit whose `Nodes:` trailer holds node `seq` itself, searched from
 /// HEAD and every branch.
 pub fn commit_of_seq(repo: &SessionRepo, seq: u64) -> Result<Option<Oid>> {

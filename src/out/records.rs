@@ -193,6 +193,58 @@ pub struct ShownNode {
     pub node: Map<String, Value>,
 }
 
+/// `nodes`, `feed`, `cat --json`: one node as stored, with its provenance
+/// (the abstract-memory layer's pointer back to the record).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SessionNode {
+    /// The project the session is bound to (`default` when none).
+    pub project_id: String,
+    pub session_id: String,
+    pub node_id: String,
+    pub seq: i64,
+    /// `user`, `assistant` or `tool` (a stored role of another name is
+    /// passed through as it is).
+    pub role: String,
+    /// The session's turn commit that first holds the node; null while the
+    /// node is not committed.
+    pub commit: Option<String>,
+    /// When the node happened: its `created_at`.
+    pub event_time: f64,
+    /// `event_time` as RFC 3339 UTC.
+    pub event_time_rfc3339: String,
+    /// When this read happened (`--ingestion-time`, else now): one value for
+    /// every record of a run.
+    pub ingestion_time: f64,
+    /// `ingestion_time` as RFC 3339 UTC.
+    pub ingestion_time_rfc3339: String,
+    /// The node file's JSON, as stored (see git-session-layout(5)).
+    pub node: Map<String, Value>,
+}
+
+/// `grep`: one node whose text matches, newest sessions first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Hit {
+    /// The session id.
+    pub session: String,
+    /// The node id.
+    pub node: String,
+    pub seq: i64,
+    /// `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The turn the node belongs to on its branch; null when it belongs to
+    /// none (a record node, a node whose chain is broken).
+    pub turn: Option<u64>,
+    /// Where the match is: `output`, or `input` (a tool's arguments).
+    pub field: String,
+    /// The line of the text that matches, shortened around the match.
+    pub snippet: String,
+    /// The match's byte offsets in `snippet`.
+    pub start: usize,
+    pub end: usize,
+}
+
 /// `checkout`: where HEAD and the head node are now.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -493,16 +545,17 @@ pub struct ProjectRemoved {
     pub project: String,
 }
 
-/// `project log`: one agent commit in the project's repository, newest first.
+/// `project log`: one agent commit in the project's repository, newest
+/// first, with the provenance fields of `session_node`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AgentCommit {
     /// The project id.
-    pub project: String,
+    pub project_id: String,
     /// The agent commit.
     pub commit: String,
     /// The session whose turn made it.
-    pub session: String,
+    pub session_id: String,
     /// That turn; null when the message names none.
     pub turn: Option<u64>,
     /// The session commit that holds the turn's nodes; null when unknown.
@@ -659,6 +712,8 @@ records! {
     Branch => "branch",
     ShownNode => "node",
     Checkout => "checkout",
+    SessionNode => "session_node",
+    Hit => "hit",
     Title => "title",
     SessionUpdated => "session_updated",
     SessionDeleted => "session_deleted",

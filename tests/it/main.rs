@@ -16,6 +16,7 @@ mod legacy;
 mod migrate;
 mod newcomer;
 mod projects;
+mod read;
 mod records;
 mod registry;
 mod timetravel;

@@ -159,7 +159,7 @@ fn a_clean_tree_gets_one_agent_commit_with_exactly_the_agents_files() {
     assert_eq!(env.ok(&["verify", "--all"]), "");
     let plog = env.ok(&["project", "log", &pid, "--json"]);
     let row: serde_json::Value = serde_json::from_str(plog.lines().next().unwrap()).unwrap();
-    assert_eq!(row["data"]["session"], "s1");
+    assert_eq!(row["data"]["session_id"], "s1");
     assert_eq!(row["data"]["turn"], 1);
 }
 

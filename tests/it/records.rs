@@ -267,6 +267,10 @@ fn every_command_prints_records_the_schema_describes() {
     json(&["project", "list"]);
     json(&["project", "show", "proj"]);
     json(&["project", "log", "proj"]);
+    json(&["nodes", "s1", "--after-seq", "1"]);
+    json(&["cat", "s1", "u1"]);
+    json(&["feed"]);
+    json(&["grep", "hello"]);
     // A node no commit holds: a finding, then something to backfill.
     json(&["append", "s1", "--id", "u3", "--text", "late"]);
     json(&["verify", "--all", "--stats"]);
@@ -299,6 +303,8 @@ fn every_command_prints_records_the_schema_describes() {
         "session_updated",
         "session",
         "agent_commit",
+        "session_node",
+        "hit",
         "finding",
         "stats",
         "verify_summary",

@@ -1,0 +1,100 @@
+//! `feed`: every node not yet handed out, across the state dir, for an
+//! ingest job run from cron (SPEC §5.18).
+//!
+//! Reads: the list registry (index.json and its journal); then only the
+//! sessions whose row changed since the cursor, and in each only the nodes
+//! past the cursor's seq. Writes: the cursor file, atomically, after the
+//! output is complete (a killed run repeats, never skips). Locks: each
+//! session, shared, while it is read. Prints: `session_node` records.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::cli::Ctx;
+use crate::error::{IoContext, Result, exit};
+use crate::layout::lock;
+use crate::read::{self, Cursor, CursorEntry};
+
+/// Print every node past the cursor, across every session (archived ones
+/// included), with its provenance; then move the cursor.
+///
+/// Only sessions whose list-registry row changed since the cursor are
+/// opened. The cursor file is written after the last record is out, so a
+/// run that is killed hands the same nodes out again next time: an ingest
+/// job must accept a repeat (the node id and session id are the key),
+/// and never misses a node.
+#[derive(Debug, clap::Args)]
+pub struct FeedArgs {
+    /// Cursor file: read at the start, written (atomically) at the end
+    /// [default: no cursor: every node, nothing written]
+    #[arg(long, value_name = "FILE")]
+    pub cursor: Option<PathBuf>,
+    /// The ingestion time every record of this run carries (unix seconds)
+    /// [default: now]
+    #[arg(long, value_name = "T")]
+    pub ingestion_time: Option<f64>,
+}
+
+pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
+    let at = super::nodes::ingestion_time(args.ingestion_time)?;
+    let mut cursor = match &args.cursor {
+        Some(p) => Cursor::read(p)?,
+        None => Cursor {
+            version: 1,
+            ..Default::default()
+        },
+    };
+    let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks)?;
+    let (project_of, _) = crate::lifecycle::projects(&ctx.state);
+    let changed = read::changed_sessions(&rows, &cursor);
+    let mut opened = 0usize;
+    let mut handed = 0usize;
+    // Written here, not through the printer: an output that fails (the
+    // reader went away) must not move the cursor.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (id, updated_at) in changed {
+        let after = cursor.sessions.get(id).map_or(-1, |c| c.seq);
+        // A row whose directory went away: nothing to read (its cursor
+        // entry goes when the row goes).
+        let Ok(sd) = ctx.state.find_session(id) else {
+            continue;
+        };
+        let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
+        opened += 1;
+        let nodes = read::session_nodes(&sd, after, None)?;
+        let project = project_of
+            .get(id)
+            .map_or_else(|| "default".to_string(), |(p, _)| p.clone());
+        let mut last = after;
+        for r in read::records_of(&sd, id, &project, nodes, at)? {
+            last = last.max(r.seq);
+            handed += 1;
+            let text = if ctx.out.json {
+                crate::out::record_line(&r)
+            } else {
+                format!("{id} {}", super::nodes::line(&r))
+            };
+            writeln!(out, "{text}").io("write", "standard output")?;
+            crate::layout::atomic::crash_point("feed-record-written");
+        }
+        cursor.sessions.insert(
+            id.clone(),
+            CursorEntry {
+                seq: last,
+                updated_at,
+            },
+        );
+    }
+    cursor.sessions.retain(|id, _| rows.contains_key(id));
+    out.flush().io("write", "standard output")?;
+    drop(out);
+    crate::layout::atomic::crash_point("feed-output-written");
+    if let Some(p) = &args.cursor {
+        cursor.write(p)?;
+    }
+    ctx.out.note(format!(
+        "{handed} node(s) from {opened} changed session(s) of {}",
+        rows.len()
+    ));
+    Ok(exit::OK)
+}

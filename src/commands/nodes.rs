@@ -1,0 +1,119 @@
+//! `nodes`, `cat`: one session's nodes as stored, with their provenance
+//! (SPEC §5.18).
+//!
+//! Reads: the catalog, the node files asked for, the commits that hold
+//! them (by their trailers, from each tip back only as far as needed).
+//! Writes: nothing. Locks: the session, shared. Prints: one `session_node`
+//! record per node (`cat`: the file itself).
+
+use std::io::Write;
+
+use crate::cli::Ctx;
+use crate::error::{Result, exit};
+use crate::layout::lock;
+use crate::out::records::SessionNode;
+use crate::read;
+
+/// Print a session's nodes with seq above N, in seq order, every branch,
+/// each with its provenance: project, session, node id, seq, the turn
+/// commit that holds it (null while uncommitted) and its time.
+///
+/// An ingest job keeps the highest seq it has seen and asks again with
+/// `--after-seq` it: every node is handed out exactly once, however many
+/// processes append meanwhile (seqs only grow).
+#[derive(Debug, clap::Args)]
+pub struct NodesArgs {
+    /// Session id
+    pub session: String,
+    /// Only nodes with a seq above N [default: every node]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub after_seq: Option<i64>,
+    /// At most N nodes (the lowest seqs first)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// The ingestion time the records carry (unix seconds) [default: now]
+    #[arg(long, value_name = "T")]
+    pub ingestion_time: Option<f64>,
+}
+
+/// Print one node as stored: the node file's JSON, byte for byte (with
+/// `--json`, a `session_node` record with its provenance).
+#[derive(Debug, clap::Args)]
+pub struct CatArgs {
+    /// Session id
+    pub session: String,
+    /// Node id
+    pub node: String,
+}
+
+/// The project a session is bound to (`default` when none).
+pub fn project_of(ctx: &Ctx, session: &str) -> String {
+    let (of, _) = crate::lifecycle::projects(&ctx.state);
+    of.get(session)
+        .map_or_else(|| "default".to_string(), |(id, _)| id.clone())
+}
+
+/// The human line of a node record.
+pub fn line(r: &SessionNode) -> String {
+    let text = r
+        .node
+        .get("output")
+        .map(crate::layout::schema::value_text)
+        .unwrap_or_default();
+    format!(
+        "{:>5} {} {:<9} {} {}",
+        r.seq,
+        r.node_id,
+        r.role,
+        r.commit
+            .as_deref()
+            .map_or("-------", |c| &c[..7.min(c.len())]),
+        crate::session::cut(&crate::session::one_line(&text), 100)
+    )
+}
+
+pub fn ingestion_time(t: Option<f64>) -> Result<f64> {
+    match t {
+        Some(t) if !t.is_finite() => Err(crate::error::Error::usage(
+            format!("invalid `--ingestion-time` {t}"),
+            Some("give unix seconds, e.g. 1796017556.5".into()),
+        )),
+        Some(t) => Ok(t),
+        None => Ok(crate::out::now()),
+    }
+}
+
+pub fn run(ctx: &Ctx, args: NodesArgs) -> Result<u8> {
+    let at = ingestion_time(args.ingestion_time)?;
+    let sd = ctx.state.find_session(&args.session)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
+    let nodes = read::session_nodes(&sd, args.after_seq.unwrap_or(-1), args.limit)?;
+    let project = project_of(ctx, &args.session);
+    for r in read::records_of(&sd, &args.session, &project, nodes, at)? {
+        ctx.out.record(&r);
+        ctx.out.line(line(&r));
+    }
+    Ok(exit::OK)
+}
+
+pub fn cat(ctx: &Ctx, args: CatArgs) -> Result<u8> {
+    let sd = ctx.state.find_session(&args.session)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
+    let node = read::find_node(&sd, &args.session, &args.node)?;
+    if ctx.out.json {
+        let project = project_of(ctx, &args.session);
+        let at = crate::out::now();
+        for r in read::records_of(&sd, &args.session, &project, vec![node], at)? {
+            ctx.out.record(&r);
+        }
+        return Ok(exit::OK);
+    }
+    let path = sd.history().join(&node.entry.file);
+    let bytes = crate::layout::schema::read_bounded(&path)?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(&bytes);
+    if !bytes.ends_with(b"\n") {
+        let _ = out.write_all(b"\n");
+    }
+    Ok(exit::OK)
+}

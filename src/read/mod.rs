@@ -1,0 +1,370 @@
+//! The read layer (SPEC §5.18): nodes past a cursor with their provenance,
+//! one node by id, an incremental feed over the state dir, and a search
+//! across sessions. Everything here only reads; the feed's cursor file is
+//! the one thing written, atomically, after its output.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::SessionRepo;
+use crate::layout::history::{self, Catalog, Entry};
+use crate::layout::paths::SessionDir;
+use crate::layout::schema::{Node, read_bounded};
+use crate::out::records::{self, SessionNode};
+
+/// One node file read: its stored JSON and what the records need.
+pub struct Stored {
+    pub entry: Entry,
+    pub json: Map<String, Value>,
+}
+
+impl Stored {
+    /// Read and parse the file of `entry`; a node that does not parse is an
+    /// error naming it (`verify` says more).
+    pub fn read(history: &Path, entry: Entry) -> Result<Stored> {
+        let path = history.join(&entry.file);
+        let bytes = read_bounded(&path)?;
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(json)) => Ok(Stored { entry, json }),
+            Ok(_) => Err(Error::Corrupt {
+                path,
+                reason: "a node file must hold a JSON object".into(),
+                help: Some("run `git-session verify` on the session".into()),
+            }),
+            Err(e) => Err(Error::Corrupt {
+                path,
+                reason: format!("the node does not parse: {e}"),
+                help: Some("run `git-session verify` on the session".into()),
+            }),
+        }
+    }
+
+    fn role(&self) -> &str {
+        self.json.get("role").and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn created_at(&self) -> f64 {
+        self.json
+            .get("created_at")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    }
+}
+
+/// The catalog entries of seq above `after_seq`, in seq order, at most
+/// `limit` of them: read from the end of the catalog back, so the cost
+/// follows what is returned.
+pub fn entries_after(catalog: &Catalog, after_seq: i64, limit: Option<usize>) -> Vec<Entry> {
+    let mut out: Vec<Entry> = catalog
+        .rev_entries()
+        .take_while(|e| e.seq as i64 > after_seq)
+        .collect();
+    out.reverse();
+    if let Some(n) = limit {
+        out.truncate(n);
+    }
+    out
+}
+
+/// The commit that first holds each of `nodes`, by the commits' `Nodes:`
+/// trailers (a node no trailer names, committed by another writer, by the
+/// oldest commit whose tree holds its file). `None`: not committed yet.
+pub fn commits_of(sd: &SessionDir, nodes: &[Stored]) -> Result<Vec<Option<String>>> {
+    if nodes.is_empty() || !sd.git_dir().is_dir() {
+        return Ok(vec![None; nodes.len()]);
+    }
+    let repo = SessionRepo::open(&sd.dir)?;
+    let after = nodes.iter().map(|n| n.entry.seq as i64).min().unwrap_or(0) - 1;
+    let holders = crate::mirror::holders_after(&repo, after)?;
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let seq = n.entry.seq;
+        // The oldest commit naming the seq: a later commit of a retry
+        // branch may name a range that covers it too.
+        let by_trailer = holders
+            .iter()
+            .filter(|(a, b, _)| *a <= seq && seq <= *b)
+            .filter_map(|(_, _, c)| {
+                let file = format!("history/{}", n.entry.file);
+                let info = repo.commit_info(*c).ok()?;
+                repo.tree_entry(info.tree, &file)
+                    .ok()
+                    .flatten()
+                    .map(|_| (info.time, *c))
+            })
+            .min();
+        let found = match by_trailer {
+            Some((_, c)) => Some(c),
+            None => crate::mirror::first_holding(&repo, &n.entry.file)?,
+        };
+        out.push(found.map(|c| c.to_string()));
+    }
+    Ok(out)
+}
+
+/// The records of `nodes` read from one session.
+pub fn records_of(
+    sd: &SessionDir,
+    session: &str,
+    project: &str,
+    nodes: Vec<Stored>,
+    ingestion_time: f64,
+) -> Result<Vec<SessionNode>> {
+    let commits = commits_of(sd, &nodes)?;
+    Ok(nodes
+        .into_iter()
+        .zip(commits)
+        .map(|(n, commit)| {
+            let event = n.created_at();
+            SessionNode {
+                project_id: project.into(),
+                session_id: session.into(),
+                node_id: n.entry.id.clone(),
+                seq: n.entry.seq as i64,
+                role: records::role_name(n.role()).into(),
+                commit,
+                event_time: event,
+                event_time_rfc3339: records::utc(event),
+                ingestion_time,
+                ingestion_time_rfc3339: records::utc(ingestion_time),
+                node: n.json,
+            }
+        })
+        .collect())
+}
+
+/// The nodes of one session past `after_seq`, read under its shared lock.
+pub fn session_nodes(sd: &SessionDir, after_seq: i64, limit: Option<usize>) -> Result<Vec<Stored>> {
+    let catalog = Catalog::load(sd)?;
+    let history = sd.history();
+    entries_after(&catalog, after_seq, limit)
+        .into_iter()
+        .map(|e| Stored::read(&history, e))
+        .collect()
+}
+
+/// A node by id, or the refusal naming the closest ids.
+pub fn find_node(sd: &SessionDir, session: &str, id: &str) -> Result<Stored> {
+    let catalog = Catalog::load(sd)?;
+    match catalog.get(id) {
+        Some(e) => Stored::read(&sd.history(), e),
+        None => {
+            let known: Vec<String> = catalog.entries().map(|e| e.id).collect();
+            let near = crate::layout::paths::closest(id, &known);
+            Err(Error::refused(
+                format!("session `{session}` has no node `{id}`"),
+                Some(if near.is_empty() {
+                    format!("list its nodes with `git-session nodes {session}`")
+                } else {
+                    format!(
+                        "the closest: {}",
+                        near.iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
+            ))
+        }
+    }
+}
+
+/// The feed's cursor: per session, the last seq handed out and the index
+/// row's `updated_at` it was read at (a row that did not change is not
+/// opened again).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Cursor {
+    pub version: u32,
+    pub sessions: BTreeMap<String, CursorEntry>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CursorEntry {
+    pub seq: i64,
+    pub updated_at: Value,
+}
+
+impl Cursor {
+    /// The cursor file, or an empty cursor when there is none yet.
+    pub fn read(path: &Path) -> Result<Cursor> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Cursor {
+                    version: 1,
+                    ..Default::default()
+                });
+            }
+            Err(e) => return Err(e).io("read", path),
+        };
+        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("the cursor does not parse: {e}"),
+            help: Some("remove it to feed everything again from the start".into()),
+        })
+    }
+
+    /// Write it atomically (temp file, rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).expect("a cursor serializes");
+        crate::layout::atomic::write(path, &bytes)
+    }
+}
+
+/// The sessions a feed opens: every index row (archived ones included)
+/// whose `updated_at` differs from the cursor's, in id order.
+pub fn changed_sessions<'a>(
+    rows: &'a BTreeMap<String, Box<crate::layout::registry::ListRow<'static>>>,
+    cursor: &Cursor,
+) -> Vec<(&'a String, Value)> {
+    rows.iter()
+        .filter_map(|(id, row)| {
+            let updated = serde_json::to_value(&row.updated_at).unwrap_or(Value::Null);
+            match cursor.sessions.get(id) {
+                Some(c) if c.updated_at == updated => None,
+                _ => Some((id, updated)),
+            }
+        })
+        .collect()
+}
+
+/// The text of a node to search: `output`, and `input` for a tool node,
+/// each as a string (a JSON value that is not one, as its JSON).
+pub fn texts(node: &Node) -> Vec<(&'static str, String)> {
+    let mut out = vec![("output", crate::layout::schema::value_text(&node.output))];
+    if node.role == "code" && !node.input.is_null() {
+        out.push(("input", crate::layout::schema::value_text(&node.input)));
+    }
+    out
+}
+
+/// What `grep` asks.
+pub struct Search {
+    pub regex: regex::Regex,
+    /// Stored role names to keep (`user`, `llm`, `code`); empty: all.
+    pub roles: Vec<String>,
+}
+
+/// One session's matches, in seq order: (node, field, snippet, start, end)
+/// and the node's turn.
+pub fn search_session(
+    sd: &SessionDir,
+    session: &str,
+    search: &Search,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<records::Hit>> {
+    let catalog = Catalog::load(sd)?;
+    let nodes = history::read_all(&sd.history(), &catalog, warn);
+    let mut hits = Vec::new();
+    let mut turns: Option<HashMap<String, u64>> = None;
+    for n in &nodes {
+        if !search.roles.is_empty() && !search.roles.contains(&n.role) {
+            continue;
+        }
+        for (field, text) in texts(n) {
+            let Some(m) = search.regex.find(&text) else {
+                continue;
+            };
+            let turns = turns.get_or_insert_with(|| turn_of_every_node(&nodes));
+            let (snippet, start, end) = snippet(&text, m.start(), m.end());
+            hits.push(records::Hit {
+                session: session.into(),
+                node: n.id.clone(),
+                seq: n.seq,
+                role: records::role_name(&n.role).into(),
+                turn: turns.get(&n.id).copied(),
+                field: field.into(),
+                snippet,
+                start,
+                end,
+            });
+        }
+    }
+    Ok(hits)
+}
+
+/// Each node's turn on its branch: a conversational node's by its chain; a
+/// tool node's, its caller's.
+fn turn_of_every_node(nodes: &[Node]) -> HashMap<String, u64> {
+    let dag = crate::view::Dag::new(nodes);
+    let mut turns: HashMap<String, u64> = HashMap::new();
+    for tip in dag.tips() {
+        let chain = dag.chain(&tip.id);
+        let mut turn = 0;
+        for n in &chain {
+            if n.starts_turn() {
+                turn += 1;
+            }
+            if turn > 0 {
+                turns.entry(n.id.clone()).or_insert(turn);
+            }
+        }
+    }
+    // Callers first: a tool node called by a tool node gets its turn too.
+    for _ in 0..4 {
+        for n in nodes {
+            if turns.contains_key(&n.id) || n.caller.is_empty() {
+                continue;
+            }
+            if let Some(t) = turns.get(&n.caller).copied() {
+                turns.insert(n.id.clone(), t);
+            }
+        }
+    }
+    turns
+}
+
+/// The line of `text` holding the match at `start..end`, cut to about 160
+/// characters around it; the match's offsets in what is returned.
+fn snippet(text: &str, start: usize, end: usize) -> (String, usize, usize) {
+    const WIDTH: usize = 160;
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let end = end.min(line_end);
+    let mut from = line_start;
+    let mut to = line_end;
+    if to - from > WIDTH {
+        let room = WIDTH.saturating_sub(end - start) / 2;
+        from = floor_char(text, start.saturating_sub(room).max(line_start));
+        to = ceil_char(text, (end + room).min(line_end));
+    }
+    let prefix = if from > line_start { "…" } else { "" };
+    let suffix = if to < line_end { "…" } else { "" };
+    let out = format!("{prefix}{}{suffix}", &text[from..to]);
+    let s = start - from + prefix.len();
+    (out, s, s + (end - start))
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_hold_the_match_on_its_line() {
+        let (s, a, b) = snippet("first\nsecond line with needle in it\nthird", 23, 29);
+        assert_eq!(s, "second line with needle in it");
+        assert_eq!(&s[a..b], "needle");
+        let long = format!("{}needle{}", "x".repeat(500), "é".repeat(300));
+        let (s, a, b) = snippet(&long, 500, 506);
+        assert_eq!(&s[a..b], "needle");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        assert!(s.chars().count() < 200);
+    }
+}

@@ -1,0 +1,430 @@
+//! The read layer (issue 22): `nodes` past a cursor with provenance, `feed`
+//! across the state dir, `cat` one node, `grep` across sessions.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::env::TestEnv;
+
+fn records(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn ids(recs: &[Value]) -> Vec<String> {
+    recs.iter()
+        .map(|r| r["data"]["node_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The clock runs: `updated_at` moves with every append, as `feed` expects.
+fn real_clock() -> TestEnv {
+    let mut env = TestEnv::new();
+    env.now = None;
+    env
+}
+
+/// Two sessions, one with a retry branch and a node not yet committed.
+fn sessions(env: &TestEnv) {
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "first question", &["read"]);
+    let (a2, _) = env.turn("s1", "second question", &["edit", "run_tests"]);
+    let _ = a2;
+    // A retry from the first turn: its own branch.
+    let first_user = env.ok(&["--json", "nodes", "s1", "--limit", "1"]);
+    let u1 = records(&first_user)[0]["data"]["node_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let a1 = env.ok(&["--json", "nodes", "s1", "--after-seq", "1", "--limit", "1"]);
+    let a1 = records(&a1)[0]["data"]["node_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let _ = u1;
+    env.append("s1", &["--predecessor", &a1, "--text", "retry the second"]);
+    env.append("s1", &["--role", "assistant", "--text", "retried answer"]);
+    env.ok(&["commit-turn", "s1"]);
+    env.append("s1", &["--text", "pending NEEDLE question"]);
+    env.ok(&["init", "s2", "--agent", "other"]);
+    env.turn("s2", "a needle in s2", &[]);
+}
+
+#[test]
+fn nodes_carry_the_commit_whose_tree_first_holds_them() {
+    let env = real_clock();
+    sessions(&env);
+    let recs = records(&env.ok(&["--json", "nodes", "s1", "--ingestion-time", "1800000000"]));
+    assert_eq!(
+        recs.len(),
+        10,
+        "7 nodes in two turns, a retry of 2, 1 pending"
+    );
+    let mut seqs = Vec::new();
+    for r in &recs {
+        let d = &r["data"];
+        assert_eq!(r["type"], "session_node");
+        assert_eq!(d["session_id"], "s1");
+        assert_eq!(d["project_id"], "default");
+        assert_eq!(d["ingestion_time"], 1_800_000_000.0);
+        assert_eq!(d["ingestion_time_rfc3339"], "2027-01-15T08:00:00Z");
+        assert_eq!(d["event_time"], d["node"]["created_at"]);
+        seqs.push(d["seq"].as_i64().unwrap());
+        // The commit that adds the node's file, on any branch, by git.
+        let file = format!(
+            "history/{:06}-{}-{}.json",
+            d["seq"].as_i64().unwrap(),
+            &d["node"]["role"].as_str().unwrap()[..1]
+                .replace('l', "a")
+                .replace('c', "t"),
+            d["node_id"].as_str().unwrap()
+        );
+        // Every commit whose tree holds the file and whose parent's does not
+        // (a retry branch's commits hold the other branch's files too: the
+        // tree is the whole session directory), with its time.
+        let adders = env.git(
+            "s1",
+            &[
+                "log",
+                "--all",
+                "--diff-filter=A",
+                "--format=%H %ct",
+                "--",
+                &file,
+            ],
+        );
+        let adders: Vec<(&str, u64)> = adders
+            .lines()
+            .map(|l| l.split_once(' ').unwrap())
+            .map(|(c, t)| (c, t.parse().unwrap()))
+            .collect();
+        match d["commit"].as_str() {
+            Some(c) => {
+                // The first of them to hold it.
+                let ours = adders.iter().find(|(a, _)| *a == c);
+                let Some((_, t)) = ours else {
+                    panic!("{file}: {c} does not add it: {adders:?}")
+                };
+                assert!(adders.iter().all(|(_, u)| t <= u), "{file}: {adders:?}");
+                // And its trailer names the node.
+                let msg = env.git("s1", &["log", "-1", "--format=%B", c]);
+                let nodes = msg.lines().find_map(|l| l.strip_prefix("Nodes: ")).unwrap();
+                let (lo, hi) = nodes.split_once("..").unwrap();
+                let seq = d["seq"].as_u64().unwrap();
+                assert!(lo.parse::<u64>().unwrap() <= seq && seq <= hi.parse().unwrap());
+            }
+            None => {
+                assert!(adders.is_empty(), "{file} is committed: {adders:?}");
+                assert!(d["node"]["output"].as_str().unwrap().contains("pending"));
+            }
+        }
+    }
+    let mut sorted = seqs.clone();
+    sorted.sort();
+    assert_eq!(seqs, sorted, "seq order");
+    // Past a cursor: only what is newer, in order.
+    let after = records(&env.ok(&["--json", "nodes", "s1", "--after-seq", "10"]));
+    assert!(
+        after
+            .iter()
+            .all(|r| r["data"]["seq"].as_i64().unwrap() > 10)
+    );
+    assert_eq!(after.len(), seqs.iter().filter(|s| **s > 10).count());
+    // The human form: one line a node.
+    let text = env.ok(&["nodes", "s1", "--after-seq", "10"]);
+    assert_eq!(text.lines().count(), after.len());
+}
+
+#[test]
+fn cat_prints_the_file_as_stored_and_names_the_closest_ids() {
+    let env = real_clock();
+    sessions(&env);
+    let recs = records(&env.ok(&["--json", "nodes", "s1"]));
+    let d = &recs[3]["data"];
+    let id = d["node_id"].as_str().unwrap();
+    let out = env.ok(&["cat", "s1", id]);
+    let dir = env.session_dir("s1").join("history");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(&format!("-{id}.json")))
+        .unwrap();
+    let stored = std::fs::read_to_string(file).unwrap();
+    assert_eq!(out.trim_end(), stored.trim_end(), "byte for byte");
+    let rec = records(&env.ok(&["--json", "cat", "s1", id]));
+    assert_eq!(rec[0]["data"]["node_id"], id);
+    // Unknown node: exit 1 and the closest ids.
+    let typo = format!("{}x", &id[..id.len() - 1]);
+    let err = env.fails(&["cat", "s1", &typo], 1);
+    assert!(err.contains(&format!("no node `{typo}`")), "{err}");
+    assert!(err.contains(id), "the closest id is named: {err}");
+    // Unknown session: exit 1.
+    let err = env.fails(&["cat", "nope", id], 1);
+    assert!(err.contains("no session `nope`"), "{err}");
+    let err = env.fails(&["nodes", "nope"], 1);
+    assert!(err.contains("no session `nope`"), "{err}");
+}
+
+#[test]
+fn every_node_is_handed_out_once_while_others_append() {
+    let env = real_clock();
+    env.ok(&["init", "s1"]);
+    env.ok(&["init", "s2"]);
+    let cursor = env.tmp.path().join("cursor.json");
+    let cursor = cursor.to_str().unwrap();
+    let mut by_nodes: Vec<String> = Vec::new();
+    let mut by_feed: Vec<(String, String)> = Vec::new();
+    let mut last = -1i64;
+    let writers = std::thread::scope(|s| {
+        let w: Vec<_> = ["s1", "s2"]
+            .into_iter()
+            .map(|sid| {
+                let env = &env;
+                s.spawn(move || {
+                    let mut written = Vec::new();
+                    for i in 0..30 {
+                        let id = format!("{sid}n{i}");
+                        env.append(sid, &["--role", "tool", "--id", &id, "--text", "x"]);
+                        written.push((sid.to_string(), id));
+                        if i % 10 == 9 {
+                            env.ok(&["commit-turn", sid]);
+                        }
+                    }
+                    written
+                })
+            })
+            .collect();
+        // Read while they write.
+        for _ in 0..25 {
+            let after = last.to_string();
+            let recs = records(&env.ok(&["--json", "nodes", "s1", "--after-seq", &after]));
+            for r in &recs {
+                last = last.max(r["data"]["seq"].as_i64().unwrap());
+            }
+            by_nodes.extend(ids(&recs));
+            let recs = records(&env.ok(&["--json", "feed", "--cursor", cursor]));
+            by_feed.extend(recs.iter().map(|r| {
+                (
+                    r["data"]["session_id"].as_str().unwrap().to_string(),
+                    r["data"]["node_id"].as_str().unwrap().to_string(),
+                )
+            }));
+        }
+        w.into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    // And once more after the writers are done.
+    let recs = records(&env.ok(&["--json", "nodes", "s1", "--after-seq", &last.to_string()]));
+    by_nodes.extend(ids(&recs));
+    let recs = records(&env.ok(&["--json", "feed", "--cursor", cursor]));
+    by_feed.extend(recs.iter().map(|r| {
+        (
+            r["data"]["session_id"].as_str().unwrap().to_string(),
+            r["data"]["node_id"].as_str().unwrap().to_string(),
+        )
+    }));
+    let s1: Vec<String> = writers
+        .iter()
+        .filter(|(s, _)| s == "s1")
+        .map(|(_, id)| id.clone())
+        .collect();
+    assert_eq!(by_nodes, s1, "nodes --after-seq: each node once, in order");
+    let mut fed = by_feed.clone();
+    fed.sort();
+    fed.dedup();
+    assert_eq!(fed.len(), by_feed.len(), "feed handed a node out twice");
+    let mut all = writers.clone();
+    all.sort();
+    assert_eq!(fed, all, "feed: every node");
+    // Nothing new: nothing out.
+    assert_eq!(env.ok(&["--json", "feed", "--cursor", cursor]), "");
+}
+
+#[test]
+fn a_feed_killed_mid_output_repeats_and_never_skips() {
+    let env = real_clock();
+    sessions(&env);
+    let cursor = env.tmp.path().join("cursor.json");
+    let c = cursor.to_str().unwrap();
+    let everything = records(&env.ok(&["--json", "feed"]));
+    assert_eq!(everything.len(), 12);
+    // Killed after the fifth record, and after the whole output but before
+    // the cursor is written: nothing moves.
+    for at in ["feed-record-written#5", "feed-output-written"] {
+        let out = env
+            .cmd()
+            .args(["--json", "feed", "--cursor", c])
+            .env("GIT_SESSION_CRASH_AT", at)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{at}: the crash point was reached");
+        assert!(!cursor.exists(), "{at}: the cursor moved");
+    }
+    // The next run hands out everything, then nothing.
+    let again = records(&env.ok(&["--json", "feed", "--cursor", c]));
+    let key = |r: &Value| {
+        (
+            r["data"]["session_id"].clone().to_string(),
+            r["data"]["node_id"].to_string(),
+        )
+    };
+    let a: BTreeSet<_> = everything.iter().map(key).collect();
+    let b: BTreeSet<_> = again.iter().map(key).collect();
+    assert_eq!(a, b);
+    assert_eq!(env.ok(&["--json", "feed", "--cursor", c]), "");
+    // A reader that goes away mid-output: the cursor does not move either.
+    env.ok(&["append", "s2", "--text", "new after the cursor"]);
+    let before = std::fs::read(&cursor).unwrap();
+    let mut child = env
+        .cmd()
+        .args(["--json", "feed", "--cursor", c])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "a closed stdout is an error");
+    assert_eq!(std::fs::read(&cursor).unwrap(), before);
+    // Archived sessions are fed too.
+    env.ok(&["archive", "s1"]);
+    env.ok(&["append", "s1", "--text", "in an archived session"]);
+    let recs = records(&env.ok(&["--json", "feed", "--cursor", c]));
+    let sessions: BTreeSet<&str> = recs
+        .iter()
+        .map(|r| r["data"]["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, BTreeSet::from(["s1", "s2"]));
+}
+
+#[test]
+fn grep_finds_every_role_and_keeps_to_its_filters() {
+    let env = real_clock();
+    sessions(&env);
+    let hits = |args: &[&str]| -> Vec<Value> {
+        let mut a = vec!["--json", "grep"];
+        a.extend_from_slice(args);
+        let out = env.run(&a);
+        records(&String::from_utf8(out.stdout).unwrap())
+    };
+    // Every role: the user's question, the assistant's reply, a tool's input.
+    env.append(
+        "s2",
+        &[
+            "--role",
+            "tool",
+            "--name",
+            "search",
+            "--input",
+            r#"{"q": "findme"}"#,
+            "--text",
+            "nothing",
+        ],
+    );
+    env.append("s2", &["--text", "FINDME please"]);
+    let all = hits(&["-i", "findme"]);
+    let roles: BTreeSet<&str> = all
+        .iter()
+        .map(|h| h["data"]["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, BTreeSet::from(["tool", "user"]), "{all:?}");
+    let tool = all.iter().find(|h| h["data"]["role"] == "tool").unwrap();
+    assert_eq!(tool["data"]["field"], "input");
+    let h = &all[0]["data"];
+    let snippet = h["snippet"].as_str().unwrap();
+    let (a, b) = (
+        h["start"].as_u64().unwrap() as usize,
+        h["end"].as_u64().unwrap() as usize,
+    );
+    assert!(snippet[a..b].eq_ignore_ascii_case("findme"), "{snippet}");
+    // An assistant reply, with its turn.
+    let r = hits(&["retried answer"]);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["data"]["role"], "assistant");
+    assert_eq!(r[0]["data"]["turn"], 2, "the retry is turn 2 of its branch");
+    // Case: without -i, only the exact case.
+    assert_eq!(hits(&["NEEDLE"]).len(), 1);
+    // s1's pending question; s2's question and its reply.
+    assert_eq!(hits(&["-i", "needle"]).len(), 3);
+    // Filters.
+    assert_eq!(hits(&["-i", "needle", "--session", "s2"]).len(), 2);
+    assert_eq!(hits(&["-i", "needle", "--agent", "other"]).len(), 2);
+    assert_eq!(hits(&["-i", "needle", "--role", "assistant"]).len(), 1);
+    assert_eq!(
+        hits(&["-i", "needle", "--role", "user", "--role", "tool"]).len(),
+        2
+    );
+    assert_eq!(hits(&["-i", "needle", "--limit", "1"]).len(), 1);
+    assert_eq!(hits(&["-i", "needle", "--project", "default"]).len(), 3);
+    assert_eq!(hits(&["-i", "needle", "--project", "elsewhere"]).len(), 0);
+    // Newest sessions first: s2 was written last.
+    assert_eq!(hits(&["-i", "needle"])[0]["data"]["session"], "s2");
+    // -F: the pattern as it is.
+    assert_eq!(hits(&["-F", "run_tests("]).len(), 0);
+    assert!(hits(&["-F", "question"]).len() >= 2);
+    // Archived sessions only with --include-archived.
+    env.ok(&["archive", "s2"]);
+    assert_eq!(hits(&["-i", "needle"]).len(), 1);
+    assert_eq!(hits(&["-i", "needle", "--include-archived"]).len(), 3);
+    // Nothing found: exit 1; not a regex: exit 2; unknown session: exit 1.
+    env.fails(&["grep", "no such text anywhere"], 1);
+    let err = env.fails(&["grep", "(unclosed"], 2);
+    assert!(err.contains("not a valid regular expression"), "{err}");
+    assert!(err.contains("-F"), "{err}");
+    env.fails(&["grep", "x", "--session", "nope"], 1);
+    // The human form names session, seq, node, role and turn.
+    let text = env.ok(&["grep", "retried answer"]);
+    assert!(text.starts_with("s1:"), "{text}");
+    assert!(
+        text.contains("(assistant, turn 2): retried answer"),
+        "{text}"
+    );
+}
+
+#[test]
+fn project_log_carries_provenance() {
+    let env = TestEnv::new();
+    let project = env.tmp.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    env.python_repo(&project);
+    env.ok(&[
+        "project",
+        "add",
+        project.to_str().unwrap(),
+        "--name",
+        "proj",
+        "--auto-commit",
+    ]);
+    let init = records(&env.ok(&["--json", "init", "s1", "--project", "proj"]));
+    let sdir = std::path::PathBuf::from(init[0]["data"]["path"].as_str().unwrap());
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(project.join("a.txt"), "agent\n").unwrap();
+    env.turn("s1", "write a.txt", &["edit"]);
+    let recs = records(&env.ok(&["--json", "project", "log", "proj"]));
+    let d = &recs[0]["data"];
+    assert_eq!(recs[0]["type"], "agent_commit");
+    assert_eq!(d["session_id"], "s1");
+    assert_eq!(d["turn"], 1);
+    let head = env.git_ok(&project, &["rev-parse", "HEAD"]);
+    assert_eq!(d["commit"], head.trim());
+    let session_head = env.git_ok(&sdir, &["rev-parse", "HEAD"]);
+    assert_eq!(d["session_commit"], session_head.trim());
+    // The node records of that turn name the same session commit.
+    let nodes = records(&env.ok(&["--json", "nodes", "s1"]));
+    let commits: BTreeMap<String, Value> = nodes
+        .iter()
+        .map(|r| {
+            (
+                r["data"]["node_id"].to_string(),
+                r["data"]["commit"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        commits.values().all(|c| c == &d["session_commit"]),
+        "{commits:?}"
+    );
+    assert!(d["project_id"].as_str().unwrap().len() > 4);
+}
