@@ -1,8 +1,9 @@
 //! `feed`: every node not yet handed out, across the state dir, for an
 //! ingest job run from cron (SPEC §5.18).
 //!
-//! Reads: the list registry (index.json and its journal); then only the
-//! sessions whose row changed since the cursor, and in each only the nodes
+//! Reads: the index journal written since the cursor (index.json whole
+//! only when it was rewritten since); then only the sessions whose row
+//! changed, and in each only the nodes
 //! past the cursor's seq. Writes: the cursor file, atomically, after the
 //! output is complete (a killed run repeats, never skips). Locks: each
 //! session, shared, while it is read. Prints: `session_node` records.
@@ -13,13 +14,18 @@ use std::path::PathBuf;
 use crate::cli::Ctx;
 use crate::error::{IoContext, Result, exit};
 use crate::layout::lock;
+use crate::layout::registry;
 use crate::read::{self, Cursor, CursorEntry};
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Print every node past the cursor, across every session (archived ones
 /// included), with its provenance; then move the cursor.
 ///
 /// Only sessions whose list-registry row changed since the cursor are
-/// opened. The cursor file is written after the last record is out, so a
+/// opened: when index.json was not rewritten since, the index journal
+/// written after the cursor names them; otherwise each row's `updated_at`
+/// is compared with the cursor's. The cursor file is written after the last record is out, so a
 /// run that is killed hands the same nodes out again next time: an ingest
 /// job must accept a repeat (the node id and session id are the key),
 /// and never misses a node.
@@ -44,15 +50,46 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             ..Default::default()
         },
     };
-    let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks)?;
+    // Where the registry stands, taken first: whatever is journaled after
+    // this is read again next time (harmless), never missed.
+    let (mark, journaled) = registry::changes_since(&ctx.state, cursor.registry.as_ref())?;
+    let changed: Vec<(String, Value)> = match journaled {
+        // The index was not rewritten: the journal says what changed.
+        Some(changes) => {
+            let mut latest: BTreeMap<String, Option<Value>> = BTreeMap::new();
+            for c in changes {
+                if c.deleted {
+                    latest.remove(&c.id);
+                    cursor.sessions.remove(&c.id);
+                } else {
+                    let old = cursor.sessions.get(&c.id).map(|e| e.updated_at.clone());
+                    latest.insert(c.id, c.updated_at.or(old));
+                }
+            }
+            latest
+                .into_iter()
+                .map(|(id, u)| (id, u.unwrap_or(Value::Null)))
+                .collect()
+        }
+        // Compare every row's `updated_at` with the cursor's.
+        None => {
+            let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks)?;
+            cursor.sessions.retain(|id, _| rows.contains_key(id));
+            read::changed_sessions(&rows, &cursor)
+                .into_iter()
+                .map(|(id, u)| (id.clone(), u))
+                .collect()
+        }
+    };
     let (project_of, _) = crate::lifecycle::projects(&ctx.state);
-    let changed = read::changed_sessions(&rows, &cursor);
+    let candidates = changed.len();
     let mut opened = 0usize;
     let mut handed = 0usize;
     // Written here, not through the printer: an output that fails (the
     // reader went away) must not move the cursor.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (id, updated_at) in changed {
+        let id = &id;
         let after = cursor.sessions.get(id).map_or(-1, |c| c.seq);
         // A row whose directory went away: nothing to read (its cursor
         // entry goes when the row goes).
@@ -85,7 +122,7 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             },
         );
     }
-    cursor.sessions.retain(|id, _| rows.contains_key(id));
+    cursor.registry = Some(mark);
     out.flush().io("write", "standard output")?;
     drop(out);
     crate::layout::atomic::crash_point("feed-output-written");
@@ -93,8 +130,7 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
         cursor.write(p)?;
     }
     ctx.out.note(format!(
-        "{handed} node(s) from {opened} changed session(s) of {}",
-        rows.len()
+        "{handed} node(s) from {opened} of {candidates} changed session(s)"
     ));
     Ok(exit::OK)
 }

@@ -128,6 +128,90 @@ fn journal_rows(bytes: &[u8], mut f: impl FnMut(String, Option<Row>)) {
     }
 }
 
+/// Where a reader of the list registry stood: which index.json (inode, size,
+/// modification time) and how much of the journal it had read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Mark {
+    pub index: Option<(u64, u64, i64, i64)>,
+    pub journal: u64,
+}
+
+/// A row the journal changed since a [`Mark`].
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub id: String,
+    pub deleted: bool,
+    /// The row's `updated_at` after the change, when the line sets it.
+    pub updated_at: Option<Value>,
+}
+
+/// The mark now, and, when `since` still describes index.json (no fold or
+/// rewrite since), the rows journaled after it, in order: what changed,
+/// without reading the index. `None`: the index was rewritten; compare it
+/// whole. Only whole lines are taken (a line being written is read next
+/// time).
+pub fn changes_since(
+    state: &StateDir,
+    since: Option<&Mark>,
+) -> Result<(Mark, Option<Vec<Change>>)> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::MetadataExt;
+    let jpath = state.index_journal();
+    // The journal's shared lock: a fold (which rewrites index.json, then
+    // empties the journal) holds it exclusively, so the two agree here.
+    let journal = match File::open(&jpath) {
+        Ok(f) => {
+            f.lock_shared().io("lock", &jpath)?;
+            Some(f)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).io("open", jpath),
+    };
+    let index = std::fs::metadata(state.index_json())
+        .ok()
+        .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()));
+    let len = match &journal {
+        Some(f) => f.metadata().io("read", &jpath)?.len(),
+        None => 0,
+    };
+    let from = match since {
+        Some(m) if m.index == index && m.index.is_some() && m.journal <= len => m.journal,
+        _ => {
+            return Ok((
+                Mark {
+                    index,
+                    journal: len,
+                },
+                None,
+            ));
+        }
+    };
+    let mut bytes = Vec::new();
+    if let Some(mut f) = journal {
+        f.seek(SeekFrom::Start(from)).io("read", &jpath)?;
+        (&mut f)
+            .take(len - from)
+            .read_to_end(&mut bytes)
+            .io("read", &jpath)?;
+    }
+    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let mut changes = Vec::new();
+    journal_rows(&bytes[..whole], |id, row| {
+        changes.push(Change {
+            id,
+            deleted: row.is_none(),
+            updated_at: row.and_then(|mut r| r.remove("updated_at")),
+        })
+    });
+    Ok((
+        Mark {
+            index,
+            journal: from + whole as u64,
+        },
+        Some(changes),
+    ))
+}
+
 fn apply_journal(index: &mut Index, bytes: &[u8], written: Option<f64>) {
     journal_rows(bytes, |id, row| match row {
         None => {

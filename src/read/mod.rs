@@ -174,10 +174,13 @@ pub fn find_node(sd: &SessionDir, session: &str, id: &str) -> Result<Stored> {
 
 /// The feed's cursor: per session, the last seq handed out and the index
 /// row's `updated_at` it was read at (a row that did not change is not
-/// opened again).
+/// opened again); and where the list registry stood, so that the next run
+/// reads only the journal written since when the index was not rewritten.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Cursor {
     pub version: u32,
+    #[serde(default)]
+    pub registry: Option<crate::layout::registry::Mark>,
     pub sessions: BTreeMap<String, CursorEntry>,
 }
 
@@ -207,9 +210,10 @@ impl Cursor {
         })
     }
 
-    /// Write it atomically (temp file, rename).
+    /// Write it atomically (temp file, rename), one session a line.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(self).expect("a cursor serializes");
+        let mut bytes = serde_json::to_vec(self).expect("a cursor serializes");
+        bytes.push(b'\n');
         crate::layout::atomic::write(path, &bytes)
     }
 }
