@@ -428,3 +428,28 @@ fn project_log_carries_provenance() {
     );
     assert!(d["project_id"].as_str().unwrap().len() > 4);
 }
+
+#[test]
+fn feed_reads_the_journal_and_falls_back_to_the_index_after_a_fold() {
+    let env = real_clock();
+    sessions(&env);
+    let cursor = env.tmp.path().join("cursor.json");
+    let c = cursor.to_str().unwrap();
+    let feed = || -> Vec<String> { ids(&records(&env.ok(&["--json", "feed", "--cursor", c]))) };
+    assert_eq!(feed().len(), 12);
+    // Appends only journal their rows: the next feed reads the journal.
+    let a = env.append("s1", &["--text", "journaled"]);
+    let b = env.append("s2", &["--text", "journaled too"]);
+    assert_eq!(feed(), vec![a, b]);
+    assert!(feed().is_empty());
+    // A change that rewrites index.json: the next feed compares the rows.
+    env.ok(&["update", "s1", "--pin"]);
+    let c2 = env.append("s2", &["--text", "after a fold"]);
+    assert_eq!(feed(), vec![c2]);
+    // A deleted session leaves the cursor.
+    env.ok(&["delete", "s2", "--yes"]);
+    assert!(feed().is_empty());
+    let saved: Value = serde_json::from_slice(&std::fs::read(&cursor).unwrap()).unwrap();
+    assert!(saved["sessions"].get("s2").is_none(), "{saved}");
+    assert!(saved["sessions"].get("s1").is_some(), "{saved}");
+}
