@@ -538,8 +538,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand grep" -l session
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l agent -d 'Only sessions of this agent' -r
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l project -d 'Only sessions bound to this project (id or name)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l role -d 'Only nodes of this role (repeat for several)' -r -f -a "user\t''
-assistant\t''
-tool\t''"
+assistant\t'An assistant reply (stored as `llm`, which is accepted too)'
+tool\t'A tool call and its result (stored as `code`, which is accepted too)'"
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l limit -d 'Stop after N matches' -r
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l lock-timeout -d 'Seconds to wait for a busy lock' -r

@@ -26,6 +26,17 @@ pub enum Role {
     Tool,
 }
 
+impl Role {
+    /// The name node files carry (`user`, `llm`, `code`).
+    pub fn stored(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "llm",
+            Role::Tool => "code",
+        }
+    }
+}
+
 /// Append one node to a session's DAG.
 ///
 /// Defaults make scripting easy: a user node continues the head, an
@@ -110,11 +121,7 @@ fn read_limited(mut r: impl Read, what: &std::path::Path) -> Result<String> {
 }
 
 fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
-    let role = match args.role {
-        Role::User => "user",
-        Role::Assistant => "llm",
-        Role::Tool => "code",
-    };
+    let role = args.role.stored();
     let mut node = NewNode {
         role: role.into(),
         ..Default::default()

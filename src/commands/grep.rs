@@ -4,21 +4,13 @@
 //! first), on every core. Writes: nothing. Locks: each session, shared,
 //! while it is read. Prints: one `hit` record per matching node and field.
 
+use super::append::Role;
 use crate::cli::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::layout::lock;
 use crate::layout::registry::ListRow;
 use crate::out::records::Hit;
 use crate::read::{self, Search};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GrepRole {
-    User,
-    #[value(alias = "llm")]
-    Assistant,
-    #[value(alias = "code")]
-    Tool,
-}
 
 /// Search the text of every node (its `output`, and a tool's `input`)
 /// across sessions, newest sessions first; print each match with its
@@ -42,7 +34,7 @@ pub struct GrepArgs {
     pub project: Option<String>,
     /// Only nodes of this role (repeat for several)
     #[arg(long, value_enum, value_name = "ROLE")]
-    pub role: Vec<GrepRole>,
+    pub role: Vec<Role>,
     /// Case-insensitive
     #[arg(short = 'i', long)]
     pub ignore_case: bool,
@@ -74,16 +66,7 @@ pub fn run(ctx: &Ctx, args: GrepArgs) -> Result<u8> {
         })?;
     let search = Search {
         regex,
-        roles: args
-            .role
-            .iter()
-            .map(|r| match r {
-                GrepRole::User => "user",
-                GrepRole::Assistant => "llm",
-                GrepRole::Tool => "code",
-            })
-            .map(String::from)
-            .collect(),
+        roles: args.role.iter().map(|r| r.stored().to_string()).collect(),
     };
     let sessions = candidates(ctx, &args)?;
     let limit = args.limit.unwrap_or(usize::MAX);
@@ -160,10 +143,7 @@ fn candidates(ctx: &Ctx, args: &GrepArgs) -> Result<Vec<String>> {
         .filter(|(id, _)| {
             args.project
                 .as_deref()
-                .is_none_or(|p| match project_of.get(*id) {
-                    Some((pid, name)) => pid == p || name == p,
-                    None => p == "default",
-                })
+                .is_none_or(|p| crate::lifecycle::in_project(&project_of, id, p))
         })
         .map(|(id, r)| (id, r.updated_at.as_f64().unwrap_or(0.0)))
         .collect();

@@ -81,10 +81,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
         .filter(|(id, _)| {
             args.project
                 .as_deref()
-                .is_none_or(|p| match project_of.get(*id) {
-                    Some((pid, name)) => pid == p || name == p,
-                    None => p == "default",
-                })
+                .is_none_or(|p| crate::lifecycle::in_project(&project_of, id, p))
         })
         .collect();
     let updated = |r: &ListRow| r.updated_at.as_f64().unwrap_or(0.0);

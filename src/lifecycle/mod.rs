@@ -216,6 +216,15 @@ pub type ProjectOf = BTreeMap<String, (String, String)>;
 /// Project id → its recorded path.
 pub type ProjectPaths = BTreeMap<String, Option<String>>;
 
+/// Whether session `id` is bound to project `p` (its id or name; a session
+/// bound to none is in `default`).
+pub fn in_project(project_of: &ProjectOf, id: &str, p: &str) -> bool {
+    match project_of.get(id) {
+        Some((pid, name)) => pid == p || name == p,
+        None => p == "default",
+    }
+}
+
 /// Project of each session and its name, from projects.json's reverse index.
 pub fn projects(state: &StateDir) -> (ProjectOf, ProjectPaths) {
     let mut of_session = BTreeMap::new();
