@@ -167,8 +167,18 @@ impl Cli {
     /// version and mistakes are answered by the command with every
     /// subcommand built, so their messages are the whole ones.
     pub fn parse_from(args: Vec<std::ffi::OsString>) -> std::result::Result<Cli, clap::Error> {
-        use clap::{CommandFactory, FromArgMatches};
-        if let Ok(m) = Cli::command().try_get_matches_from(&args) {
+        use clap::CommandFactory;
+        Self::parse_with(&mut Cli::command(), args)
+    }
+
+    /// [`Cli::parse_from`] with a parser kept by the caller: `batch` builds
+    /// it once (each subcommand when first used) rather than per request.
+    pub fn parse_with(
+        cmd: &mut clap::Command,
+        args: Vec<std::ffi::OsString>,
+    ) -> std::result::Result<Cli, clap::Error> {
+        use clap::FromArgMatches;
+        if let Ok(m) = cmd.try_get_matches_from_mut(&args) {
             return Cli::from_arg_matches(&m);
         }
         Cli::from_arg_matches(&full_command().try_get_matches_from(args)?)

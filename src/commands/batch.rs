@@ -102,7 +102,7 @@ fn refuse(out: &mut impl Write, message: String, help: &str) -> u8 {
 }
 
 /// Run one request; returns its exit code (its records are printed).
-fn answer(g: &GlobalArgs, line: &str) -> u8 {
+fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: &str) -> u8 {
     let mut out = std::io::stdout();
     let (argv, stdin) = match request(line) {
         Ok(r) => r,
@@ -133,7 +133,7 @@ fn answer(g: &GlobalArgs, line: &str) -> u8 {
     }
     let mut full = outer_flags(g);
     full.extend(argv);
-    let parsed = Cli::parse_from(full.into_iter().map(Into::into).collect());
+    let parsed = Cli::parse_with(parser, full.into_iter().map(Into::into).collect());
     let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
@@ -160,6 +160,11 @@ fn answer(g: &GlobalArgs, line: &str) -> u8 {
 
 pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     let mut last_failure = exit::OK;
+    // One parser for every request: building it (the root, every
+    // subcommand's name, the global options handed down) costs more than
+    // most requests' own work; each subcommand's arguments are built the
+    // first time it is asked for.
+    let mut parser = <Cli as clap::CommandFactory>::command();
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let line = match line {
@@ -180,7 +185,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
         if line.trim().is_empty() {
             continue;
         }
-        let code = answer(g, &line);
+        let code = answer(g, &mut parser, &line);
         if code != exit::OK {
             last_failure = code;
         }
