@@ -1,15 +1,12 @@
 //! The root parser: global flags and the command list.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
 use crate::commands;
+use crate::context::Ctx;
 use crate::error::Result;
-use crate::layout::StateDir;
-use crate::layout::lock::{self, LockOptions};
-use crate::out::Printer;
 
 /// Entity memory on git: every agent session is a git repository with one
 /// commit per turn.
@@ -194,71 +191,6 @@ pub fn full_command() -> clap::Command {
     let root = Cli::command();
     EAGER.store(false, Ordering::Relaxed);
     root
-}
-
-/// What every command gets.
-pub struct Ctx {
-    pub state: StateDir,
-    pub out: Printer,
-    pub locks: LockOptions,
-}
-
-impl Ctx {
-    pub fn new(g: &GlobalArgs) -> Result<Ctx> {
-        if !(g.lock_timeout.is_finite() && g.lock_timeout >= 0.0) {
-            return Err(crate::error::Error::usage(
-                format!("invalid `--lock-timeout` {}", g.lock_timeout),
-                Some("give a number of seconds, 0 or more".into()),
-            ));
-        }
-        Ok(Ctx {
-            state: StateDir::resolve(g.state_dir.as_deref())?,
-            out: Printer {
-                json: g.json,
-                quiet: g.quiet,
-                silent: false,
-            },
-            locks: LockOptions {
-                timeout: Duration::from_secs_f64(g.lock_timeout),
-                no_wait: g.no_wait,
-                announce: !g.quiet,
-            },
-        })
-    }
-
-    /// The same context with output silenced (for commands run by commands).
-    pub fn silent(&self) -> Ctx {
-        Ctx {
-            state: self.state.clone(),
-            out: Printer {
-                silent: true,
-                ..self.out
-            },
-            locks: self.locks,
-        }
-    }
-
-    pub fn lock(&self, path: &std::path::Path, kind: lock::Kind) -> Result<lock::Lock> {
-        lock::acquire(path, kind, self.locks)
-    }
-
-    /// Take a session's lock; a session without `.git` is reported as such.
-    pub fn lock_session(
-        &self,
-        sd: &crate::layout::SessionDir,
-        kind: lock::Kind,
-    ) -> Result<lock::Lock> {
-        if !sd.git_dir().is_dir() {
-            return Err(crate::error::Error::Corrupt {
-                path: sd.dir.clone(),
-                reason: "the session has no `.git` repository".into(),
-                help: Some(
-                    "restore the session's `.git` directory; its node files are untouched".into(),
-                ),
-            });
-        }
-        self.lock(&sd.lock_file(), kind)
-    }
 }
 
 pub fn run(cli: Cli) -> Result<u8> {

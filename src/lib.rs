@@ -5,6 +5,7 @@
 pub mod backfill;
 pub mod cli;
 pub mod commands;
+pub mod context;
 pub mod error;
 pub mod git;
 pub mod layout;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 use crate::layout::schema::{self, MAX_FILE_BYTES, Meta, Node};
 use crate::layout::{atomic, lock, registry};

@@ -7,7 +7,7 @@
 //! changed, then a one-line summary.
 
 use crate::backfill;
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::registry;
 use crate::out::Progress;

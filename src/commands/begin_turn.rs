@@ -7,7 +7,7 @@
 //! of the files already there. Locks: the session, exclusive. Prints: the
 //! baseline.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::schema::{self, Meta};
 use crate::layout::{atomic, lock, registry};

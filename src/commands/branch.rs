@@ -3,7 +3,7 @@
 //! Reads: meta.json, every node, the session's refs. Writes: nothing. Locks:
 //! the session, shared. Prints: one row per tip, the current one marked.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::git::SessionRepo;
 use crate::layout::history::{self, Catalog};

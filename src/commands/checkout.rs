@@ -6,7 +6,7 @@
 //! (`head_id`, `view_tip`; never `updated_at`), git HEAD. Locks: the session,
 //! exclusive. Prints: a `checkout` record; where HEAD is now as a note.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::git::{RefUpdate, SessionRepo};
 use crate::layout::history::{self, Catalog};

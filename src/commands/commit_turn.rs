@@ -7,7 +7,7 @@
 //! record in the turn's assistant node (one session commit per turn). Locks: the
 //! session, exclusive. Prints: one commit id per commit made.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::SessionDir;
 use crate::layout::history::{self, Catalog};

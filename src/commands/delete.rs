@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::lifecycle;
 

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 use crate::layout::schema::Meta;
 use crate::layout::{SessionDir, StateDir, atomic, ids, lock, registry};

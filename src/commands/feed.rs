@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{IoContext, Result, exit};
 use crate::layout::lock;
 use crate::layout::registry;

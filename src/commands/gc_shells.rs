@@ -4,7 +4,7 @@
 //! removes shells (as `delete` does). Locks: the registry, then the session.
 //! Prints: what it removed (or would remove).
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::schema::Meta;
 use crate::lifecycle;

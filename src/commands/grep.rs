@@ -5,7 +5,7 @@
 //! while it is read. Prints: one `hit` record per matching node and field.
 
 use super::append::Role;
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::layout::lock;
 use crate::layout::registry::ListRow;

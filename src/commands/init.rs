@@ -5,7 +5,7 @@
 //! one index journal row. Locks: none (the publishing rename is atomic).
 //! Prints: the session id.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::{ids, schema::Meta};
 use crate::store::{self, Created, NewSession};

@@ -8,7 +8,7 @@
 use crate::layout::registry::{Field, ListRow};
 use crate::out::records::{Record as _, SessionRow};
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::lifecycle;
 

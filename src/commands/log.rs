@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::git::{CommitInfo, Oid, SessionRepo};
 use crate::layout::lock;

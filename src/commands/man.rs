@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 
 /// Print a man page, or write them all: git-session(1), one

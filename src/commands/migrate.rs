@@ -7,7 +7,7 @@
 //! their published copy. Locks: the registry for each registry write.
 //! Prints: what was migrated, resumed, blocked or failed.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::migrate;
 use crate::out::records;

@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::lock;
 use crate::out::records::SessionNode;

@@ -9,7 +9,7 @@
 use crate::out::records;
 use std::path::PathBuf;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::git::project::{self as pgit, Found};
 use crate::layout::projects::{self, Project};

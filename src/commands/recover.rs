@@ -5,7 +5,7 @@
 //! then collects empty shells. Locks: the registry, each session in turn.
 //! Prints: what it did.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::registry;
 use crate::layout::schema::Meta;

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 
 /// Print the JSON Schema (draft 2020-12) of one `--json` output line.

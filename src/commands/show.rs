@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::history::{self, Catalog};
 use crate::layout::lock;

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::history::{self, Catalog};
 use crate::layout::schema::{self, Meta, Node};

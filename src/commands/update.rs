@@ -5,7 +5,7 @@
 //! exclusive. Prints: with `--json`, one `session_updated` record holding the
 //! id and only the fields that changed.
 
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, Result, exit};
 use crate::lifecycle::{self, Changes};
 

@@ -13,7 +13,7 @@
 //! `--stats`); exit 1 when a problem remains, 75 when a session was busy.
 
 use crate::backfill::{self, Target};
-use crate::cli::Ctx;
+use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 use crate::git::{RefUpdate, SessionRepo};
 use crate::layout::{SessionDir, atomic, lock, registry};
