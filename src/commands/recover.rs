@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
     }
     // meta.json is the truth: a row may say idle where meta says running.
     for (id, dir) in registry::discover(&ctx.state)? {
-        let Ok(meta) = Meta::read(&dir.join("meta.json")) else {
+        let Ok(meta) = Meta::read(&dir.join(crate::layout::paths::META)) else {
             continue;
         };
         if meta.status() == "running" {

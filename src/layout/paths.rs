@@ -11,6 +11,21 @@ use super::ids;
 /// and session commits never include them.
 pub const TEMP_PREFIX: &str = ".gs-tmp-";
 
+/// A session's metadata file, relative to its directory.
+pub const META: &str = "meta.json";
+/// The directory of a session's node files, relative to its directory.
+pub const HISTORY: &str = "history";
+/// Every entry a session directory may hold (SPEC §2).
+pub const SESSION_ENTRIES: &[&str] = &[META, HISTORY, "workdir", "context", "large_nodes", ".git"];
+/// How the paths of node files start, relative to the session directory.
+pub const HISTORY_PREFIX: &str = "history/";
+
+/// The path of node file `file` relative to the session directory (as the
+/// git tree and index name it).
+pub fn history_entry(file: &str) -> String {
+    format!("{HISTORY_PREFIX}{file}")
+}
+
 /// Whether a file name is `.git` as git (and `git fsck --strict`, which
 /// rejects it as `hasDotgit`) sees it: any case, trailing dots or spaces, or
 /// the 8.3 short name `git~1`. Such an entry is never committed.
@@ -240,7 +255,7 @@ impl StateDir {
 /// A session directory: it has a `meta.json` or a `history/` (a session the
 /// Python store never gave a repository still counts).
 pub fn is_session_dir(p: &Path) -> bool {
-    p.join("meta.json").is_file() || p.join("history").is_dir()
+    p.join(META).is_file() || p.join(HISTORY).is_dir()
 }
 
 /// The snapshot marker in `.git/git-session/snapshot`.
@@ -335,10 +350,10 @@ impl SessionDir {
     }
 
     pub fn meta(&self) -> PathBuf {
-        self.dir.join("meta.json")
+        self.dir.join(META)
     }
     pub fn history(&self) -> PathBuf {
-        self.dir.join("history")
+        self.dir.join(HISTORY)
     }
     pub fn git_dir(&self) -> PathBuf {
         self.dir.join(".git")

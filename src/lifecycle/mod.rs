@@ -126,16 +126,9 @@ fn session_lock(sd: &SessionDir, locks: LockOptions) -> Result<Option<lock::Lock
 /// Remove a session: its repository, index row, location and project
 /// bindings. The directory is first renamed to a temp name, so it vanishes at
 /// once; a crash leaves a temp directory that `verify --fix` removes.
-/// What a session directory may hold: a directory with anything else in it
-/// (a path `locations.json` names inside a user's tree) is not deleted.
-const SESSION_ENTRIES: &[&str] = &[
-    "meta.json",
-    "history",
-    "workdir",
-    "context",
-    "large_nodes",
-    ".git",
-];
+// What a session directory may hold: a directory with anything else in it
+// (a path `locations.json` names inside a user's tree) is not deleted.
+use crate::layout::paths::SESSION_ENTRIES;
 
 pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf> {
     let sd = state.find_session(id)?;

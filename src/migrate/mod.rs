@@ -78,7 +78,9 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
             continue;
         }
         let project = project_for(&id, &path);
-        let problem = if !path.join("history").is_dir() && !path.join("meta.json").is_file() {
+        let problem = if !path.join(crate::layout::paths::HISTORY).is_dir()
+            && !path.join(crate::layout::paths::META).is_file()
+        {
             Some(match &project {
                 Some(p) => format!(
                     "`{}` does not exist: the project moved; run `git-session relocate {} <new path>` first",
@@ -122,7 +124,7 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
             let id = e.file_name().to_string_lossy().into_owned();
             if ids::session_id(&id).is_ok()
                 && !found.contains_key(&id)
-                && e.path().join("meta.json").is_file()
+                && e.path().join(crate::layout::paths::META).is_file()
             {
                 found.insert(
                     id.clone(),
@@ -155,7 +157,7 @@ fn not_copied(rel: &Path, ft: std::fs::FileType) -> bool {
     let layout_link = ft.is_symlink()
         && (rel.starts_with(git)
             || [
-                Path::new("meta.json"),
+                Path::new(crate::layout::paths::META),
                 Path::new("history"),
                 Path::new("workdir"),
                 Path::new("workdir/attachments"),

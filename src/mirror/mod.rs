@@ -47,6 +47,8 @@ pub struct CommitOptions {
 /// One commit made.
 pub type Made = crate::out::records::Commit;
 
+use crate::layout::paths::HISTORY_PREFIX;
+
 pub use crate::git::index_edit::{Staged, mode_of, stat_matches, stat_of};
 
 /// The index state we commit from, with the changes still to apply.
@@ -190,7 +192,7 @@ fn sweep_others(
         let data = crate::git::index_edit::read_worktree(&path, &md)?;
         // Never commit a meta.json that does not parse (SPEC §2.3: verify
         // restores it from git).
-        if rel == b"meta.json"
+        if rel == crate::layout::paths::META.as_bytes()
             && let Err(reason) = crate::layout::schema::Meta::parse(&data)
         {
             return Err(Error::Corrupt {
@@ -217,7 +219,7 @@ fn sweep_others(
     }
     for e in work.index.entries() {
         let p = e.path(&work.index).as_bytes();
-        if !p.starts_with(b"history/") && !seen.contains(p) {
+        if !p.starts_with(HISTORY_PREFIX.as_bytes()) && !seen.contains(p) {
             work.gone.insert(p.to_vec());
         }
     }
@@ -258,7 +260,11 @@ fn modified_history(
     catalog
         .entries()
         .filter_map(|e| {
-            let entry = index.entry_by_path(format!("history/{}", e.file).as_bytes().as_bstr())?;
+            let entry = index.entry_by_path(
+                crate::layout::paths::history_entry(&e.file)
+                    .as_bytes()
+                    .as_bstr(),
+            )?;
             let md = std::fs::symlink_metadata(history_dir.join(&e.file)).ok()?;
             (!stat_matches(&entry.stat, &md)).then_some((e.file, md))
         })
@@ -282,7 +288,11 @@ struct HistoryDiff {
 fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
     let in_index = |file: &str| {
         index
-            .entry_by_path(format!("history/{file}").as_bytes().as_bstr())
+            .entry_by_path(
+                crate::layout::paths::history_entry(file)
+                    .as_bytes()
+                    .as_bstr(),
+            )
             .is_some()
     };
     let mut d = HistoryDiff {
@@ -311,7 +321,11 @@ fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
     let committed: HashSet<&[u8]> = index
         .entries()
         .iter()
-        .filter_map(|e| e.path(index).as_bytes().strip_prefix(b"history/"))
+        .filter_map(|e| {
+            e.path(index)
+                .as_bytes()
+                .strip_prefix(HISTORY_PREFIX.as_bytes())
+        })
         .collect();
     let mut on_disk: HashSet<&str> = HashSet::new();
     for f in &catalog.foreign {
@@ -331,7 +345,7 @@ fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
     d.gone = committed
         .iter()
         .filter(|f| f.to_str().map(|s| !on_disk.contains(s)).unwrap_or(true))
-        .map(|f| [b"history/".as_slice(), f].concat())
+        .map(|f| [HISTORY_PREFIX.as_bytes(), f].concat())
         .collect();
     d.gone.sort();
     d
@@ -423,7 +437,7 @@ impl<'a> Planner<'a> {
     /// first-parent line whose tree holds `history/<file>`, searched from
     /// each tip in turn (the first line that holds it answers).
     fn first_holding_tree(&mut self, file: &str, tips: &[Oid]) -> Result<Option<Oid>> {
-        let path = format!("history/{file}");
+        let path = crate::layout::paths::history_entry(file);
         for &tip in tips {
             let mut found = None;
             let mut cur = Some(tip);
@@ -653,7 +667,10 @@ pub fn commit_pending(
     {
         for t in &tips {
             if repo
-                .tree_entry(repo.commit_info(*t)?.tree, &format!("history/{f}"))?
+                .tree_entry(
+                    repo.commit_info(*t)?.tree,
+                    &crate::layout::paths::history_entry(f),
+                )?
                 .is_some()
             {
                 behind = Some(*t);
@@ -985,7 +1002,7 @@ pub fn commit_pending(
         work.new_history.insert(
             f.to_string(),
             Staged {
-                path: format!("history/{f}").into_bytes(),
+                path: crate::layout::paths::history_entry(f).into_bytes(),
                 mode: mode_of(&md),
                 id,
                 stat: stat_of(&md),
@@ -1001,7 +1018,7 @@ pub fn commit_pending(
         let data = crate::layout::schema::read_bounded(&path)?;
         let id = repo.write_blob(data)?;
         let staged = Staged {
-            path: format!("history/{f}").into_bytes(),
+            path: crate::layout::paths::history_entry(&f).into_bytes(),
             mode: mode_of(&md),
             id,
             stat: stat_of(&md),

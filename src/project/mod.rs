@@ -27,7 +27,7 @@ pub fn refuse_ours(state: &StateDir, canon: &Path) -> Result<()> {
     } else if root.starts_with(canon) {
         Some("it holds the state directory")
     } else if crate::layout::paths::is_session_dir(canon)
-        && canon.join("meta.json").is_file()
+        && canon.join(crate::layout::paths::META).is_file()
         && canon.join(".git").is_dir()
     {
         Some("it is a session repository")

@@ -88,7 +88,7 @@ pub fn commits_of(sd: &SessionDir, nodes: &[Stored]) -> Result<Vec<Option<String
             .iter()
             .filter(|(a, b, _)| *a <= seq && seq <= *b)
             .filter_map(|(_, _, c)| {
-                let file = format!("history/{}", n.entry.file);
+                let file = crate::layout::paths::history_entry(&n.entry.file);
                 let info = repo.commit_info(*c).ok()?;
                 repo.tree_entry(info.tree, &file)
                     .ok()

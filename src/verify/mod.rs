@@ -597,7 +597,7 @@ fn check_mirror(
         match tree_files(repo, info.tree) {
             Ok(entries) => {
                 for (path, _, blob) in &entries {
-                    if let Some(f) = path.strip_prefix("history/") {
+                    if let Some(f) = path.strip_prefix(crate::layout::paths::HISTORY_PREFIX) {
                         committed.entry(f.to_string()).or_insert(*blob);
                     }
                 }
@@ -896,7 +896,7 @@ fn committed_nodes(
             continue;
         };
         let path = sd.history().join(&d.file);
-        let rel = format!("history/{}", d.file);
+        let rel = crate::layout::paths::history_entry(&d.file);
         let Some(now) = same_as_blob(&path, &rel, blob, index) else {
             continue;
         };
@@ -953,7 +953,9 @@ fn committed_nodes(
 
 /// A missing or unparsable meta.json is restored from the newest tree.
 fn meta_repair(c: &mut Ctx<'_>, newest: &[(String, u32, Oid)]) {
-    let copy = newest.iter().find(|(p, _, _)| p == "meta.json");
+    let copy = newest
+        .iter()
+        .find(|(p, _, _)| p == crate::layout::paths::META);
     let id = c.id.to_string();
     for f in c
         .out
@@ -978,7 +980,7 @@ fn meta_repair(c: &mut Ctx<'_>, newest: &[(String, u32, Oid)]) {
             .any(|f| matches!(f.kind, "meta_missing" | "meta_unparsable"))
     {
         c.out.restore.push(Restore {
-            rel: "meta.json".into(),
+            rel: crate::layout::paths::META.into(),
             blob: *blob,
         });
     }
@@ -1234,7 +1236,7 @@ fn pending_files(
     let mut in_tree: HashSet<&str> = HashSet::new();
     for (path, _, id) in entries {
         in_tree.insert(path);
-        if path.starts_with("history/") {
+        if path.starts_with(crate::layout::paths::HISTORY_PREFIX) {
             continue;
         }
         let full = sd.dir.join(path);

@@ -124,7 +124,9 @@ pub fn check_state(
     }
     for (id, path) in registry::read_locations(state).unwrap_or_default() {
         let p = PathBuf::from(&path);
-        if !p.join("meta.json").is_file() && !p.join("history").is_dir() {
+        if !p.join(crate::layout::paths::META).is_file()
+            && !p.join(crate::layout::paths::HISTORY).is_dir()
+        {
             let elsewhere = known.contains(id.as_str());
             add(
                 &mut out,
@@ -247,7 +249,8 @@ fn bindings(state: &StateDir, discovered: &[(String, PathBuf)]) -> Vec<Binding> 
     let all: Vec<Project> = ps.iter().map(|(id, p)| Project::from(id, p)).collect();
     let mut out = Vec::new();
     for (id, dir) in discovered {
-        let Ok(meta) = crate::layout::schema::Meta::read(&dir.join("meta.json")) else {
+        let Ok(meta) = crate::layout::schema::Meta::read(&dir.join(crate::layout::paths::META))
+        else {
             continue;
         };
         let id = id.clone();
