@@ -265,7 +265,7 @@ fn agent_commit(
     let email = "agent@openprogram.local";
     let now = crate::out::now();
     let sha = if p.hooks {
-        match hooked_commit(&repo.root, paths, &name, email, &message) {
+        match crate::git::project::hooked_commit(&repo.root, paths, &name, email, &message) {
             Ok(sha) => Some(sha),
             Err(why) => {
                 ctx.out.warn(format!(
@@ -310,62 +310,6 @@ fn agent_commit(
 
 /// The skip reason when the project's own hooks refuse the agent commit.
 const HOOK_REFUSED: &str = "hook_refused";
-
-/// An agent commit through git itself, so that the project's hooks run
-/// (`project set --hooks true`). The declared paths are staged; others are
-/// left as they are (`commit --only`).
-fn hooked_commit(
-    root: &std::path::Path,
-    paths: &[String],
-    name: &str,
-    email: &str,
-    message: &str,
-) -> std::result::Result<String, String> {
-    let git = |args: &[&str]| -> std::result::Result<String, String> {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", name)
-            .env("GIT_AUTHOR_EMAIL", email)
-            .env("GIT_COMMITTER_NAME", name)
-            .env("GIT_COMMITTER_EMAIL", email)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "git {} failed: {}",
-                args[0],
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    };
-    // `commit --only` needs new files known to the index; `add -N` records
-    // only their intent, and is undone below if the commit is refused.
-    let mut intent = vec!["add", "-N", "--"];
-    intent.extend(
-        paths
-            .iter()
-            .filter(|p| root.join(p).exists())
-            .map(String::as_str),
-    );
-    if intent.len() > 3 {
-        git(&intent)?;
-    }
-    let mut commit = vec!["commit", "--only", "-q", "-m", message, "--"];
-    commit.extend(paths.iter().map(String::as_str));
-    if let Err(why) = git(&commit) {
-        // Leave the user's index as it was: these paths were clean at the
-        // baseline, so their index entries were HEAD's.
-        let mut reset = vec!["reset", "-q", "--"];
-        reset.extend(paths.iter().map(String::as_str));
-        let _ = git(&reset);
-        return Err(why);
-    }
-    git(&["rev-parse", "HEAD"])
-}
 
 /// Status after the turn, and the phase-1 title on the first turn.
 fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<()> {

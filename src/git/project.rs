@@ -329,3 +329,59 @@ impl UserRepo {
         Ok(out)
     }
 }
+
+/// An agent commit through git itself, so that the project's hooks run
+/// (`project set --hooks true`). The declared paths are staged; others are
+/// left as they are (`commit --only`).
+pub fn hooked_commit(
+    root: &Path,
+    paths: &[String],
+    name: &str,
+    email: &str,
+    message: &str,
+) -> std::result::Result<String, String> {
+    let git = |args: &[&str]| -> std::result::Result<String, String> {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", name)
+            .env("GIT_AUTHOR_EMAIL", email)
+            .env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "git {} failed: {}",
+                args[0],
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    // `commit --only` needs new files known to the index; `add -N` records
+    // only their intent, and is undone below if the commit is refused.
+    let mut intent = vec!["add", "-N", "--"];
+    intent.extend(
+        paths
+            .iter()
+            .filter(|p| root.join(p).exists())
+            .map(String::as_str),
+    );
+    if intent.len() > 3 {
+        git(&intent)?;
+    }
+    let mut commit = vec!["commit", "--only", "-q", "-m", message, "--"];
+    commit.extend(paths.iter().map(String::as_str));
+    if let Err(why) = git(&commit) {
+        // Leave the user's index as it was: these paths were clean at the
+        // baseline, so their index entries were HEAD's.
+        let mut reset = vec!["reset", "-q", "--"];
+        reset.extend(paths.iter().map(String::as_str));
+        let _ = git(&reset);
+        return Err(why);
+    }
+    git(&["rev-parse", "HEAD"])
+}
