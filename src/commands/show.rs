@@ -100,10 +100,9 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
             ctx.out.record(&crate::out::records::ShownNode {
                 turn,
                 role: crate::out::records::role_name(&n.role).into(),
-                node: match serde_json::to_value(n).expect("a node serializes") {
-                    serde_json::Value::Object(m) => m,
-                    _ => unreachable!("a node is an object"),
-                },
+                // In the shape its file has (the Python store's keys for
+                // a node it wrote).
+                node: serde_json::from_slice(&n.to_json()).expect("a node is an object"),
             });
         }
         if turn != last_turn {

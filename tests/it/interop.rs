@@ -168,7 +168,11 @@ fn our_branch(env: &TestEnv, id: &str) -> Vec<String> {
         .filter(|r| r["type"] == "node")
         .map(|r| r["data"]["node"].clone())
         .filter(|n| n["role"] == "user" || n["role"] == "llm")
-        .filter(|n| n["caller"] == "" || n["caller"] == "ROOT")
+        // As stored: the Python store's nodes say `called_by`.
+        .filter(|n| {
+            let caller = n.get("caller").or_else(|| n.get("called_by"));
+            caller.is_none_or(|c| c == "" || c == "ROOT")
+        })
         .map(|n| n["id"].as_str().unwrap().to_string())
         .collect()
 }
