@@ -178,7 +178,7 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
     let repo = SessionRepo::open(&sd.dir)?;
     // Our index.lock goes whatever its age (no command of ours holds it),
     // and before the temp file it may share its inode with.
-    repo.clear_stale_locks(std::time::Duration::from_secs(1));
+    repo.clear_stale_locks();
     if check.needs_lock_cleanup {
         done.push("removed stale lock files".into());
     }

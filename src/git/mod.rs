@@ -68,6 +68,16 @@ pub struct Head {
     pub commit: Option<ObjectId>,
 }
 
+/// The one stale-lock policy. Under the session's exclusive lock no
+/// git-session holds a lock in the session repository, and git holds a
+/// ref lock for milliseconds: a ref lock (or our index.lock) older than
+/// this was left by a process that died, and is removed. A lock of any
+/// other kind, or another program's index.lock, is only reported, and only
+/// once it is older than [`FOREIGN_LOCK`].
+pub const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(2);
+/// When `verify` reports a lock git-session did not make.
+pub const FOREIGN_LOCK: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What a commit says, decoded.
 #[derive(Debug, Clone)]
 pub struct CommitInfo {
@@ -819,10 +829,10 @@ impl SessionRepo {
             Err(first) => {
                 // A ref lock left by a git-session that was killed mid-update
                 // (we hold the session's exclusive lock): clear it, retry once.
-                if self.stale_ref_locks(std::time::Duration::from_secs(2)) == 0 {
+                if self.stale_ref_locks() == 0 {
                     return Err(self.err(what, first));
                 }
-                self.clear_stale_locks(std::time::Duration::from_secs(2));
+                self.clear_stale_locks();
                 refs::apply(git_dir, &edits, &opts).map_err(|e| self.err(what, e))
             }
         }
@@ -1031,15 +1041,14 @@ impl SessionRepo {
 
     /// Remove temp files of ours left in `.git/` by a crash (the caller holds
     /// the session's exclusive lock, so none is in use), our marked
-    /// index.lock, and ref locks older than 10 s: a session repository is
-    /// ours, and git holds a ref lock for milliseconds.
+    /// index.lock, and stale ref locks ([`STALE_LOCK`]).
     pub fn clear_stale_temps(&self) {
-        self.clear_stale_locks(std::time::Duration::from_secs(10));
+        self.clear_stale_locks();
         self.clear_our_temps();
     }
 
-    /// How many ref locks are older than `min_age`.
-    fn stale_ref_locks(&self, min_age: std::time::Duration) -> usize {
+    /// How many ref locks are stale ([`STALE_LOCK`]).
+    fn stale_ref_locks(&self) -> usize {
         let git = &self.git_dir;
         std::iter::once(git.join("HEAD.lock"))
             .chain(
@@ -1054,13 +1063,14 @@ impl SessionRepo {
                     .and_then(|m| m.modified())
                     .ok()
                     .and_then(|m| m.elapsed().ok())
-                    .is_some_and(|age| age >= min_age)
+                    .is_some_and(|age| age >= STALE_LOCK)
             })
             .count()
     }
 
-    /// Our marked index.lock, and ref locks older than `min_age`.
-    pub fn clear_stale_locks(&self, min_age: std::time::Duration) {
+    /// Our marked index.lock, and stale ref locks ([`STALE_LOCK`]). The
+    /// caller holds the session's exclusive lock.
+    pub fn clear_stale_locks(&self) {
         let git = &self.git_dir;
         let index_lock = git.join("index.lock");
         if index_lock_is_ours(&index_lock) {
@@ -1080,7 +1090,7 @@ impl SessionRepo {
                 .and_then(|m| m.modified())
                 .ok()
                 .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age >= min_age);
+                .is_some_and(|age| age >= STALE_LOCK);
             if old {
                 let _ = std::fs::remove_file(&l);
             }

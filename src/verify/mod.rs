@@ -461,7 +461,7 @@ fn stale_git_locks(sd: &SessionDir, c: &mut Ctx<'_>) {
             let ours = (l.ends_with("index.lock") && crate::git::index_lock_is_ours(&l))
                 || l.starts_with(sd.git_dir().join("refs"))
                 || l.ends_with("HEAD.lock");
-            if age.as_secs() >= 60 || (ours && age.as_secs() >= 1) {
+            if age >= crate::git::FOREIGN_LOCK || (ours && age >= crate::git::STALE_LOCK) {
                 c.add(
                     "stale_git_lock",
                     &l,
