@@ -61,15 +61,6 @@ impl Ctx {
         sd: &crate::layout::SessionDir,
         kind: lock::Kind,
     ) -> Result<lock::Lock> {
-        if !sd.git_dir().is_dir() {
-            return Err(crate::error::Error::Corrupt {
-                path: sd.dir.clone(),
-                reason: "the session has no `.git` repository".into(),
-                help: Some(
-                    "restore the session's `.git` directory; its node files are untouched".into(),
-                ),
-            });
-        }
-        self.lock(&sd.lock_file(), kind)
+        lock::session(sd, kind, self.locks)
     }
 }

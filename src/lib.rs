@@ -15,6 +15,7 @@ pub mod mirror;
 pub mod out;
 pub mod project;
 pub mod read;
+pub mod relocate;
 pub mod session;
 pub mod store;
 pub mod verify;

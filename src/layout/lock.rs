@@ -31,6 +31,20 @@ pub struct Lock {
     pub path: PathBuf,
 }
 
+/// A session's lock; a session without `.git` is reported as such.
+pub fn session(sd: &super::SessionDir, kind: Kind, opts: LockOptions) -> Result<Lock> {
+    if !sd.git_dir().is_dir() {
+        return Err(Error::Corrupt {
+            path: sd.dir.clone(),
+            reason: "the session has no `.git` repository".into(),
+            help: Some(
+                "restore the session's `.git` directory; its node files are untouched".into(),
+            ),
+        });
+    }
+    acquire(&sd.lock_file(), kind, opts)
+}
+
 pub fn acquire(path: &Path, kind: Kind, opts: LockOptions) -> Result<Lock> {
     let file = super::atomic::no_follow(
         std::fs::OpenOptions::new()

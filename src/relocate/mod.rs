@@ -1,0 +1,230 @@
+//! A project's directory moved (SPEC §5.11): the plan, a pure function of
+//! the project, its new path and the recorded locations; and its apply,
+//! which writes the project's path, the moved locations and one record node
+//! per bound session (committed as `record: …` when it can stand alone).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::git::SessionRepo;
+use crate::layout::lock::{self, LockOptions};
+use crate::layout::projects::Project;
+use crate::layout::schema::{self, Meta};
+use crate::layout::{SessionDir, StateDir, atomic, projects, registry};
+use crate::mirror::{self, CommitOptions};
+use crate::store::{self, NewNode};
+
+/// What a relocation will write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub project: String,
+    pub old: PathBuf,
+    pub new: PathBuf,
+    /// Locations under the old path and where they are now.
+    pub locations: Vec<(String, PathBuf)>,
+    /// The sessions that get a record node.
+    pub sessions: Vec<String>,
+}
+
+/// The plan: the locations (`locations.json` entries) under the project's
+/// old path move with it; every bound session, or `only`, gets a record.
+pub fn plan(
+    project: &Project,
+    new: &Path,
+    locations: impl IntoIterator<Item = (String, String)>,
+    only: Option<&str>,
+) -> Plan {
+    let old = project.path.clone().unwrap_or_default();
+    // A project with no recorded path has nothing under it.
+    let moved = locations
+        .into_iter()
+        .filter(|_| !old.as_os_str().is_empty())
+        .filter_map(|(id, loc)| {
+            let rest = Path::new(&loc).strip_prefix(&old).ok()?.to_path_buf();
+            Some((id, new.join(rest)))
+        })
+        .collect();
+    Plan {
+        project: project.id.clone(),
+        new: new.to_path_buf(),
+        locations: moved,
+        sessions: match only {
+            Some(s) => vec![s.to_string()],
+            None => project.session_ids.clone(),
+        },
+        old,
+    }
+}
+
+/// The record node a session gets: a runtime `project/relocate` node off
+/// the conversation (no predecessor; the head does not move).
+pub fn record_node(plan: &Plan) -> NewNode {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("display".into(), "runtime".into());
+    metadata.insert("project_id".into(), plan.project.clone().into());
+    metadata.insert(
+        "old_path".into(),
+        plan.old.to_string_lossy().into_owned().into(),
+    );
+    metadata.insert(
+        "new_path".into(),
+        plan.new.to_string_lossy().into_owned().into(),
+    );
+    NewNode {
+        role: "code".into(),
+        id: Some(crate::layout::ids::generate("reloc_")),
+        caller: Some("ROOT".into()),
+        predecessor: Some(None),
+        name: Some("project/relocate".into()),
+        output: format!("{} → {}", plan.old.display(), plan.new.display()).into(),
+        metadata,
+        ..Default::default()
+    }
+}
+
+/// What happened in one session.
+pub enum Recorded {
+    /// The record node, and its commit when it could stand alone.
+    Node { id: String, commit: Option<String> },
+    /// The session was not found: no record.
+    Missing,
+}
+
+/// Write the plan: the project's path (the registry, first), the moved
+/// locations, then each session's record under its exclusive lock.
+pub fn apply(
+    state: &StateDir,
+    plan: &Plan,
+    locks: LockOptions,
+    now: f64,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<(String, Recorded)>> {
+    projects::update(state, locks, |ps| {
+        ps.get_mut(&plan.project)
+            .expect("the plan is of a registered project")
+            .insert(
+                "path".into(),
+                plan.new.to_string_lossy().into_owned().into(),
+            );
+        Ok(())
+    })?;
+    atomic::crash_point("relocate-after-project");
+    if !plan.locations.is_empty() {
+        registry::set_locations(state, &plan.locations, locks)?;
+    }
+    let mut out = Vec::new();
+    for s in &plan.sessions {
+        let Ok(sd) = state.find_session(s) else {
+            out.push((s.clone(), Recorded::Missing));
+            continue;
+        };
+        let _l = lock::session(&sd, lock::Kind::Exclusive, locks)?;
+        let mut meta = Meta::read(&sd.meta())?;
+        let node = store::append(&sd, &mut meta, record_node(plan), now)?;
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        registry::journal_append(state, &schema::index_row(&meta, s, None))?;
+        let commit = commit_record(&sd, s, warn)?;
+        out.push((
+            s.clone(),
+            Recorded::Node {
+                id: node.id,
+                commit,
+            },
+        ));
+    }
+    Ok(out)
+}
+
+/// Commit the record node as an event of its own (`record: …`), when it is
+/// the only node not yet in git and HEAD is on the latest turn; otherwise
+/// it waits for the next turn (no commit on a checked-out view, no half turn).
+fn commit_record(
+    sd: &SessionDir,
+    id: &str,
+    warn: &mut dyn FnMut(String),
+) -> Result<Option<String>> {
+    let repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+    let latest = sd.read_snapshot().commit;
+    if head.branch.is_none() || (latest.is_some() && head.commit.map(|c| c.to_string()) != latest) {
+        return Ok(None);
+    }
+    drop(repo);
+    let opts = CommitOptions {
+        now: crate::out::now(),
+        ..Default::default()
+    };
+    let dry = CommitOptions {
+        dry_run: true,
+        ..opts.clone()
+    };
+    let plan = mirror::commit_pending(sd, id, &dry, &mut |_| Ok(()), &mut |_| {})?;
+    if plan.len() != 1 || plan[0].nodes != 1 {
+        return Ok(None);
+    }
+    let made = mirror::commit_pending(sd, id, &opts, &mut |_| Ok(()), warn)?;
+    Ok(made.last().map(|m| m.commit.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(path: &str, sessions: &[&str]) -> Project {
+        Project {
+            id: "p1".into(),
+            name: "app".into(),
+            path: Some(PathBuf::from(path)),
+            status: "active".into(),
+            auto_commit: false,
+            hooks: false,
+            session_ids: sessions.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_locations_under_the_old_path_move_and_every_session_gets_a_record() {
+        let p = project("/home/u/app", &["s1", "s2"]);
+        let locations = [
+            ("s1", "/home/u/app/.openprogram/sessions/s1"),
+            ("s3", "/home/u/other/.openprogram/sessions/s3"),
+            ("s4", "/home/u/application/x"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()));
+        let plan = plan(&p, Path::new("/srv/app"), locations, None);
+        assert_eq!(
+            plan.locations,
+            vec![(
+                "s1".to_string(),
+                PathBuf::from("/srv/app/.openprogram/sessions/s1")
+            )],
+            "a sibling whose name starts the same does not move"
+        );
+        assert_eq!(plan.sessions, ["s1", "s2"]);
+        assert_eq!(plan.old, PathBuf::from("/home/u/app"));
+        let mut pathless = p.clone();
+        pathless.path = None;
+        let abs = [("s1".to_string(), "/home/u/app/x".to_string())];
+        assert!(
+            super::plan(&pathless, Path::new("/srv"), abs, None)
+                .locations
+                .is_empty()
+        );
+        let only = super::plan(&p, Path::new("/srv/app"), [], Some("s2"));
+        assert_eq!(only.sessions, ["s2"]);
+        assert!(only.locations.is_empty());
+    }
+
+    #[test]
+    fn the_record_is_a_runtime_node_off_the_conversation() {
+        let plan = plan(&project("/a", &[]), Path::new("/b"), [], None);
+        let n = record_node(&plan);
+        assert_eq!(n.role, "code");
+        assert_eq!(n.name.as_deref(), Some("project/relocate"));
+        assert_eq!(n.caller.as_deref(), Some("ROOT"));
+        assert_eq!(n.predecessor, Some(None));
+        assert_eq!(n.metadata["old_path"], "/a");
+        assert_eq!(n.metadata["new_path"], "/b");
+        assert!(n.id.unwrap().starts_with("reloc_"));
+    }
+}
