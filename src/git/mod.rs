@@ -18,6 +18,13 @@ use crate::error::{Error, IoContext, Result};
 use crate::layout::{SessionDir, atomic};
 
 pub use gix::ObjectId as Oid;
+
+/// The SHA-1 of `bytes` in hex (a project id is derived from its path's).
+pub fn sha1_hex(bytes: &[u8]) -> String {
+    let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
+    h.update(bytes);
+    h.try_finalize().expect("sha1 of a buffer").to_string()
+}
 pub use gix::index::State as IndexState;
 
 pub const DEFAULT_NAME: &str = "OpenProgram";

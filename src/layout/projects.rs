@@ -60,9 +60,7 @@ pub fn update<T>(
 /// `proj_` + the first 8 hex digits of SHA-1 of the canonical path (more
 /// digits if that collides with another path's project).
 pub fn id_for(path: &Path, projects: &Projects) -> String {
-    let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
-    h.update(path.as_os_str().as_encoded_bytes());
-    let hex = h.try_finalize().expect("sha1 of a buffer").to_string();
+    let hex = crate::git::sha1_hex(path.as_os_str().as_encoded_bytes());
     for len in [8, 12, 16, 40] {
         let id = format!("proj_{}", &hex[..len]);
         match projects.get(&id) {
