@@ -105,10 +105,7 @@ fn sweep_others(
         }
         if is_dotgit(name) {
             if name != b".git" {
-                warn(format!(
-                    "skipping `{}`: a `.git` is never part of a session",
-                    root.path().display()
-                ));
+                warn(dotgit_skipped(&root.path()));
             }
             continue;
         }
@@ -127,10 +124,7 @@ fn sweep_others(
                 let temp = e.file_name().as_bytes().starts_with(TEMP_PREFIX.as_bytes());
                 let dotgit = is_dotgit(e.file_name().as_bytes());
                 if dotgit {
-                    warn(format!(
-                        "skipping `{}`: a `.git` is never part of a session",
-                        e.path().display()
-                    ));
+                    warn(dotgit_skipped(e.path()));
                 }
                 let nested = e.file_type().is_dir() && e.path().join(".git").exists();
                 if nested {
@@ -148,7 +142,7 @@ fn sweep_others(
             ));
             continue;
         }
-        let mut specials = Vec::new();
+        let mut found = Vec::new();
         for entry in walker {
             let entry = entry
                 .map_err(|e| std::io::Error::other(e.to_string()))
@@ -160,17 +154,13 @@ fn sweep_others(
                 .metadata()
                 .map_err(|e| std::io::Error::other(e.to_string()))
                 .io("inspect", entry.path())?;
-            if md.is_file() || md.file_type().is_symlink() {
-                files.push((entry.into_path(), md));
-            } else {
-                specials.push(entry.into_path());
-            }
+            found.push((entry.into_path(), md));
         }
-        for p in specials {
-            warn(format!(
-                "skipping `{}`: not a regular file (a FIFO, socket or device)",
-                p.display()
-            ));
+        // Judged once the walk (which borrows `warn`) is done.
+        for (path, md) in found {
+            if let Some(md) = committable(&path, md, warn) {
+                files.push((path, md));
+            }
         }
     }
     for (path, md) in files {
@@ -224,6 +214,13 @@ fn sweep_others(
         }
     }
     Ok(())
+}
+
+fn dotgit_skipped(path: &Path) -> String {
+    format!(
+        "skipping `{}`: a `.git` is never part of a session",
+        path.display()
+    )
 }
 
 /// A regular file or a symlink is committed; a FIFO, socket or device (an
@@ -731,19 +728,12 @@ pub fn commit_pending(
             continue;
         }
         if is_dotgit(f.as_bytes()) {
-            warn(format!(
-                "skipping `{}`: a `.git` is never part of a session",
-                path.display()
-            ));
+            warn(dotgit_skipped(&path));
             continue;
         }
-        if !md.is_file() && !md.file_type().is_symlink() {
-            warn(format!(
-                "skipping `{}`: not a regular file (a FIFO, socket or device)",
-                path.display()
-            ));
+        let Some(md) = committable(&path, md, warn) else {
             continue;
-        }
+        };
         let data = crate::layout::schema::read_bounded(&path)?;
         if let Some(e) = entry {
             let node = Node::parse(&data).map_err(|r| Error::Corrupt {
