@@ -108,10 +108,9 @@ pub fn cat(ctx: &Ctx, args: CatArgs) -> Result<u8> {
         }
         return Ok(exit::OK);
     }
-    let path = sd.history().join(&node.entry.file);
-    let bytes = crate::layout::schema::read_bounded(&path)?;
+    let bytes = &node.bytes;
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&bytes);
+    let _ = out.write_all(bytes);
     if !bytes.ends_with(b"\n") {
         let _ = out.write_all(b"\n");
     }

@@ -152,19 +152,7 @@ impl StateDir {
         }
         known.sort();
         known.dedup();
-        let close = closest(id, &known);
-        if close.is_empty() {
-            "`git-session list` shows the sessions there are".into()
-        } else {
-            format!(
-                "did you mean {}? (`git-session list` shows them all)",
-                close
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            )
-        }
+        did_you_mean(id, &known, "`git-session list` shows")
     }
 
     /// `<state>/git-session.json`: this tool's settings for the state dir.
@@ -507,6 +495,24 @@ pub fn parse_node_file_name(name: &str) -> Option<(u64, char, &str)> {
 
 /// Up to three of `known` closest to `id` by edit distance (at most a third
 /// of its length, and at least 1), nearest first.
+/// The help line for an unknown id: the closest of `known` (as clap
+/// suggests commands), else where to see them all (`everything`: "`git-session
+/// list` shows").
+pub fn did_you_mean(id: &str, known: &[String], everything: &str) -> String {
+    let close = closest(id, known);
+    if close.is_empty() {
+        return format!("{everything} them all");
+    }
+    format!(
+        "did you mean {}? ({everything} them all)",
+        close
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    )
+}
+
 pub fn closest<'a>(id: &str, known: &'a [String]) -> Vec<&'a str> {
     fn distance(a: &str, b: &str) -> usize {
         let b: Vec<char> = b.chars().collect();

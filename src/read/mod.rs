@@ -15,9 +15,10 @@ use crate::layout::paths::SessionDir;
 use crate::layout::schema::{Node, read_bounded};
 use crate::out::records::{self, SessionNode};
 
-/// One node file read: its stored JSON and what the records need.
+/// One node file read: its bytes, and its JSON.
 pub struct Stored {
     pub entry: Entry,
+    pub bytes: Vec<u8>,
     pub json: Map<String, Value>,
 }
 
@@ -28,7 +29,7 @@ impl Stored {
         let path = history.join(&entry.file);
         let bytes = read_bounded(&path)?;
         match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(json)) => Ok(Stored { entry, json }),
+            Ok(Value::Object(json)) => Ok(Stored { entry, bytes, json }),
             Ok(_) => Err(Error::Corrupt {
                 path,
                 reason: "a node file must hold a JSON object".into(),
@@ -153,20 +154,13 @@ pub fn find_node(sd: &SessionDir, session: &str, id: &str) -> Result<Stored> {
         Some(e) => Stored::read(&sd.history(), e),
         None => {
             let known: Vec<String> = catalog.entries().map(|e| e.id).collect();
-            let near = crate::layout::paths::closest(id, &known);
             Err(Error::refused(
                 format!("session `{session}` has no node `{id}`"),
-                Some(if near.is_empty() {
-                    format!("list its nodes with `git-session nodes {session}`")
-                } else {
-                    format!(
-                        "the closest: {}",
-                        near.iter()
-                            .map(|n| format!("`{n}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }),
+                Some(crate::layout::paths::did_you_mean(
+                    id,
+                    &known,
+                    &format!("`git-session nodes {session}` lists"),
+                )),
             ))
         }
     }
@@ -193,6 +187,16 @@ pub struct CursorEntry {
 impl Cursor {
     /// The cursor file, or an empty cursor when there is none yet.
     pub fn read(path: &Path) -> Result<Cursor> {
+        // A FIFO or device there would block or never end: only a regular
+        // file is read.
+        if let Ok(md) = std::fs::metadata(path)
+            && !md.is_file()
+        {
+            return Err(Error::refused(
+                format!("the cursor `{}` is not a regular file", path.display()),
+                Some("give `--cursor` the path of a file (it is created when missing)".into()),
+            ));
+        }
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -2,6 +2,7 @@
 //! across the state dir, `cat` one node, `grep` across sessions.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::FileTypeExt;
 
 use serde_json::Value;
 
@@ -452,4 +453,28 @@ fn feed_reads_the_journal_and_falls_back_to_the_index_after_a_fold() {
     let saved: Value = serde_json::from_slice(&std::fs::read(&cursor).unwrap()).unwrap();
     assert!(saved["sessions"].get("s2").is_none(), "{saved}");
     assert!(saved["sessions"].get("s1").is_some(), "{saved}");
+}
+
+#[test]
+fn a_cursor_that_is_not_a_regular_file_is_refused_and_left_alone() {
+    let env = real_clock();
+    sessions(&env);
+    let fifo = env.tmp.path().join("cursor.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let err = env.fails(&["feed", "--cursor", fifo.to_str().unwrap()], 1);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    let dir = env.tmp.path().join("a-dir");
+    std::fs::create_dir(&dir).unwrap();
+    env.fails(&["feed", "--cursor", dir.to_str().unwrap()], 1);
+    assert!(dir.is_dir());
 }
