@@ -189,7 +189,7 @@ fn project_turn(
     baseline_path: &std::path::Path,
     turn: &mirror::Made,
 ) -> Result<()> {
-    let baseline: Option<serde_json::Value> = std::fs::read(baseline_path)
+    let baseline: Option<serde_json::Value> = crate::layout::atomic::read(baseline_path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     let (first, last) = (

@@ -16,7 +16,7 @@ pub fn read_worktree(
             .as_encoded_bytes()
             .to_vec())
     } else {
-        std::fs::read(path).io("read", path)
+        crate::layout::atomic::read(path).io("read", path)
     }
 }
 

@@ -628,7 +628,7 @@ impl SessionRepo {
             return Some(data);
         }
         let cached = self.cached_commits.get_or_init(|| {
-            let Ok(text) = std::fs::read(self.commit_cache_file()) else {
+            let Ok(text) = crate::layout::atomic::read(self.commit_cache_file()) else {
                 return Vec::new();
             };
             let mut out = Vec::new();
@@ -1213,7 +1213,7 @@ pub fn index_lock_is_ours(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     const OLD_MARK: &[u8] = b"git-session index lock\n";
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() > 1)
-        || std::fs::read(path).is_ok_and(|b| b == OLD_MARK)
+        || crate::layout::atomic::read(path).is_ok_and(|b| b == OLD_MARK)
 }
 
 /// The id git gives `data` as a blob.
@@ -1241,7 +1241,7 @@ impl OwnConfig {
     /// elsewhere, is not a session's.
     fn read(dir: &Path, git_dir: &Path) -> Result<OwnConfig> {
         let path = git_dir.join("config");
-        let bytes = match std::fs::read(&path) {
+        let bytes = match crate::layout::atomic::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e).io("read", &path),

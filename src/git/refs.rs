@@ -104,7 +104,7 @@ impl Lock {
 /// What ref `name` holds: its loose file, else its line in `packed-refs`.
 pub fn read(git_dir: &Path, name: &str) -> io::Result<Option<Value>> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{name}: {what}"));
-    match std::fs::read(git_dir.join(name)) {
+    match crate::layout::atomic::read(git_dir.join(name)) {
         Ok(bytes) => {
             let text = std::str::from_utf8(&bytes).map_err(|_| bad("not UTF-8"))?;
             let text = text.trim_end();
@@ -121,7 +121,7 @@ pub fn read(git_dir: &Path, name: &str) -> io::Result<Option<Value>> {
 
 /// Ref `name` in `packed-refs`, if that file lists it.
 fn packed(git_dir: &Path, name: &str) -> io::Result<Option<Value>> {
-    let bytes = match std::fs::read(git_dir.join("packed-refs")) {
+    let bytes = match crate::layout::atomic::read(git_dir.join("packed-refs")) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),

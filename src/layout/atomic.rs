@@ -67,14 +67,45 @@ pub fn crash_point(name: &str) {
 /// for every file the tool rewrites in place or appends to, so that a link
 /// planted there never leads a write out of the state dir (SPEC §4). A
 /// file replaced by a rename needs none: the rename replaces the link.
+///
+/// `O_NONBLOCK` as well: a FIFO planted there fails or reads empty at once
+/// instead of blocking with the locks held (for a regular file the flag
+/// changes nothing).
 pub fn no_follow(opts: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
     use std::os::unix::fs::OpenOptionsExt;
-    opts.custom_flags(libc::O_NOFOLLOW)
+    opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
 }
 
-/// Refuse `path` when it is a symlink: a directory the layout names (a
-/// session's `history/`, `workdir/`, `.git/`) must be the session's own.
-pub fn refuse_link(path: &Path) -> Result<()> {
+/// Open a file of the layout for reading without ever blocking on it: a
+/// FIFO planted where a registry file or a meta.json belongs reads empty at
+/// once (and then does not parse) instead of hanging the command.
+pub fn open_read(path: impl AsRef<Path>) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// [`open_read`], all of it.
+pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_read(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read`] as UTF-8 text.
+pub fn read_to_string(path: impl AsRef<Path>) -> std::io::Result<String> {
+    String::from_utf8(read(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// Refuse `path` when it is a symlink (a directory the layout names, a
+/// session's `history/`, `workdir/`, `.git/`, must be the session's own) or
+/// a special file (a FIFO, socket or device where the layout has a file).
+pub fn refuse_unsafe(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(crate::error::Error::refused(
             format!("`{}` is a symbolic link", path.display()),
@@ -84,6 +115,22 @@ pub fn refuse_link(path: &Path) -> Result<()> {
                     .into(),
             ),
         )),
+        // Opening a FIFO would block with the locks held; a socket or a
+        // device is no file of the layout either.
+        Ok(m)
+            if {
+                let t = m.file_type();
+                t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
+            } =>
+        {
+            Err(crate::error::Error::refused(
+                format!(
+                    "`{}` is not a regular file (a FIFO, socket or device)",
+                    path.display()
+                ),
+                Some("remove it; git-session never opens special files".into()),
+            ))
+        }
         _ => Ok(()),
     }
 }

@@ -287,7 +287,7 @@ struct Stamp {
 }
 
 fn read_stamp(sd: &SessionDir) -> Option<Stamp> {
-    let text = std::fs::read_to_string(sd.catalog_stamp()).ok()?;
+    let text = crate::layout::atomic::read_to_string(sd.catalog_stamp()).ok()?;
     let mut f = text.split_whitespace();
     Some(Stamp {
         mtime: f.next()?.parse().ok()?,
@@ -303,7 +303,7 @@ fn current_stamp(sd: &SessionDir, history: &Path) -> Option<(Stamp, std::fs::Fil
     if mtime_ns(history)? != stamp.mtime {
         return None;
     }
-    let file = std::fs::File::open(sd.catalog_file()).ok()?;
+    let file = crate::layout::atomic::open_read(sd.catalog_file()).ok()?;
     (file.metadata().ok()?.len() == stamp.len).then_some((stamp, file))
 }
 

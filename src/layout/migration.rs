@@ -29,7 +29,7 @@ pub fn journal_path(state: &StateDir) -> PathBuf {
 }
 
 pub fn read_journal(state: &StateDir) -> Result<Journal> {
-    match std::fs::read(journal_path(state)) {
+    match crate::layout::atomic::read(journal_path(state)) {
         Ok(b) => serde_json::from_slice(&b)
             .map_err(|e| Error::corrupt(journal_path(state), e.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Journal::default()),
@@ -47,7 +47,7 @@ pub fn migrating(state: &StateDir) -> (Vec<String>, Vec<String>) {
             j.sessions.values().map(|e| e.project_id.clone()).collect(),
         );
     }
-    let loose = std::fs::read(journal_path(state))
+    let loose = crate::layout::atomic::read(journal_path(state))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
     let sessions = loose

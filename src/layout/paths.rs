@@ -164,7 +164,7 @@ impl StateDir {
     /// the settings file asks for the Python store's (for installations
     /// where it still writes); otherwise the layout's.
     pub fn naming(&self) -> Naming {
-        let python = std::fs::read(self.settings_file())
+        let python = super::schema::read_bounded(&self.settings_file())
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|v| v.get("node_names").and_then(|n| n.as_str()) == Some("python"));
@@ -175,17 +175,19 @@ impl StateDir {
         }
     }
 
-    /// Refuse a state dir whose registry files are symlinks: the journal and
-    /// the locks are appended to or opened in place (SPEC §4).
+    /// Refuse a state dir whose registry files are symlinks (the journal and
+    /// the locks are appended to or opened in place, SPEC §4) or special
+    /// files (a FIFO would block every reader).
     pub fn check_links(&self) -> Result<()> {
         for p in [
+            self.settings_file(),
             self.index_journal(),
             self.index_json(),
             self.locations_json(),
             self.registry_lock(),
             self.projects_json(),
         ] {
-            super::atomic::refuse_link(&p)?;
+            super::atomic::refuse_unsafe(&p)?;
         }
         Ok(())
     }
@@ -287,11 +289,13 @@ impl SessionDir {
     }
 
     /// Refuse a session whose own directories (`.git/`, `.git/git-session/`,
-    /// `history/`, `workdir/`, `workdir/attachments/`) are symlinks: every
-    /// write below them would leave the session (SPEC §4).
+    /// `history/`, `workdir/`, `workdir/attachments/`) are symlinks (every
+    /// write below them would leave the session, SPEC §4), or whose files
+    /// there are special files (a FIFO would block with the lock held).
     pub fn check_links(&self) -> Result<()> {
         let private = self.private_dir();
         for p in [
+            self.meta(),
             self.git_dir(),
             private.clone(),
             self.history(),
@@ -305,7 +309,7 @@ impl SessionDir {
             private.join("baseline.json"),
             private.join("maintenance.lock"),
         ] {
-            super::atomic::refuse_link(&p)?;
+            super::atomic::refuse_unsafe(&p)?;
         }
         Ok(())
     }
@@ -314,7 +318,7 @@ impl SessionDir {
     /// another session, or (`strict`, a path from `locations.json`) when it
     /// has no meta.json naming `id`.
     fn of(self, id: &str, strict: bool) -> Result<Self> {
-        let named = std::fs::read(self.meta())
+        let named = super::atomic::read(self.meta())
             .ok()
             .and_then(|b| super::schema::Meta::parse(&b).ok())
             .and_then(|m| m.str("id").map(str::to_owned));
@@ -372,7 +376,7 @@ impl SessionDir {
     /// Read the snapshot marker: the commit whose tree the index mirrors,
     /// and the turns committed since the last background `git gc`.
     pub fn read_snapshot(&self) -> Snapshot {
-        let text = std::fs::read_to_string(self.snapshot_file()).unwrap_or_default();
+        let text = crate::layout::atomic::read_to_string(self.snapshot_file()).unwrap_or_default();
         let mut lines = text.lines();
         Snapshot {
             commit: lines

@@ -18,7 +18,7 @@ pub type Projects = BTreeMap<String, Map<String, Value>>;
 
 pub fn read(state: &StateDir) -> Result<Projects> {
     let path = state.projects_json();
-    let bytes = match std::fs::read(&path) {
+    let bytes = match atomic::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Projects::new()),
         Err(e) => return Err(e).io("read", path),

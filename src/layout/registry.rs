@@ -9,7 +9,6 @@
 //! skipped; everything in a row can be rebuilt from `meta.json`.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -34,7 +33,7 @@ pub const FOLD_THRESHOLD: u64 = 64 * 1024;
 /// reads as empty (like the Python store); `verify` reports a bad file.
 pub fn read_locations(state: &StateDir) -> Result<BTreeMap<String, String>> {
     let path = state.locations_json();
-    let bytes = match std::fs::read(&path) {
+    let bytes = match atomic::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => return Err(e).io("read", path),
@@ -159,7 +158,7 @@ pub fn changes_since(
     let jpath = state.index_journal();
     // The journal's shared lock: a fold (which rewrites index.json, then
     // empties the journal) holds it exclusively, so the two agree here.
-    let journal = match File::open(&jpath) {
+    let journal = match atomic::open_read(&jpath) {
         Ok(f) => {
             f.lock_shared().io("lock", &jpath)?;
             Some(f)
@@ -233,7 +232,7 @@ fn apply_journal(index: &mut Index, bytes: &[u8], written: Option<f64>) {
 /// The bytes of `index.json` (mapped when large), `None` when missing.
 fn read_index_bytes(state: &StateDir) -> Result<Option<super::mapped::Bytes>> {
     let path = state.index_json();
-    let mut file = match File::open(&path) {
+    let mut file = match atomic::open_read(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).io("read", path),
@@ -273,7 +272,7 @@ pub fn load_index(state: &StateDir) -> Result<Option<Index>> {
         return Ok(None);
     };
     let path = state.index_journal();
-    if let Ok(mut f) = File::open(&path) {
+    if let Ok(mut f) = atomic::open_read(&path) {
         f.lock_shared().io("lock", &path)?;
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes).io("read", &path)?;
@@ -356,7 +355,7 @@ pub fn discover(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
     Ok(found
         .into_iter()
         .filter(|(_, p)| {
-            std::fs::read(p.join("meta.json"))
+            crate::layout::atomic::read(p.join("meta.json"))
                 .ok()
                 .is_some_and(|b| super::schema::Meta::parse(&b).is_ok())
         })
@@ -474,7 +473,7 @@ pub fn set_locations(
 /// [`set_locations`] for a caller that holds the registry lock.
 pub fn set_locations_locked(state: &StateDir, entries: &[(String, PathBuf)]) -> Result<()> {
     let path = state.locations_json();
-    let mut map: Map<String, Value> = match std::fs::read(&path) {
+    let mut map: Map<String, Value> = match crate::layout::atomic::read(&path) {
         Ok(b) => match serde_json::from_slice(&b) {
             Ok(Value::Object(m)) => m,
             _ => Map::new(),
@@ -502,7 +501,7 @@ pub fn remove_locations(state: &StateDir, ids: &[String], opts: LockOptions) -> 
     state.ensure()?;
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, opts)?;
     let path = state.locations_json();
-    let mut map: Map<String, Value> = match std::fs::read(&path) {
+    let mut map: Map<String, Value> = match crate::layout::atomic::read(&path) {
         Ok(b) => match serde_json::from_slice(&b) {
             Ok(Value::Object(m)) => m,
             _ => return Ok(()),
@@ -792,7 +791,7 @@ pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow
     let mut rows: BTreeMap<String, Box<ListRow>> = pairs.into_iter().collect();
     let written = index_written_at(state);
     let jpath = state.index_journal();
-    if let Ok(mut f) = File::open(&jpath) {
+    if let Ok(mut f) = atomic::open_read(&jpath) {
         f.lock_shared().io("lock", &jpath)?;
         let mut journal = Vec::new();
         f.read_to_end(&mut journal).io("read", &jpath)?;

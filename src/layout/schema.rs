@@ -172,7 +172,7 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
             ),
         ));
     }
-    std::fs::read(path).io("read", path)
+    crate::layout::atomic::read(path).io("read", path)
 }
 
 /// `meta.json`: an open object (SPEC §2.1).

@@ -184,7 +184,7 @@ fn unbind_everywhere(state: &StateDir, id: &str, locks: LockOptions) -> Result<(
     }
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
     let Ok(Value::Object(mut projects)) =
-        serde_json::from_slice::<Value>(&std::fs::read(&path).io("read", &path)?)
+        serde_json::from_slice::<Value>(&crate::layout::atomic::read(&path).io("read", &path)?)
     else {
         return Ok(());
     };
@@ -222,7 +222,7 @@ pub fn in_project(project_of: &ProjectOf, id: &str, p: &str) -> bool {
 pub fn projects(state: &StateDir) -> (ProjectOf, ProjectPaths) {
     let mut of_session = BTreeMap::new();
     let mut paths = BTreeMap::new();
-    let Ok(bytes) = std::fs::read(state.projects_json()) else {
+    let Ok(bytes) = crate::layout::atomic::read(state.projects_json()) else {
         return (of_session, paths);
     };
     let Ok(Value::Object(projects)) = serde_json::from_slice::<Value>(&bytes) else {

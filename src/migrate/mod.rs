@@ -238,7 +238,10 @@ fn identical(a: &Path, b: &Path) -> Result<Option<String>> {
                 mb.file_type().is_symlink()
                     && std::fs::read_link(&pa).ok() == std::fs::read_link(&pb).ok()
             }
-            _ => std::fs::read(&pa).io("read", &pa)? == std::fs::read(&pb).io("read", &pb)?,
+            _ => {
+                crate::layout::atomic::read(&pa).io("read", &pa)?
+                    == crate::layout::atomic::read(&pb).io("read", &pb)?
+            }
         };
         if !same {
             return Ok(Some(format!("`{}` differs in the copy", rel.display())));

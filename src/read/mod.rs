@@ -197,7 +197,7 @@ impl Cursor {
                 Some("give `--cursor` the path of a file (it is created when missing)".into()),
             ));
         }
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::layout::atomic::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Cursor {

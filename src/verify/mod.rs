@@ -877,7 +877,7 @@ fn same_as_blob(
             .as_encoded_bytes()
             .to_vec()
     } else {
-        std::fs::read(path).ok()?
+        crate::layout::atomic::read(path).ok()?
     };
     (crate::git::blob_id(&data) != id).then_some(data)
 }

@@ -91,12 +91,14 @@ pub fn check_state(
         ),
     }
     if state.locations_json().exists() {
-        let parses = std::fs::read(state.locations_json()).ok().is_some_and(|b| {
-            matches!(
-                serde_json::from_slice::<serde_json::Value>(&b),
-                Ok(serde_json::Value::Object(_))
-            )
-        });
+        let parses = crate::layout::atomic::read(state.locations_json())
+            .ok()
+            .is_some_and(|b| {
+                matches!(
+                    serde_json::from_slice::<serde_json::Value>(&b),
+                    Ok(serde_json::Value::Object(_))
+                )
+            });
         if !parses {
             add(
                 &mut out,

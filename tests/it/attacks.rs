@@ -431,3 +431,67 @@ fn a_project_edited_to_point_at_the_state_dir_gets_no_commit() {
         "a repository in the state dir"
     );
 }
+
+/// Run `args` and fail the test if it has not ended within 20 s.
+fn ends(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    let mut child = env
+        .cmd()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("git-session {args:?} hung on a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// FIFOs planted where the layout has files (the registry, the settings,
+/// a session's meta.json and private markers): no command blocks on one;
+/// each is refused or read as empty, and nothing is written through it.
+#[test]
+fn a_fifo_where_the_layout_has_a_file_blocks_nothing() {
+    let targets: [(&str, &[&str]); 7] = [
+        ("git-session.json", &["append", "s1", "--text", "x"]),
+        ("sessions/index.json", &["list"]),
+        ("sessions/index.journal", &["append", "s1", "--text", "x"]),
+        ("sessions/locations.json", &["show", "s1"]),
+        ("projects/projects.json", &["list"]),
+        ("sessions/s1/meta.json", &["show", "s1"]),
+        (
+            "sessions/s1/.git/git-session/snapshot",
+            &["commit-turn", "s1"],
+        ),
+    ];
+    for (rel, args) in targets {
+        let env = TestEnv::new();
+        session(&env);
+        let path = env.state().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let out = ends(&env, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{rel}: {err}");
+        for extra in [
+            &["verify", "--all"][..],
+            &["feed"],
+            &["grep", "x"],
+            &["nodes", "s1"],
+        ] {
+            let out = ends(&env, extra);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "{rel} {extra:?}: {err}");
+        }
+    }
+}
