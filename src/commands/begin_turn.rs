@@ -42,7 +42,7 @@ fn baseline_record(session: &str, project: &str, b: &serde_json::Value) -> recor
             .collect(),
         error: text("error"),
         at,
-        at_rfc3339: records::utc(at),
+        at_rfc3339: crate::out::rfc3339(at),
     }
 }
 

@@ -300,7 +300,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                     session_commit,
                     subject: subject.clone(),
                     time: time as f64,
-                    time_rfc3339: records::utc(time as f64),
+                    time_rfc3339: crate::out::rfc3339(time as f64),
                 });
                 ctx.out.line(format!(
                     "{} {} {subject}",

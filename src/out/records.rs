@@ -35,11 +35,6 @@ pub fn role_name(stored: &str) -> &str {
     }
 }
 
-/// `t` as RFC 3339 UTC, for the `<name>_rfc3339` twin of a time field.
-pub fn utc(t: f64) -> String {
-    super::rfc3339(t)
-}
-
 /// `init`: the session exists (made now, or already there).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]

@@ -128,9 +128,9 @@ pub fn records_of(
                 role: records::role_name(n.role()).into(),
                 commit,
                 event_time: event,
-                event_time_rfc3339: records::utc(event),
+                event_time_rfc3339: crate::out::rfc3339(event),
                 ingestion_time,
-                ingestion_time_rfc3339: records::utc(ingestion_time),
+                ingestion_time_rfc3339: crate::out::rfc3339(ingestion_time),
                 node: n.json,
             }
         })
