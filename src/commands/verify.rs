@@ -198,7 +198,17 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
             None => format!("restored `{}` from git", r.rel),
         });
     }
+    // A fast-forward of HEAD's branch moves what the index must mirror.
+    let mut index_from = check.index_from;
     if !check.lost.is_empty() {
+        let head = repo.head()?;
+        if let Some(l) = check
+            .lost
+            .iter()
+            .find(|l| head.branch.as_deref() == Some(l.branch.as_str()))
+        {
+            index_from = Some(l.commit);
+        }
         let updates: Vec<RefUpdate> = check
             .lost
             .iter()
@@ -230,7 +240,7 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
             ));
         }
     }
-    if let Some(c) = check.index_from {
+    if let Some(c) = index_from {
         let mut index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
         repo.write_index(&mut index)?;
         let snap = sd.read_snapshot();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 
-use super::index_edit::{self, Staged};
+use super::index::{self as index_edit, Staged};
 use crate::error::{Error, IoContext, Result};
 
 /// What is at a project path.

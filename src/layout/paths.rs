@@ -305,7 +305,8 @@ impl SessionDir {
             self.snapshot_file(),
             self.catalog_file(),
             self.catalog_stamp(),
-            private.join("commits"),
+            // Appended to by gix's ref transactions (`git::refs`).
+            self.git_dir().join("logs").join("HEAD"),
             private.join("baseline.json"),
             private.join("maintenance.lock"),
         ] {

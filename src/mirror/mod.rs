@@ -49,7 +49,7 @@ pub type Made = crate::out::records::Commit;
 
 use crate::layout::paths::HISTORY_PREFIX;
 
-pub use crate::git::index_edit::{Staged, mode_of, stat_matches, stat_of};
+pub use crate::git::index::{Staged, mode_of, stat_matches, stat_of};
 
 /// The index state we commit from, with the changes still to apply.
 struct Work {
@@ -66,7 +66,7 @@ struct Work {
 
 impl Work {
     fn apply(&mut self, staged: Vec<Staged>) {
-        crate::git::index_edit::apply(&mut self.index, staged);
+        crate::git::index::apply(&mut self.index, staged);
     }
 
     fn remove_gone(&mut self) {
@@ -179,7 +179,7 @@ fn sweep_others(
         {
             continue;
         }
-        let data = crate::git::index_edit::read_worktree(&path, &md)?;
+        let data = crate::git::index::read_worktree(&path, &md)?;
         // Never commit a meta.json that does not parse (SPEC §2.3: verify
         // restores it from git).
         if rel == crate::layout::paths::META.as_bytes()
@@ -1172,8 +1172,6 @@ pub fn commit_pending(
         repo.abandon_index(new_index);
         return Err(e);
     }
-    // Only a cache: the next turn falls back to the object database.
-    let _ = repo.remember_commits();
     let mut updates: Vec<RefUpdate> = branch_moves
         .iter()
         .map(|(b, old, new)| match old {
@@ -1223,7 +1221,7 @@ pub fn commit_pending(
     Ok(made)
 }
 
-/// Turns between two background roll-ups of the turns' packs.
+/// Turns between two background roll-ups of the turns' loose objects.
 const ROLL_UP_EVERY: u64 = 10;
 /// Turns between two background `git gc` runs.
 const GC_EVERY: u64 = 200;

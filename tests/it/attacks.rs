@@ -134,7 +134,7 @@ fn writes_never_follow_a_planted_link_out_of_the_session() {
     // A link in place of each file the tool rewrites in place or appends to.
     for rel in [
         ".git/git-session/snapshot",
-        ".git/git-session/commits",
+        ".git/logs/HEAD",
         ".git/git-session/catalog.stamp",
         ".git/git-session/catalog",
         ".git/git-session.lock",
@@ -149,6 +149,20 @@ fn writes_never_follow_a_planted_link_out_of_the_session() {
         env.fails(&["commit-turn", "s1"], 1);
         victim.untouched(rel);
     }
+    // A branch's reflog, appended to when the branch moves.
+    let env = TestEnv::new();
+    let dir = session(&env);
+    let victim = Victim::new(&env, "victim");
+    let log = dir.join(".git/logs/refs/heads/main");
+    std::fs::remove_file(&log).unwrap();
+    std::os::unix::fs::symlink(&victim.path, &log).unwrap();
+    env.append("s1", &["--text", "two"]);
+    let err = env.fails(&["commit-turn", "s1"], 128);
+    assert!(err.contains("reflog is not a regular file"), "{err}");
+    victim.untouched("logs/refs/heads/main");
+    std::fs::remove_file(&log).unwrap();
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
     // The registry journal.
     let env = TestEnv::new();
     session(&env);

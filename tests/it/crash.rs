@@ -61,7 +61,6 @@ fn every_crash_point_of_commit_turn_is_recovered() {
         "before-rename",
         "after-rename",
         "object-written",
-        "pack-renamed",
     ] {
         let env = TestEnv::new();
         env.ok(&["init", "s1"]);

@@ -98,7 +98,6 @@ fn commit_turn() {
         "index-locked",
         "index-replaced",
         "object-written",
-        "pack-renamed",
     ] {
         let env = session_with_a_turn();
         env.append("s1", &["--text", "two"]);

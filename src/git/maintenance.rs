@@ -1,0 +1,138 @@
+//! Background packing of session repositories: the one place git runs on
+//! a session repo, as a child that outlives the command.
+
+use std::path::{Path, PathBuf};
+
+/// Packs in `git_dir` (one directory listing, no `stat` per file).
+pub(super) fn pack_count(git_dir: &Path) -> usize {
+    std::fs::read_dir(git_dir.join("objects/pack")).map_or(0, |rd| {
+        rd.filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
+        })
+        .count()
+    })
+}
+
+/// Packs from which background maintenance runs `git gc` whatever is due:
+/// rolling up has not kept up (git failed, or was missing for a while).
+const GC_AT_PACKS: usize = 50;
+
+/// What background maintenance does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maintenance {
+    /// Roll the turns' loose objects (and small packs) up into a pack,
+    /// keeping the packs' sizes a geometric progression: the work follows
+    /// the new objects, not the session's size.
+    RollUp,
+    /// `git gc`: everything into one pack, refs packed, unreachable objects
+    /// (a crashed turn's objects) expired.
+    Full,
+}
+
+/// The git command of `kind` for a session repo (SPEC §2.3).
+///
+/// Not `git gc --auto`: it counts loose objects from a sample of
+/// `objects/17` and knows nothing of many small packs.
+fn maintenance_args(git_dir: &Path, kind: Maintenance) -> &'static [&'static str] {
+    if kind == Maintenance::Full || pack_count(git_dir) >= GC_AT_PACKS {
+        &["gc", "--quiet"]
+    } else {
+        // -F: compress the objects, which turns store uncompressed.
+        &["repack", "-d", "-l", "-q", "-F", "--geometric=2"]
+    }
+}
+
+/// `.git/git-session/maintenance.lock` of the session repo in `dir`.
+fn maintenance_lock(dir: &Path) -> PathBuf {
+    dir.join(".git")
+        .join("git-session")
+        .join("maintenance.lock")
+}
+
+/// Wait for a background packing run of the session repo in `dir` to end,
+/// and keep the next one from starting while the returned file is open (it
+/// is skipped). `None` when the session has no lock file (it never had a
+/// run), or it cannot be locked.
+pub fn hold_maintenance(dir: &Path) -> Option<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(maintenance_lock(dir))
+        .ok()?;
+    f.lock().ok()?;
+    Some(f)
+}
+
+/// What [`spawn_maintenance`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spawned {
+    Started,
+    /// The previous run is still going: this one is skipped.
+    Busy,
+    /// No `git` to run (a warning, not an error).
+    NoGit,
+}
+
+/// The git CLI for a repository whose config is not trusted (SPEC §4): no
+/// system or global config, and the settings that run programs forced off
+/// on the command line, which wins over the repository's config and its
+/// includes: no hooks, no fsmonitor, no pager, no alternate-refs command.
+pub fn untrusted_git(dir: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("git");
+    c.arg("-C").arg(dir);
+    for setting in [
+        "core.hooksPath=/dev/null",
+        "core.fsmonitor=false",
+        "core.pager=cat",
+        "core.alternateRefsCommand=",
+        "core.sshCommand=false",
+        "gc.auto=0",
+        "maintenance.auto=false",
+    ] {
+        c.arg("-c").arg(setting);
+    }
+    c.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_CONFIG")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .env_remove("GIT_EXEC_PATH");
+    c
+}
+
+/// Start packing in the background (see `maintenance_args`), one run at a
+/// time per session: the run holds `.git/git-session/maintenance.lock`,
+/// handed to git as its stdin, so that the lock lives exactly as long as git
+/// and the commands git starts, whatever becomes of this process. Without
+/// it, runs that take longer than the turns between them pile up and
+/// compete for the same packs.
+pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> Spawned {
+    let git_dir = dir.join(".git");
+    let Ok(lock) = crate::layout::atomic::no_follow(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(maintenance_lock(dir)) else {
+        return Spawned::Busy; // no private dir: nothing to maintain yet
+    };
+    if lock.try_lock().is_err() {
+        return Spawned::Busy;
+    }
+    match untrusted_git(dir)
+        .args(maintenance_args(&git_dir, kind))
+        .stdin(lock)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        Ok(_) => Spawned::Started,
+        Err(_) => Spawned::NoGit,
+    }
+}

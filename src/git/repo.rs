@@ -1,0 +1,326 @@
+//! A session repository: create it, open it (its own config only, read and
+//! checked), and read its objects.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use super::{CommitInfo, DEFAULT_EMAIL, DEFAULT_NAME, MAIN, RefUpdate};
+use crate::error::{Error, IoContext, Result};
+use crate::layout::{SessionDir, atomic};
+
+/// Repo-local config pinned at init so a user's global settings cannot break
+/// or slow session commits (SPEC §2.3).
+const PINNED_CONFIG: &str = "\
+[core]
+\thooksPath = /dev/null
+\tfsmonitor = false
+\tuntrackedCache = false
+\tautocrlf = false
+\tsymlinks = true
+[commit]
+\tgpgSign = false
+[tag]
+\tgpgSign = false
+[index]
+\tskipHash = true
+[user]
+\tname = OpenProgram
+\temail = openprogram@local
+";
+
+pub struct SessionRepo {
+    /// Opened on first use ([`Self::repo`]): a turn reads its refs, its
+    /// index and its (loose) tip commit without it, and opening a
+    /// repository with gix costs about half a millisecond.
+    gix: std::cell::OnceCell<gix::Repository>,
+    pub(super) refs: gix::refs::file::Store,
+    /// What a turn reads from the repository's own config.
+    pub(super) config: OwnConfig,
+    pub dir: PathBuf,
+    pub(super) git_dir: PathBuf,
+    /// What this process writes objects with ([`super::objects`]).
+    pub(super) objects: super::objects::Writer,
+}
+
+impl SessionRepo {
+    /// Create `.git` in `dir` with branch `main`, the pinned config and an empty
+    /// root commit `session init` dated `time`. Returns the root commit.
+    pub fn init(dir: &Path, time: f64) -> Result<ObjectId> {
+        // Isolated: a user's global `init.defaultBranch` must not rename `main`.
+        // Known capabilities: probing would create and delete test files.
+        let mac = cfg!(target_os = "macos");
+        let repo: gix::Repository = gix::ThreadSafeRepository::init_opts(
+            dir,
+            gix::create::Kind::WithWorktree,
+            gix::create::Options {
+                fs_capabilities: Some(gix::fs::Capabilities {
+                    precompose_unicode: mac,
+                    ignore_case: mac,
+                    executable_bit: true,
+                    symlink: true,
+                }),
+                ..Default::default()
+            },
+            gix::open::Options::isolated(),
+        )
+        .map_err(|e| Error::git("init the repository", dir, e))?
+        .into();
+        write_pinned_config(repo.git_dir())?;
+        let exclude = repo.git_dir().join("info").join("exclude");
+        std::fs::create_dir_all(exclude.parent().expect("info/ has a parent"))
+            .io("create", &exclude)?;
+        atomic::write(
+            &exclude,
+            format!(
+                "# temporary files of git-session\n{}*\n",
+                crate::layout::TEMP_PREFIX
+            )
+            .as_bytes(),
+        )?;
+        let mut me = SessionRepo::open(dir)?;
+        let tree = me.write(gix::objs::Tree::empty())?;
+        let root = me.write_commit(tree, &[], "session init\n", time)?;
+        me.sync_objects()?;
+        me.update_refs(&[RefUpdate::Create {
+            branch: MAIN.into(),
+            new: root,
+            message: "commit (initial): session init".into(),
+        }])?;
+        let mut index = gix::index::File::from_state(
+            gix::index::State::new(gix::hash::Kind::Sha1),
+            me.index_path(),
+        );
+        me.write_index(&mut index)?;
+        let sd = SessionDir::new(dir.to_path_buf());
+        std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
+        sd.write_snapshot(&crate::layout::paths::Snapshot {
+            commit: Some(root.to_string()),
+            turns: 0,
+            pending: None,
+        })?;
+        Ok(root)
+    }
+
+    /// Open a session repo: its own config is read and checked (no global or
+    /// system config, no environment) and its refs are read directly; gix
+    /// opens the repository only when a packed object is read
+    /// ([`Self::repo`]).
+    pub fn open(dir: &Path) -> Result<SessionRepo> {
+        let git_dir = dir.join(".git");
+        if !git_dir.is_dir() {
+            return Err(Error::corrupt(
+                dir,
+                "the session has no `.git` repository".to_string(),
+            ));
+        }
+        let config = OwnConfig::read(dir, &git_dir)?;
+        let refs = gix::refs::file::Store::at(git_dir.clone(), Default::default());
+        Ok(SessionRepo {
+            gix: std::cell::OnceCell::new(),
+            refs,
+            config,
+            dir: dir.to_path_buf(),
+            objects: super::objects::Writer::new(&git_dir),
+            git_dir,
+        })
+    }
+
+    /// The repository opened with gix, for reading objects; opened on first
+    /// use, reading only its own config (no global or system config, no
+    /// environment).
+    pub fn repo(&self) -> Result<&gix::Repository> {
+        if let Some(repo) = self.gix.get() {
+            return Ok(repo);
+        }
+        // Slots for pack indices, from one directory listing: by default gix
+        // also `stat`s every file there to count them. Room for packs added
+        // meanwhile (a background roll-up writes before it deletes).
+        let slots =
+            (2 * super::maintenance::pack_count(&self.git_dir) + 32).min(i16::MAX as usize) as u16;
+        let repo = gix::open_opts(
+            &self.dir,
+            gix::open::Options::isolated()
+                .object_store_slots(gix::odb::store::init::Slots::Given(slots)),
+        )
+        .map_err(|e| Error::git("open the repository", &self.dir, e))?;
+        Ok(self.gix.get_or_init(|| repo))
+    }
+
+    pub(super) fn err(
+        &self,
+        action: &str,
+        e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::git(action, &self.dir, e)
+    }
+
+    /// The configured identity, `OpenProgram <openprogram@local>` by default.
+    pub fn signature(&self, time: f64) -> gix::actor::Signature {
+        let name = (self.config.name.clone()).unwrap_or_else(|| DEFAULT_NAME.into());
+        let email = (self.config.email.clone()).unwrap_or_else(|| DEFAULT_EMAIL.into());
+        gix::actor::Signature {
+            name,
+            email,
+            time: gix::date::Time {
+                seconds: time.floor() as i64,
+                offset: 0,
+            },
+        }
+    }
+
+    pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
+        let mut buf = Vec::new();
+        let found;
+        // A turn's tip is a loose object until the next roll-up: read it
+        // without opening the repository.
+        let data = match self.objects.find_commit(id, &mut buf) {
+            Some(data) => data,
+            None => {
+                found = self
+                    .repo()?
+                    .find_commit(id)
+                    .map_err(|e| self.err(&format!("read commit {id}"), e))?;
+                &found.data
+            }
+        };
+        let decoded = gix::objs::CommitRef::from_bytes(data, gix::hash::Kind::Sha1)
+            .map_err(|e| self.err(&format!("decode commit {id}"), e))?;
+        Ok(CommitInfo {
+            id,
+            tree: decoded.tree(),
+            parents: decoded.parents().collect(),
+            message: decoded.message.to_str_lossy().into_owned(),
+            time: decoded.committer().map(|c| c.seconds()).unwrap_or(0),
+        })
+    }
+
+    /// The entries of one tree: (name, mode as octal number, id).
+    pub fn tree_entries(&self, tree: ObjectId) -> Result<Vec<(String, u32, ObjectId)>> {
+        let t = self
+            .repo()?
+            .find_tree(tree)
+            .map_err(|e| self.err(&format!("read tree {tree}"), e))?;
+        let decoded = t
+            .decode()
+            .map_err(|e| self.err(&format!("decode tree {tree}"), e))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    e.filename.to_str_lossy().into_owned(),
+                    e.mode.value() as u32,
+                    e.oid.to_owned(),
+                )
+            })
+            .collect())
+    }
+
+    /// The id of the entry of `tree` at `path` (like `history/x.json`), if present.
+    pub fn tree_entry(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let t = self
+            .repo()?
+            .find_tree(tree)
+            .map_err(|e| self.err("read a tree", e))?;
+        let found = t
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.err("look up a tree entry", e))?;
+        Ok(found.map(|e| e.object_id()))
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// Whether the object database has `id` (`false` when the repository
+    /// cannot be opened).
+    pub fn object_exists(&self, id: ObjectId) -> bool {
+        self.repo().is_ok_and(|r| r.has_object(id))
+    }
+
+    /// The bytes of blob `id`.
+    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        let blob = self
+            .repo()?
+            .find_blob(id)
+            .map_err(|e| self.err(&format!("read blob {id}"), e))?;
+        Ok(blob.data.clone())
+    }
+
+    /// Every commit in the object database, reachable or not (`verify`
+    /// looks there for turns whose branch was deleted or moved).
+    pub fn every_commit(&self) -> Result<Vec<ObjectId>> {
+        let repo = self.repo()?;
+        let what = "list the object database";
+        let mut out: Vec<ObjectId> = Vec::new();
+        for id in repo.objects.iter().map_err(|e| self.err(what, e))? {
+            let id = id.map_err(|e| self.err(what, e))?;
+            if repo
+                .find_header(id)
+                .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit)
+            {
+                out.push(id);
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// Replace `git_dir/config` with the tool's own: the repository basics and
+/// the pinned settings (no hooks, no fsmonitor, no signing). A session
+/// repo's config is never taken from a stranger (`migrate`, `init`).
+pub fn write_pinned_config(git_dir: &Path) -> Result<()> {
+    let text = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n{PINNED_CONFIG}"
+    );
+    atomic::write(&git_dir.join("config"), text.as_bytes())
+}
+
+/// What a turn reads from a session repository's own config (sessions are
+/// opened isolated: no global or system config, no environment, no
+/// includes).
+pub(super) struct OwnConfig {
+    /// `user.name` and `user.email`.
+    name: Option<gix::bstr::BString>,
+    email: Option<gix::bstr::BString>,
+}
+
+impl OwnConfig {
+    /// Read `git_dir/config`, checking that it makes `dir` the work tree as
+    /// gix would see it: a bare repository, or one whose `core.worktree` is
+    /// elsewhere, is not a session's.
+    fn read(dir: &Path, git_dir: &Path) -> Result<OwnConfig> {
+        let path = git_dir.join("config");
+        let bytes = match crate::layout::atomic::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e).io("read", &path),
+        };
+        let config = gix::config::File::from_bytes_no_includes(
+            &bytes,
+            gix::config::file::Metadata::from(gix::config::Source::Local),
+            Default::default(),
+        )
+        .map_err(|e| Error::corrupt(&path, format!("the config does not parse: {e}")))?;
+        let elsewhere = || Error::corrupt(dir, "the `.git` here belongs to another work tree");
+        if matches!(config.boolean("core.bare"), Ok(Some(true))) {
+            return Err(elsewhere());
+        }
+        if let Some(worktree) = config.string("core.worktree") {
+            let worktree = gix::path::from_bstring(worktree)
+                .ok()
+                .and_then(|w| git_dir.join(w).canonicalize().ok());
+            if worktree.is_none() || worktree != dir.canonicalize().ok() {
+                return Err(elsewhere());
+            }
+        }
+        Ok(OwnConfig {
+            name: config.string("user.name"),
+            email: config.string("user.email"),
+        })
+    }
+}
