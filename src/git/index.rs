@@ -30,17 +30,88 @@ pub fn read_worktree(path: &Path, md: &std::fs::Metadata) -> Result<Vec<u8>> {
 /// A file to add or update in the index.
 pub struct Staged {
     pub path: Vec<u8>,
-    pub mode: gix::index::entry::Mode,
     pub id: gix::ObjectId,
-    pub stat: gix::index::entry::Stat,
+    pub(super) mode: gix::index::entry::Mode,
+    pub(super) stat: gix::index::entry::Stat,
 }
 
-/// Does an index entry's stat data describe this file as it is?
-pub fn stat_matches(stat: &gix::index::entry::Stat, md: &std::fs::Metadata) -> bool {
-    *stat == stat_of(md)
+impl Staged {
+    /// The file at `path` (relative, `/`-separated) as `md` describes it,
+    /// its content being blob `id`.
+    pub fn new(path: Vec<u8>, md: &std::fs::Metadata, id: gix::ObjectId) -> Staged {
+        Staged {
+            path,
+            id,
+            mode: mode_of(md),
+            stat: stat_of(md),
+        }
+    }
 }
 
-pub fn stat_of(md: &std::fs::Metadata) -> gix::index::entry::Stat {
+/// A repository's index (gix's, behind this type: outside `src/git/` no
+/// gix type is named).
+pub struct Index(pub(super) gix::index::File);
+
+/// What the index holds for one path.
+#[derive(Clone, Copy)]
+pub struct IndexEntry {
+    pub id: gix::ObjectId,
+    mode: gix::index::entry::Mode,
+    stat: gix::index::entry::Stat,
+}
+
+impl IndexEntry {
+    /// Whether the entry's stat data and mode describe the file as it is
+    /// (then its content need not be read).
+    pub fn matches(&self, md: &std::fs::Metadata) -> bool {
+        self.stat == stat_of(md) && self.mode == mode_of(md)
+    }
+
+    /// Whether the entry's stat data describes the file as it is.
+    pub fn stat_matches(&self, md: &std::fs::Metadata) -> bool {
+        self.stat == stat_of(md)
+    }
+
+    /// Whether `staged` has this entry's content and mode.
+    pub fn same_content(&self, staged: &Staged) -> bool {
+        self.id == staged.id && self.mode == staged.mode
+    }
+}
+
+impl Index {
+    /// The entry at `path` (stage 0).
+    pub fn entry(&self, path: &[u8]) -> Option<IndexEntry> {
+        self.0.entry_by_path(path.as_bstr()).map(|e| IndexEntry {
+            id: e.id,
+            mode: e.mode,
+            stat: e.stat,
+        })
+    }
+
+    pub fn contains(&self, path: &[u8]) -> bool {
+        self.0.entry_by_path(path.as_bstr()).is_some()
+    }
+
+    /// Every entry's path and id, in index order.
+    pub fn entries(&self) -> impl Iterator<Item = (&[u8], gix::ObjectId)> {
+        self.0
+            .entries()
+            .iter()
+            .map(|e| (e.path(&self.0).as_bytes(), e.id))
+    }
+
+    /// Add or update `staged` ([`apply`]).
+    pub fn apply(&mut self, staged: Vec<Staged>) {
+        apply(&mut self.0, staged);
+    }
+
+    /// Remove the entries at `paths`.
+    pub fn remove(&mut self, paths: &std::collections::HashSet<Vec<u8>>) {
+        remove(&mut self.0, paths);
+    }
+}
+
+pub(super) fn stat_of(md: &std::fs::Metadata) -> gix::index::entry::Stat {
     use std::os::unix::fs::MetadataExt;
     let t = |s: i64, ns: i64| gix::index::entry::stat::Time {
         secs: s as u32,
@@ -57,7 +128,7 @@ pub fn stat_of(md: &std::fs::Metadata) -> gix::index::entry::Stat {
     }
 }
 
-pub fn mode_of(md: &std::fs::Metadata) -> gix::index::entry::Mode {
+pub(super) fn mode_of(md: &std::fs::Metadata) -> gix::index::entry::Mode {
     use gix::index::entry::Mode;
     use std::os::unix::fs::PermissionsExt;
     if md.file_type().is_symlink() {
@@ -71,7 +142,7 @@ pub fn mode_of(md: &std::fs::Metadata) -> gix::index::entry::Mode {
 
 /// Update existing entries in place (lookups need sorted entries), then push
 /// the new ones and sort once.
-pub fn apply(index: &mut gix::index::State, staged: Vec<Staged>) {
+pub(super) fn apply(index: &mut gix::index::State, staged: Vec<Staged>) {
     let mut new = Vec::new();
     for s in staged {
         match index
@@ -101,7 +172,7 @@ pub fn apply(index: &mut gix::index::State, staged: Vec<Staged>) {
 }
 
 /// Remove the entries at `paths`.
-pub fn remove(index: &mut gix::index::State, paths: &std::collections::HashSet<Vec<u8>>) {
+pub(super) fn remove(index: &mut gix::index::State, paths: &std::collections::HashSet<Vec<u8>>) {
     if !paths.is_empty() {
         index.remove_entries(|_, path, _| paths.contains(path.as_bytes()));
     }
@@ -131,27 +202,29 @@ impl SessionRepo {
     }
 
     /// Read the index (an empty one when there is none).
-    pub fn read_index(&self) -> Result<gix::index::File> {
+    pub fn read_index(&self) -> Result<Index> {
         gix::index::File::at_or_default(
             self.index_path(),
             gix::hash::Kind::Sha1,
             true,
             Default::default(),
         )
+        .map(Index)
         .map_err(|e| self.err("read the index", e))
     }
 
     /// An index that mirrors `tree`, with empty stat data (every file is
     /// re-hashed once by the next sweep).
-    pub fn index_from_tree(&self, tree: gix::ObjectId) -> Result<gix::index::File> {
+    pub fn index_from_tree(&self, tree: gix::ObjectId) -> Result<Index> {
         self.repo()?
             .index_from_tree(&tree)
+            .map(Index)
             .map_err(|e| self.err("build the index from a tree", e))
     }
 
     /// Write the index (through [`Self::prepare_index`] and
     /// [`Self::commit_index`], so that a crash never leaves a lock of git's).
-    pub fn write_index(&self, index: &mut gix::index::File) -> Result<()> {
+    pub fn write_index(&self, index: &mut Index) -> Result<()> {
         let pending = self.prepare_index(index)?;
         self.commit_index(pending)
     }
@@ -159,7 +232,8 @@ impl SessionRepo {
     /// Write `index` with gix's writer (no trailing hash: the pinned
     /// `index.skipHash`) to a temp file of ours in `.git/`;
     /// [`Self::commit_index`] puts it in place once the refs have moved.
-    pub fn prepare_index(&self, index: &mut gix::index::File) -> Result<PendingIndex> {
+    pub fn prepare_index(&self, index: &mut Index) -> Result<PendingIndex> {
+        let index = &mut index.0;
         // A tree cache would be written stale (gitoxide#2421).
         index.remove_tree();
         index.remove_resolve_undo();

@@ -25,7 +25,7 @@ mod repo;
 mod trees;
 
 pub use gix::ObjectId as Oid;
-pub use index::{PendingIndex, index_lock_is_ours};
+pub use index::{Index, IndexEntry, PendingIndex, Staged, index_lock_is_ours};
 pub use locks::{FOREIGN_LOCK, STALE_LOCK};
 pub use maintenance::{Maintenance, Spawned, hold_maintenance, spawn_maintenance, untrusted_git};
 pub use repo::{SessionRepo, write_pinned_config};

@@ -88,10 +88,10 @@ impl SessionRepo {
             new: root,
             message: "commit (initial): session init".into(),
         }])?;
-        let mut index = gix::index::File::from_state(
+        let mut index = super::index::Index(gix::index::File::from_state(
             gix::index::State::new(gix::hash::Kind::Sha1),
             me.index_path(),
-        );
+        ));
         me.write_index(&mut index)?;
         let sd = SessionDir::new(dir.to_path_buf());
         std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;

@@ -27,7 +27,8 @@ impl SessionRepo {
     /// Write the trees of every entry of `state` and return the root tree.
     /// Index order is tree order up to the dir/file tie-break, which each
     /// tree's sort settles.
-    pub fn write_tree(&mut self, state: &gix::index::State) -> Result<ObjectId> {
+    pub fn write_tree(&mut self, index: &super::index::Index) -> Result<ObjectId> {
+        let state = &index.0;
         let items: Vec<(&[u8], EntryKind, ObjectId)> = state
             .entries()
             .iter()

@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use gix::bstr::ByteSlice;
+use bstr::ByteSlice;
 
 use crate::error::{Error, IoContext, Result};
 

@@ -12,8 +12,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use gix::bstr::ByteSlice;
-
 use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
 use crate::layout::history::{self, Catalog};
@@ -49,11 +47,11 @@ pub type Made = crate::out::records::Commit;
 
 use crate::layout::paths::HISTORY_PREFIX;
 
-pub use crate::git::index::{Staged, mode_of, stat_matches, stat_of};
+use crate::git::{Index, Staged};
 
 /// The index state we commit from, with the changes still to apply.
 struct Work {
-    index: gix::index::File,
+    index: Index,
     /// Paths to drop from the index at the last commit.
     gone: HashSet<Vec<u8>>,
     /// Non-history files new or changed, applied at the last commit.
@@ -66,7 +64,7 @@ struct Work {
 
 impl Work {
     fn apply(&mut self, staged: Vec<Staged>) {
-        crate::git::index::apply(&mut self.index, staged);
+        self.index.apply(staged);
     }
 
     fn remove_gone(&mut self) {
@@ -74,8 +72,7 @@ impl Work {
             return;
         }
         let gone = std::mem::take(&mut self.gone);
-        self.index
-            .remove_entries(|_, path, _| gone.contains(path.as_bytes()));
+        self.index.remove(&gone);
     }
 }
 
@@ -170,13 +167,8 @@ fn sweep_others(
             .as_os_str()
             .as_bytes()
             .to_vec();
-        let stat = stat_of(&md);
-        let mode = mode_of(&md);
         seen.insert(rel.clone());
-        if let Some(e) = work.index.entry_by_path(rel.as_bstr())
-            && e.stat == stat
-            && e.mode == mode
-        {
+        if work.index.entry(&rel).is_some_and(|e| e.matches(&md)) {
             continue;
         }
         let data = crate::git::index::read_worktree(&path, &md)?;
@@ -195,20 +187,14 @@ fn sweep_others(
             });
         }
         let id = repo.write_blob(data)?;
-        let staged = Staged {
-            path: rel,
-            mode,
-            id,
-            stat,
-        };
-        match work.index.entry_by_path(staged.path.as_bstr()) {
+        let staged = Staged::new(rel, &md, id);
+        match work.index.entry(&staged.path) {
             // Same content, new stat data (e.g. after an index rebuild).
-            Some(e) if e.id == id && e.mode == mode => work.refreshed.push(staged),
+            Some(e) if e.same_content(&staged) => work.refreshed.push(staged),
             _ => work.others.push(staged),
         }
     }
-    for e in work.index.entries() {
-        let p = e.path(&work.index).as_bytes();
+    for (p, _) in work.index.entries() {
         if !p.starts_with(HISTORY_PREFIX.as_bytes()) && !seen.contains(p) {
             work.gone.insert(p.to_vec());
         }
@@ -250,20 +236,16 @@ enum Parent {
 
 /// Committed node files whose stat no longer matches the index.
 fn modified_history(
-    index: &gix::index::State,
+    index: &Index,
     history_dir: &Path,
     catalog: &Catalog,
 ) -> Vec<(String, std::fs::Metadata)> {
     catalog
         .entries()
         .filter_map(|e| {
-            let entry = index.entry_by_path(
-                crate::layout::paths::history_entry(&e.file)
-                    .as_bytes()
-                    .as_bstr(),
-            )?;
+            let entry = index.entry(crate::layout::paths::history_entry(&e.file).as_bytes())?;
             let md = std::fs::symlink_metadata(history_dir.join(&e.file)).ok()?;
-            (!stat_matches(&entry.stat, &md)).then_some((e.file, md))
+            (!entry.stat_matches(&md)).then_some((e.file, md))
         })
         .collect()
 }
@@ -282,16 +264,9 @@ struct HistoryDiff {
 /// commit takes all pending nodes, and a deletion or a foreign write would
 /// have invalidated the cache): O(new · log n). After a directory read, a
 /// full comparison finds gaps and deletions too.
-fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
-    let in_index = |file: &str| {
-        index
-            .entry_by_path(
-                crate::layout::paths::history_entry(file)
-                    .as_bytes()
-                    .as_bstr(),
-            )
-            .is_some()
-    };
+fn diff_history(index: &Index, catalog: &Catalog) -> HistoryDiff {
+    let in_index =
+        |file: &str| index.contains(crate::layout::paths::history_entry(file).as_bytes());
     let mut d = HistoryDiff {
         new_files: Vec::new(),
         gone: Vec::new(),
@@ -317,12 +292,7 @@ fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
     }
     let committed: HashSet<&[u8]> = index
         .entries()
-        .iter()
-        .filter_map(|e| {
-            e.path(index)
-                .as_bytes()
-                .strip_prefix(HISTORY_PREFIX.as_bytes())
-        })
+        .filter_map(|(p, _)| p.strip_prefix(HISTORY_PREFIX.as_bytes()))
         .collect();
     let mut on_disk: HashSet<&str> = HashSet::new();
     for f in &catalog.foreign {
@@ -341,7 +311,11 @@ fn diff_history(index: &gix::index::State, catalog: &Catalog) -> HistoryDiff {
     }
     d.gone = committed
         .iter()
-        .filter(|f| f.to_str().map(|s| !on_disk.contains(s)).unwrap_or(true))
+        .filter(|f| {
+            std::str::from_utf8(f)
+                .map(|s| !on_disk.contains(s))
+                .unwrap_or(true)
+        })
         .map(|f| [HISTORY_PREFIX.as_bytes(), f].concat())
         .collect();
     d.gone.sort();
@@ -567,7 +541,7 @@ fn answered_before(
 /// snapshot marker.
 fn write_index_mirroring(
     repo: &mut SessionRepo,
-    index: &mut gix::index::File,
+    index: &mut Index,
     sd: &SessionDir,
     mirrors: Option<Oid>,
     turns: u64,
@@ -991,12 +965,7 @@ pub fn commit_pending(
         let id = repo.write_blob(data)?;
         work.new_history.insert(
             f.to_string(),
-            Staged {
-                path: crate::layout::paths::history_entry(f).into_bytes(),
-                mode: mode_of(&md),
-                id,
-                stat: stat_of(&md),
-            },
+            Staged::new(crate::layout::paths::history_entry(f).into_bytes(), &md, id),
         );
     }
     pending.sort_by_key(|n| n.seq);
@@ -1007,13 +976,12 @@ pub fn commit_pending(
         let path = history_dir.join(&f);
         let data = crate::layout::schema::read_bounded(&path)?;
         let id = repo.write_blob(data)?;
-        let staged = Staged {
-            path: crate::layout::paths::history_entry(&f).into_bytes(),
-            mode: mode_of(&md),
+        let staged = Staged::new(
+            crate::layout::paths::history_entry(&f).into_bytes(),
+            &md,
             id,
-            stat: stat_of(&md),
-        };
-        match work.index.entry_by_path(staged.path.as_bstr()) {
+        );
+        match work.index.entry(&staged.path) {
             Some(e) if e.id == id => work.refreshed.push(staged),
             _ => work.others.push(staged),
         }

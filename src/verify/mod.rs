@@ -857,12 +857,12 @@ fn same_as_blob(
     path: &Path,
     rel: &str,
     id: Oid,
-    index: Option<&gix::index::File>,
+    index: Option<&crate::git::Index>,
 ) -> Option<Vec<u8>> {
     let md = std::fs::symlink_metadata(path).ok()?;
     let cached = index.and_then(|i| {
-        let e = i.entry_by_path(rel.into())?;
-        Some(e.id == id && crate::mirror::stat_matches(&e.stat, &md))
+        let e = i.entry(rel.as_bytes())?;
+        Some(e.id == id && e.stat_matches(&md))
     });
     if cached == Some(true) {
         return None;
@@ -889,7 +889,7 @@ fn committed_nodes(
     repo: &SessionRepo,
     on_disk: &[OnDisk],
     committed: &HashMap<String, Oid>,
-    index: Option<&gix::index::File>,
+    index: Option<&crate::git::Index>,
 ) {
     for d in on_disk {
         let Some(&blob) = committed.get(&d.file) else {
@@ -1172,7 +1172,7 @@ fn git_index(
     sd: &SessionDir,
     newest: Oid,
     entries: &[(String, u32, Oid)],
-    index: &gix::index::File,
+    index: &crate::git::Index,
 ) {
     let differ = index_matches(entries, index);
     if !differ.is_empty() {
@@ -1198,15 +1198,14 @@ fn git_index(
 }
 
 /// The paths where the index and a tree's entries disagree, sorted.
-fn index_matches(entries: &[(String, u32, Oid)], index: &gix::index::File) -> Vec<String> {
-    use gix::bstr::ByteSlice;
+fn index_matches(entries: &[(String, u32, Oid)], index: &crate::git::Index) -> Vec<String> {
     let tree: BTreeMap<&str, Oid> = entries.iter().map(|(p, _, id)| (p.as_str(), *id)).collect();
     let mut differ: Vec<String> = Vec::new();
     let mut seen = 0usize;
-    for e in index.entries() {
-        let path = e.path(index).to_str_lossy().into_owned();
+    for (path, id) in index.entries() {
+        let path = String::from_utf8_lossy(path).into_owned();
         match tree.get(path.as_str()) {
-            Some(id) if *id == e.id => seen += 1,
+            Some(t) if *t == id => seen += 1,
             Some(_) => {
                 seen += 1;
                 differ.push(path);
@@ -1217,7 +1216,7 @@ fn index_matches(entries: &[(String, u32, Oid)], index: &gix::index::File) -> Ve
     if seen < tree.len() {
         differ.extend(
             tree.keys()
-                .filter(|p| index.entry_by_path((**p).into()).is_none())
+                .filter(|p| !index.contains(p.as_bytes()))
                 .map(|p| p.to_string()),
         );
     }
@@ -1230,7 +1229,7 @@ fn index_matches(entries: &[(String, u32, Oid)], index: &gix::index::File) -> Ve
 fn pending_files(
     sd: &SessionDir,
     entries: &[(String, u32, Oid)],
-    index: Option<&gix::index::File>,
+    index: Option<&crate::git::Index>,
 ) -> usize {
     let mut n = 0;
     let mut in_tree: HashSet<&str> = HashSet::new();
