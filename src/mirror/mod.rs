@@ -16,9 +16,9 @@ use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
 use crate::layout::history::{self, Catalog};
 use crate::layout::paths::{Snapshot, is_dotgit};
-use crate::layout::schema::{Node, ROOT};
+use crate::layout::schema::Node;
 use crate::layout::{SessionDir, TEMP_PREFIX, atomic};
-use crate::session::{self, MessageParts, Trailers};
+use crate::session::{self, Trailers};
 
 /// Options of one mirror run.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +48,9 @@ pub type Made = crate::out::records::Commit;
 use crate::layout::paths::HISTORY_PREFIX;
 
 use crate::git::{Index, Staged};
+
+mod plan;
+use plan::{Parent, Planned, Planner};
 
 /// The index state we commit from, with the changes still to apply.
 struct Work {
@@ -227,13 +230,6 @@ fn committable(
     None
 }
 
-/// A commit that exists, or one planned earlier in this run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Parent {
-    Commit(Oid),
-    Planned(usize),
-}
-
 /// Committed node files whose stat no longer matches the index.
 fn modified_history(
     index: &Index,
@@ -322,33 +318,23 @@ fn diff_history(index: &Index, catalog: &Catalog) -> HistoryDiff {
     d
 }
 
-/// Where a located node's turn was committed.
-#[derive(Debug, Clone, Copy)]
-struct Located {
-    commit: Parent,
-    turn: u64,
-}
-
-struct Planner<'a> {
+/// The session's commits, as a plan reads them ([`plan::History`]).
+struct Commits<'a> {
     repo: &'a SessionRepo,
-    /// Commits planned in this run: seq range → (plan, turn).
-    made: Vec<((u64, u64), Located)>,
-    /// Planned continuations: (the commit continued, the continuation).
-    continued: Vec<(Parent, Located)>,
     cache: HashMap<Oid, (Vec<Oid>, Trailers)>,
 }
 
-impl<'a> Planner<'a> {
+impl<'a> Commits<'a> {
     fn new(repo: &'a SessionRepo) -> Self {
-        Planner {
+        Commits {
             repo,
-            made: Vec::new(),
-            continued: Vec::new(),
             cache: HashMap::new(),
         }
     }
+}
 
-    fn decoded(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)> {
+impl plan::History for Commits<'_> {
+    fn commit(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)> {
         if let Some(v) = self.cache.get(&id) {
             return Ok(v.clone());
         }
@@ -358,151 +344,42 @@ impl<'a> Planner<'a> {
         Ok(v)
     }
 
-    /// The commit that holds node `seq`, searched from `tips` back, and the
-    /// latest commit of that same turn on that line of history.
-    fn locate(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
-        let found = match self
-            .made
-            .iter()
-            .rev()
-            .find(|((a, b), _)| *a <= seq && seq <= *b)
-        {
-            Some((_, l)) => Some(*l),
-            None => self.locate_committed(seq, tips)?,
-        };
-        // A continuation of that turn planned in this run is its latest commit.
-        Ok(found.map(|mut l| {
-            while let Some((_, next)) = self.continued.iter().find(|(of, _)| *of == l.commit) {
-                l = *next;
-            }
-            l
-        }))
-    }
-
-    /// The commit whose `Nodes:` trailer holds `seq` itself (not a later
-    /// commit of its turn): its first parent and its turn.
-    fn holder_committed(
-        &mut self,
-        seq: u64,
-        tips: &[Oid],
-    ) -> Result<Option<(Oid, Option<Oid>, u64)>> {
-        let mut visited = HashSet::new();
-        for &tip in tips {
-            let mut cur = Some(tip);
-            while let Some(c) = cur {
-                if !visited.insert(c) {
-                    break;
-                }
-                let (parents, t) = self.decoded(c)?;
-                if t.holds_seq(seq) {
-                    let turn = t.turn.expect("a commit holding nodes names its turn");
-                    return Ok(Some((c, parents.first().copied(), turn)));
-                }
-                cur = parents.first().copied();
-            }
-        }
-        Ok(None)
-    }
-
-    /// For commits without trailers: the oldest commit on a tip's
-    /// first-parent line whose tree holds `history/<file>`, searched from
-    /// each tip in turn (the first line that holds it answers).
-    fn first_holding_tree(&mut self, file: &str, tips: &[Oid]) -> Result<Option<Oid>> {
-        let path = crate::layout::paths::history_entry(file);
-        for &tip in tips {
-            let mut found = None;
-            let mut cur = Some(tip);
-            while let Some(c) = cur {
-                let tree = self.repo.commit_info(c)?.tree;
-                if self.repo.tree_entry(tree, &path)?.is_none() {
-                    break;
-                }
-                found = Some(c);
-                cur = self.decoded(c)?.0.first().copied();
-            }
-            if found.is_some() {
-                return Ok(found);
-            }
-        }
-        Ok(None)
-    }
-
-    fn locate_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
-        let mut visited = HashSet::new();
-        for &tip in tips {
-            // (commit, turn) along the first-parent line from this tip
-            let mut line: Vec<(Oid, Option<u64>)> = Vec::new();
-            let mut cur = Some(tip);
-            while let Some(c) = cur {
-                if !visited.insert(c) {
-                    break;
-                }
-                let (parents, t) = self.decoded(c)?;
-                line.push((c, t.turn));
-                if t.holds_seq(seq) {
-                    let turn = t.turn.expect("a commit holding nodes names its turn");
-                    // Later commits of the same turn (continuations) come first on the line.
-                    let k = line.len() - 1;
-                    let mut best = c;
-                    for (id, tt) in line[..k].iter().rev() {
-                        if *tt == Some(turn) {
-                            best = *id;
-                        } else {
-                            break;
-                        }
-                    }
-                    return Ok(Some(Located {
-                        commit: Parent::Commit(best),
-                        turn,
-                    }));
-                }
-                cur = parents.first().copied();
-            }
-        }
-        Ok(None)
-    }
-
-    /// The root commit (`session init`) reached from `tip`.
-    fn root(&mut self, tip: Oid) -> Result<Oid> {
-        let mut cur = tip;
-        loop {
-            let (parents, _) = self.decoded(cur)?;
-            match parents.first() {
-                Some(p) => cur = *p,
-                None => return Ok(cur),
-            }
-        }
+    fn tree_holds(&mut self, id: Oid, file: &str) -> Result<bool> {
+        let tree = self.repo.commit_info(id)?.tree;
+        Ok(self
+            .repo
+            .tree_entry(tree, &crate::layout::paths::history_entry(file))?
+            .is_some())
     }
 }
 
-/// Count the turns on the predecessor chain ending at `id` (for sessions whose
-/// commits carry no trailers, like the Python store's).
-fn chain_turns(
-    history_dir: &Path,
-    catalog: &Catalog,
-    pending: &HashMap<&str, &Node>,
-    id: &str,
-) -> u64 {
-    let mut turns = 0;
-    let mut cur = Some(id.to_string());
-    let mut seen = HashSet::new();
-    while let Some(c) = cur {
-        if c == ROOT || !seen.insert(c.clone()) {
-            break;
-        }
-        let node = match pending.get(c.as_str()) {
-            Some(n) => (*n).clone(),
-            None => match catalog.get(&c).map(|e| history::read_node(history_dir, &e)) {
-                Some(Ok(n)) => n,
-                _ => break,
-            },
-        };
-        if node.starts_turn() {
-            turns += 1;
-        }
-        cur = node.predecessor.clone();
+/// The session's node files, as a plan reads them ([`plan::Nodes`]).
+struct NodeFiles<'a> {
+    catalog: &'a Catalog,
+    dir: &'a Path,
+}
+
+impl plan::Nodes for NodeFiles<'_> {
+    fn seq_of(&self, id: &str) -> Option<u64> {
+        self.catalog.get(id).map(|e| e.seq)
     }
-    turns
+
+    fn file_of(&self, id: &str) -> Option<String> {
+        self.catalog.get(id).map(|e| e.file)
+    }
+
+    fn node(&self, id: &str) -> Option<Node> {
+        let e = self.catalog.get(id)?;
+        history::read_node(self.dir, &e).ok()
+    }
+
+    fn turn_start_before(&self, before: u64) -> Option<Node> {
+        self.catalog
+            .rev_entries()
+            .filter(|e| e.seq < before && e.letter == 'u')
+            .filter_map(|e| history::read_node(self.dir, &e).ok())
+            .find(|n| n.starts_turn())
+    }
 }
 
 /// The nodes outside `pending` that already have a top-level reply, among
@@ -746,211 +623,39 @@ pub fn commit_pending(
     let mut branch_moves: Vec<(String, Option<Oid>, Oid)> = Vec::new();
     let mut made: Vec<Made> = Vec::new();
 
-    let mut planner = Planner::new(&repo);
-    struct Planned {
-        parent: Option<Parent>,
-        turn: u64,
-        msg: String,
-        time: f64,
-        files: Vec<String>,
-        range: Option<(u64, u64)>,
-        count: usize,
-        retry_name: String,
-        /// A fork that is not a new turn (a regenerated reply): a branch of
-        /// its own even when its parent is a branch tip.
-        forks: bool,
-    }
-    let mut plans: Vec<Planned> = Vec::new();
-    let last_group = groups.len().saturating_sub(1);
-    for (gi, g) in groups.iter().enumerate() {
-        let nodes = &pending[g.range.clone()];
-        let first = &nodes[0];
-        // A regenerated reply: a sibling of the turn that holds the message it
-        // answers, so its parent is that turn's parent.
-        let mut regenerated: Option<Node> = None;
-        let mut fork_parent: Option<Option<Parent>> = None;
-        let mut fork_turn = 0;
-        if g.regenerates {
-            let pred = first
-                .predecessor
-                .as_deref()
-                .expect("a regenerated reply has a predecessor");
-            regenerated = pending_by_id.get(pred).map(|n| (*n).clone()).or_else(|| {
-                catalog
-                    .get(pred)
-                    .and_then(|e| history::read_node(&history_dir, &e).ok())
-            });
-            if let Some(user) = &regenerated {
-                let useq = user.seq.max(0) as u64;
-                let planned = planner
-                    .made
-                    .iter()
-                    .rev()
-                    .find(|((a, b), _)| *a <= useq && useq <= *b)
-                    .map(|(_, l)| l.commit);
-                let found = match planned {
-                    Some(Parent::Planned(i)) => Some((plans[i].parent, plans[i].turn)),
-                    _ => planner
-                        .holder_committed(useq, &tips)?
-                        .map(|(_, p, t)| (p.map(Parent::Commit), t)),
-                };
-                if let Some((p, t)) = found {
-                    fork_parent = Some(p);
-                    fork_turn = t;
-                }
-            }
-        }
-        let (located, turn) = if let Some(p) = fork_parent {
-            (
-                p.map(|commit| Located {
-                    commit,
-                    turn: fork_turn,
-                }),
-                fork_turn,
-            )
-        } else if g.starts_turn {
-            match first.predecessor.as_deref() {
-                None | Some("") | Some(ROOT) => (None, 1),
-                Some(pred) => {
-                    let seq = pending_by_id
-                        .get(pred)
-                        .map(|n| n.seq.max(0) as u64)
-                        .or_else(|| catalog.get(pred).map(|e| e.seq));
-                    let loc = match seq {
-                        Some(s) => planner.locate(s, &tips)?,
-                        None => {
-                            warn(format!(
-                                "node `{}`: predecessor `{pred}` does not exist",
-                                first.id
-                            ));
-                            None
-                        }
-                    };
-                    let turn = || chain_turns(&history_dir, &catalog, &pending_by_id, pred) + 1;
-                    match loc {
-                        Some(l) => (Some(l), l.turn + 1),
-                        // Commits without trailers (the Python store's): the
-                        // commit whose tree first holds the predecessor.
-                        None => match catalog
-                            .get(pred)
-                            .filter(|_| !pending_by_id.contains_key(pred))
-                            .map(|e| planner.first_holding_tree(&e.file, &tips))
-                            .transpose()?
-                            .flatten()
-                        {
-                            Some(c) => {
-                                let t = turn();
-                                (
-                                    Some(Located {
-                                        commit: Parent::Commit(c),
-                                        turn: t - 1,
-                                    }),
-                                    t,
-                                )
-                            }
-                            None => (None, turn()),
-                        },
-                    }
-                }
-            }
-        } else {
-            // More nodes of the turn committed last before them.
-            let before = first.seq.max(0) as u64;
-            let prev = committed_seqs.iter().rev().find(|&&s| s < before).copied();
-            let loc = match prev {
-                Some(s) => planner.locate(s, &tips)?,
-                None => None,
-            };
-            // Without trailers to say it: the turn of the latest turn start
-            // before these nodes, counted along its chain.
-            let turn = match loc {
-                Some(l) => l.turn,
-                None => catalog
-                    .rev_entries()
-                    .filter(|e| e.seq < before && e.letter == 'u')
-                    .filter_map(|e| history::read_node(&history_dir, &e).ok())
-                    .find(|n| n.starts_turn())
-                    .map_or(0, |n| {
-                        chain_turns(&history_dir, &catalog, &pending_by_id, &n.id)
-                    }),
-            };
-            (loc, turn)
-        };
-        let parent = match located {
-            Some(l) => Some(l.commit),
-            None if g.starts_turn
-                && matches!(first.predecessor.as_deref(), None | Some("") | Some(ROOT)) =>
-            {
-                match cur_tip {
-                    Some(t) => Some(Parent::Commit(planner.root(t)?)),
-                    None => None,
-                }
-            }
-            None => match plans.len() {
-                0 => cur_tip.map(Parent::Commit),
-                n => Some(Parent::Planned(n - 1)),
-            },
-        };
-        let mut parts =
-            MessageParts::from_nodes(session_id, turn, g.starts_turn, nodes, regenerated.as_ref());
-        if gi == last_group {
-            if let Some(m) = &opts.message {
-                let mut lines = m.splitn(2, '\n');
-                parts.subject = session::one_line(lines.next().unwrap_or(""));
-                parts.body = lines.next().map(str::to_string);
-            }
-            if opts.duration.is_some() {
-                parts.duration = opts.duration;
-            }
-            if opts.tokens.is_some() {
-                parts.tokens = opts.tokens;
-            }
-            parts.failed = opts.failed;
-        }
-        let retry_name = nodes
-            .iter()
-            .find(|n| n.role == "llm" && n.is_top_level())
-            .unwrap_or(first)
-            .id
-            .clone();
-        let range = (parts.first_seq, parts.last_seq);
-        plans.push(Planned {
-            parent,
-            turn,
-            msg: parts.render(),
-            time: nodes.iter().map(|n| n.created_at).fold(f64::MIN, f64::max),
-            files: nodes
-                .iter()
-                .filter_map(|n| file_of.get(n.id.as_str()).map(|f| f.to_string()))
-                .collect(),
-            range: Some(range),
-            count: nodes.len(),
-            retry_name,
-            forks: g.regenerates,
-        });
-        // Later groups may continue this one.
-        let me = Located {
-            commit: Parent::Planned(plans.len() - 1),
-            turn,
-        };
-        planner.made.push((range, me));
-        if !g.starts_turn
-            && !g.regenerates
-            && let Some(l) = located
-        {
-            planner.continued.push((l.commit, me));
-        }
-    }
-    drop(planner);
+    let input = plan::Input {
+        session_id,
+        pending: &pending,
+        groups: &groups,
+        file_of: &file_of,
+        committed_seqs: &committed_seqs,
+        tips: &tips,
+        head: cur_tip,
+        opts,
+    };
+    let mut plans = plan::plan(
+        &input,
+        &mut Commits::new(&repo),
+        &NodeFiles {
+            catalog: &catalog,
+            dir: &history_dir,
+        },
+        warn,
+    )?;
     if opts.dry_run {
+        plan::land(&mut plans, head.branch.clone(), head.commit);
         return Ok(plans
             .iter()
             .map(|p| Made {
                 commit: String::new(),
                 parent: None,
                 turn: p.turn,
-                branch: String::new(),
-                new_branch: false,
+                branch: p
+                    .landing
+                    .as_ref()
+                    .map(|l| l.branch.clone())
+                    .unwrap_or_default(),
+                new_branch: p.landing.as_ref().is_some_and(|l| l.new),
                 first_seq: p.range.map(|r| r.0),
                 last_seq: p.range.map(|r| r.1),
                 nodes: p.count,
@@ -1059,8 +764,10 @@ pub fn commit_pending(
             count: 0,
             retry_name: String::new(),
             forks: false,
+            landing: None,
         });
     }
+    plan::land(&mut plans, cur_branch.clone(), cur_tip);
 
     // Write the commits in order; parents made in this run are resolved here.
     let mut made_ids: Vec<Oid> = Vec::new();
@@ -1094,17 +801,9 @@ pub fn commit_pending(
         }
         let parents: Vec<Oid> = parent.into_iter().collect();
         let id = repo.write_commit(tree, &parents, &p.msg, p.time)?;
-        let (branch, new_branch) = match (&cur_branch, cur_tip) {
-            (Some(b), Some(tip)) if Some(tip) == parent && !p.forks => (b.clone(), false),
-            (Some(b), None) if !p.forks => (b.clone(), false),
-            _ => {
-                let name = if p.retry_name.is_empty() {
-                    id.to_hex_with_len(12).to_string()
-                } else {
-                    p.retry_name.clone()
-                };
-                (format!("retry-{name}"), true)
-            }
+        let (branch, new_branch) = match &p.landing {
+            Some(l) => (l.branch.clone(), l.new),
+            None => (format!("retry-{}", id.to_hex_with_len(12)), true),
         };
         match branch_moves.iter_mut().find(|(b, _, _)| *b == branch) {
             Some(m) => m.2 = id,
@@ -1244,14 +943,14 @@ fn every_tip(repo: &SessionRepo) -> Result<Vec<Oid>> {
 pub fn holders_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64, Oid)>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    let mut p = Planner::new(repo);
+    let mut commits = Commits::new(repo);
     for tip in every_tip(repo)? {
         let mut cur = Some(tip);
         while let Some(c) = cur {
             if !seen.insert(c) {
                 break;
             }
-            let (parents, t) = p.decoded(c)?;
+            let (parents, t) = plan::History::commit(&mut commits, c)?;
             if let Some((a, b)) = t.nodes {
                 if (b as i64) <= after_seq {
                     break;
@@ -1269,14 +968,15 @@ pub fn holders_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64
 /// another writer) first appears.
 pub fn first_holding(repo: &SessionRepo, file: &str) -> Result<Option<Oid>> {
     let tips = every_tip(repo)?;
-    Planner::new(repo).first_holding_tree(file, &tips)
+    Planner::new(&mut Commits::new(repo)).first_holding_tree(file, &tips)
 }
 
 /// The commit whose `Nodes:` trailer holds node `seq` itself, searched from
 /// HEAD and every branch.
 pub fn commit_of_seq(repo: &SessionRepo, seq: u64) -> Result<Option<Oid>> {
     let tips = every_tip(repo)?;
-    let mut p = Planner::new(repo);
+    let mut commits = Commits::new(repo);
+    let mut p = Planner::new(&mut commits);
     Ok(p.holder_committed(seq, &tips)?.map(|(c, _, _)| c))
 }
 
@@ -1285,7 +985,8 @@ pub fn commit_of_seq(repo: &SessionRepo, seq: u64) -> Result<Option<Oid>> {
 /// its line of history.
 pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>> {
     let tips = every_tip(repo)?;
-    let mut p = Planner::new(repo);
+    let mut commits = Commits::new(repo);
+    let mut p = Planner::new(&mut commits);
     Ok(p.locate_committed(seq, &tips)?
         .and_then(|l| match l.commit {
             Parent::Commit(c) => Some((c, l.turn)),
