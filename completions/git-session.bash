@@ -577,7 +577,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__commit__subcmd__turn)
-            opts="-m -q -h -V --message --duration --tokens --status --project-paths --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-m -n -q -h -V --message --duration --tokens --status --project-paths --dry-run --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -119,6 +119,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l 
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s n -l dry-run -d 'Print the commits the turn would make (turn, branch, nodes) and commit nothing: meta.json, the project and git are left as they are'
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'

@@ -63,6 +63,10 @@ pub struct CommitTurnArgs {
     /// when the turn began
     #[arg(long, value_name = "P", num_args = 1..)]
     pub project_paths: Vec<String>,
+    /// Print the commits the turn would make (turn, branch, nodes) and
+    /// commit nothing: meta.json, the project and git are left as they are
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
 }
 
 pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
@@ -88,6 +92,9 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         modified: Vec::new(),
     };
     let out = ctx.out;
+    if args.dry_run {
+        return dry_run(ctx, &sd, &args.session, &opts);
+    }
     let before = Meta::read(&sd.meta())?;
     let mut meta = before.clone();
     // Project-Git first (SPEC §5.10): the project commit is made before the
@@ -157,6 +164,50 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     if mirror::maintain_if_due(&sd, made.len() as u64)? == Some(false) {
         ctx.out
             .warn("`git` was not found: skipping background packing of the session repo");
+    }
+    Ok(exit::OK)
+}
+
+/// `--dry-run`: the plan (`mirror::plan`), printed.
+fn dry_run(ctx: &Ctx, sd: &SessionDir, session_id: &str, opts: &CommitOptions) -> Result<u8> {
+    let plan = mirror::commit_pending(
+        sd,
+        session_id,
+        &CommitOptions {
+            dry_run: true,
+            ..opts.clone()
+        },
+        &mut |_| Ok(()),
+        &mut |w| ctx.out.warn(w),
+    )?;
+    if plan.is_empty() {
+        ctx.out
+            .note(format!("nothing new to commit in session `{session_id}`"));
+    }
+    for p in plan {
+        let seqs = match (p.first_seq, p.last_seq) {
+            (Some(a), Some(b)) if a == b => format!(" (seq {a})"),
+            (Some(a), Some(b)) => format!(" (seqs {a}..{b})"),
+            _ => String::new(),
+        };
+        let on = match (p.branch.as_str(), p.new_branch) {
+            ("", _) => "a new branch".to_string(),
+            (b, true) => format!("new branch `{b}`"),
+            (b, false) => format!("`{b}`"),
+        };
+        ctx.out.line(format!(
+            "would commit turn {}: {} node(s){seqs} on {on}",
+            p.turn, p.nodes
+        ));
+        ctx.out.record(&crate::out::records::TurnPlanned {
+            session: session_id.to_string(),
+            turn: p.turn,
+            branch: p.branch,
+            new_branch: p.new_branch,
+            first_seq: p.first_seq,
+            last_seq: p.last_seq,
+            nodes: p.nodes,
+        });
     }
     Ok(exit::OK)
 }

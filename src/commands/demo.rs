@@ -240,6 +240,7 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
             tokens: None,
             status: super::commit_turn::TurnStatus::Idle,
             project_paths: Vec::new(),
+            dry_run: false,
         },
     )?;
     // The project moves: same id, new path, a record node in the session.

@@ -93,6 +93,27 @@ pub struct Commit {
     pub nodes: usize,
 }
 
+/// `commit-turn --dry-run`: one per commit the turn would make.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TurnPlanned {
+    /// The session id.
+    pub session: String,
+    /// The turn number (0 for a commit that would hold only session files).
+    pub turn: u64,
+    /// The branch the commit would land on; empty for a new branch named
+    /// by the commit id (files changed while HEAD is detached).
+    pub branch: String,
+    /// The commit would start this branch (a retry or a regenerated reply).
+    pub new_branch: bool,
+    /// The first and last node seq it would hold; null when none.
+    pub first_seq: Option<u64>,
+    /// See `first_seq`.
+    pub last_seq: Option<u64>,
+    /// How many nodes it would hold.
+    pub nodes: usize,
+}
+
 /// `commit-turn`: one commit per turn it wrote.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -702,6 +723,7 @@ records! {
     Initialized => "initialized",
     NodeAppended => "node_appended",
     TurnCommitted => "turn_committed",
+    TurnPlanned => "turn_planned",
     ProjectCommit => "project_commit",
     LogCommit => "commit",
     Branch => "branch",

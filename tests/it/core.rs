@@ -997,3 +997,82 @@ fn both_loose_writers_make_the_same_commits() {
     }
     assert_eq!(heads[0], heads[1]);
 }
+
+/// `commit-turn --dry-run` prints the plan and commits nothing; the real
+/// run then makes exactly the planned commits.
+#[test]
+fn commit_turn_dry_run_prints_the_plan_and_writes_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let u = env.append("s1", &["--text", "two"]);
+    env.append("s1", &["--role", "assistant", "--text", "answer"]);
+    let dir = env.session_dir("s1");
+    let log_before = env.git("s1", &["log", "--all", "--format=%H %s"]);
+    let meta_before = std::fs::read(dir.join("meta.json")).unwrap();
+    let text = env.ok(&["commit-turn", "s1", "--dry-run", "--status", "done"]);
+    assert_eq!(
+        text,
+        "would commit turn 2: 2 node(s) (seqs 3..4) on `main`\n"
+    );
+    let json = env.ok(&["--json", "commit-turn", "s1", "-n"]);
+    let planned: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(planned["type"], "turn_planned");
+    assert_eq!(planned["data"]["turn"], 2);
+    assert_eq!(planned["data"]["branch"], "main");
+    assert_eq!(planned["data"]["nodes"], 2);
+    // Nothing was written: no commit, meta.json as it was, the nodes pending.
+    assert_eq!(
+        env.git("s1", &["log", "--all", "--format=%H %s"]),
+        log_before
+    );
+    assert_eq!(std::fs::read(dir.join("meta.json")).unwrap(), meta_before);
+    let status = env.git("s1", &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(
+        status
+            .lines()
+            .filter(|l| l.starts_with("?? history/"))
+            .count(),
+        2,
+        "{status}"
+    );
+    // The real run makes the planned commit.
+    let made = env.ok(&["--json", "commit-turn", "s1"]);
+    let made: serde_json::Value = serde_json::from_str(made.lines().next().unwrap()).unwrap();
+    for k in [
+        "turn",
+        "branch",
+        "new_branch",
+        "first_seq",
+        "last_seq",
+        "nodes",
+    ] {
+        assert_eq!(made["data"][k], planned["data"][k], "{k}");
+    }
+    env.assert_clean("s1");
+    // Nothing left: the plan is empty.
+    assert_eq!(env.ok(&["commit-turn", "s1", "--dry-run"]), "");
+    // A second reply to the message: a regenerated reply, on a branch of its own.
+    env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--id",
+            "again",
+            "--predecessor",
+            &u,
+            "--text",
+            "b",
+        ],
+    );
+    assert_eq!(
+        env.ok(&["commit-turn", "s1", "-n"]),
+        "would commit turn 2: 1 node(s) (seq 5) on new branch `retry-again`\n"
+    );
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(
+        env.git("s1", &["branch", "--show-current"]),
+        "retry-again\n"
+    );
+}
