@@ -20,6 +20,7 @@ impl Ctx {
     pub fn new(g: &GlobalArgs) -> Result<Ctx> {
         if !(g.lock_timeout.is_finite() && g.lock_timeout >= 0.0) {
             return Err(crate::error::Error::usage(
+                "usage::lock_timeout",
                 format!("invalid `--lock-timeout` {}", g.lock_timeout),
                 Some("give a number of seconds, 0 or more".into()),
             ));

@@ -31,13 +31,10 @@ pub enum Error {
         reason: &'static str,
     },
 
-    #[error("{message}")]
-    #[diagnostic(code(git_session::usage))]
-    Usage {
-        message: String,
-        #[help]
-        help: Option<String>,
-    },
+    /// A command line that cannot work (`git_session::usage::<what>`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Usage(Problem),
 
     #[error("no session `{id}` in `{state}`")]
     #[diagnostic(code(git_session::session::not_found))]
@@ -49,13 +46,11 @@ pub enum Error {
         help: String,
     },
 
-    #[error("{message}")]
-    #[diagnostic(code(git_session::refused))]
-    Refused {
-        message: String,
-        #[help]
-        help: Option<String>,
-    },
+    /// An operation refused, the files left as they are
+    /// (`git_session::<area>::<what>`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Refused(Problem),
 
     #[error("`{path}` is locked by another process")]
     #[diagnostic(
@@ -101,28 +96,72 @@ pub enum Error {
     },
 }
 
+/// A usage error or a refusal: its message, the next action, and a code
+/// specific to the problem, stable across versions (scripts match on it):
+/// `git_session::` then the area (`usage`, `project`, `append`, `layout`,
+/// `view`, …) then what went wrong.
+#[derive(Debug)]
+pub struct Problem {
+    /// `<area>::<what>`, without the `git_session::` prefix.
+    pub code: &'static str,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Problem {}
+
+impl Diagnostic for Problem {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(format!("git_session::{}", self.code)))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display + 'a>)
+    }
+}
+
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::InvalidId { .. } | Error::Usage { .. } => exit::USAGE,
-            Error::SessionNotFound { .. } | Error::Refused { .. } => exit::NO,
+            Error::InvalidId { .. } | Error::Usage(_) => exit::USAGE,
+            Error::SessionNotFound { .. } | Error::Refused(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
         }
     }
 
-    pub fn usage(message: impl Into<String>, help: impl Into<Option<String>>) -> Self {
-        Error::Usage {
+    /// `code`: `usage::<what>`, stable (scripts match on it).
+    pub fn usage(
+        code: &'static str,
+        message: impl Into<String>,
+        help: impl Into<Option<String>>,
+    ) -> Self {
+        Error::Usage(Problem {
+            code,
             message: message.into(),
             help: help.into(),
-        }
+        })
     }
 
-    pub fn refused(message: impl Into<String>, help: impl Into<Option<String>>) -> Self {
-        Error::Refused {
+    /// `code`: `<area>::<what>`, stable (scripts match on it).
+    pub fn refused(
+        code: &'static str,
+        message: impl Into<String>,
+        help: impl Into<Option<String>>,
+    ) -> Self {
+        Error::Refused(Problem {
+            code,
             message: message.into(),
             help: help.into(),
-        }
+        })
     }
 
     pub fn corrupt(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {

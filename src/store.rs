@@ -160,8 +160,8 @@ pub struct NewNode {
     pub naming: crate::layout::paths::Naming,
 }
 
-fn refuse(msg: String, help: &str) -> Error {
-    Error::refused(msg, Some(help.to_string()))
+fn refuse(code: &'static str, msg: String, help: &str) -> Error {
+    Error::refused(code, msg, Some(help.to_string()))
 }
 
 /// Append `new` to the session in `sd` (the caller holds the session lock and
@@ -176,6 +176,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         "code" => "t_",
         other => {
             return Err(Error::usage(
+                "usage::role",
                 format!("unknown role `{other}`"),
                 Some("roles are `user`, `assistant` (llm) and `tool` (code)".into()),
             ));
@@ -186,6 +187,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             ids::node_id(&id)?;
             if catalog.contains(&id) {
                 return Err(refuse(
+                    "append::node_exists",
                     format!(
                         "node `{id}` already exists in session `{}`",
                         sd.dir.display()
@@ -233,12 +235,14 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         && !catalog.contains(p)
     {
         return Err(refuse(
+            "append::no_such_predecessor",
             format!("predecessor `{p}` is not a node of this session"),
             "name an existing node id (see `git-session show`), or `ROOT` for a first turn",
         ));
     }
     if !top_level && !catalog.contains(&caller) {
         return Err(refuse(
+            "append::no_such_caller",
             format!("caller `{caller}` is not a node of this session"),
             "name an existing node id, or leave `--caller` out",
         ));
@@ -249,6 +253,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         && catalog.first("u", ROOT).is_some()
     {
         return Err(refuse(
+            "append::second_root",
             "a second top-level user node needs a predecessor".into(),
             "give `--predecessor <node id>` (or `ROOT` to retry the first turn)",
         ));
@@ -301,6 +306,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
     let bytes = node.to_json();
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(Error::usage(
+            "usage::node_too_large",
             format!(
                 "the node is {} bytes, over the limit of {MAX_FILE_BYTES}",
                 bytes.len()
@@ -311,6 +317,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
     let path = history.join(naming.file_name(seq, &node.role, &node.id));
     if !atomic::create_new(&path, &bytes)? {
         return Err(refuse(
+            "append::seq_taken",
             format!("`{}` already exists", path.display()),
             "another writer used this seq; run the command again",
         ));
@@ -343,12 +350,14 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
     let md = std::fs::symlink_metadata(src).io("read the attachment", src)?;
     if md.file_type().is_symlink() || !md.is_file() {
         return Err(Error::refused(
+            "append::attachment_not_a_file",
             format!("attachment `{}` is not a regular file", src.display()),
             Some("attach regular files only; symlinks and directories are refused".into()),
         ));
     }
     if md.len() > MAX_FILE_BYTES {
         return Err(Error::usage(
+            "usage::attachment_too_large",
             format!(
                 "attachment `{}` is {} bytes, over the limit of {MAX_FILE_BYTES}",
                 src.display(),
@@ -363,6 +372,7 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
         .filter(|n| !n.starts_with('.') && !n.contains('/') && !n.contains('\\'))
         .ok_or_else(|| {
             Error::refused(
+                "append::attachment_name",
                 format!("attachment name of `{}` is not usable", src.display()),
                 Some("rename the file: a UTF-8 name not starting with `.`".into()),
             )
@@ -377,6 +387,7 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
     let dest = dir.join(&dest_name);
     if !atomic::create_new(&dest, &data)? {
         return Err(refuse(
+            "append::attachment_exists",
             format!("`{}` already exists", dest.display()),
             "rename the attachment",
         ));

@@ -123,6 +123,7 @@ pub fn one(
     let md = std::fs::symlink_metadata(&sd.dir).io("inspect the session directory", &sd.dir)?;
     if md.file_type().is_symlink() {
         return Err(Error::refused(
+            "session::linked_dir",
             format!(
                 "session directory `{}` is a symbolic link",
                 sd.dir.display()
@@ -204,7 +205,11 @@ pub fn select(state: &StateDir, all: bool, ids: &[String]) -> Result<Vec<Target>
 /// Workers for `--jobs` (default: the number of cores).
 pub fn jobs(requested: Option<usize>) -> Result<usize> {
     match requested {
-        Some(0) => Err(Error::usage("`--jobs` must be at least 1", None)),
+        Some(0) => Err(Error::usage(
+            "usage::jobs",
+            "`--jobs` must be at least 1",
+            None,
+        )),
         Some(n) => Ok(n.min(64)),
         None => Ok(std::thread::available_parallelism()
             .map_or(1, |n| n.get())

@@ -105,6 +105,7 @@ fn read_limited(mut r: impl Read, what: &std::path::Path) -> Result<String> {
         .io("read", what)?;
     if buf.len() as u64 > MAX_FILE_BYTES {
         return Err(Error::usage(
+            "usage::node_too_large",
             format!(
                 "`{}` is over the limit of {MAX_FILE_BYTES} bytes",
                 what.display()
@@ -114,6 +115,7 @@ fn read_limited(mut r: impl Read, what: &std::path::Path) -> Result<String> {
     }
     String::from_utf8(buf).map_err(|_| {
         Error::usage(
+            "usage::not_utf8",
             format!("`{}` is not valid UTF-8", what.display()),
             Some("node text must be UTF-8; attach binary data with `--attach`".into()),
         )
@@ -133,12 +135,14 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         )?;
         let Value::Object(mut obj) = serde_json::from_str::<Value>(&text).map_err(|e| {
             Error::usage(
+                "usage::json_node",
                 format!("`--json-node`: stdin is not valid JSON: {e}"),
                 Some("send one JSON object, e.g. {\"role\": \"user\", \"output\": \"hi\"}".into()),
             )
         })?
         else {
             return Err(Error::usage(
+                "usage::json_node",
                 "`--json-node`: stdin must hold a JSON object",
                 None,
             ));
@@ -147,6 +151,7 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
             match v {
                 Value::String(s) => Ok(s),
                 _ => Err(Error::usage(
+                    "usage::json_node",
                     format!("`--json-node`: `{k}` must be a string"),
                     None,
                 )),
@@ -159,6 +164,7 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
                 "code" | "tool" => "code".into(),
                 other => {
                     return Err(Error::usage(
+                        "usage::role",
                         format!("`--json-node`: unknown role `{other}`"),
                         Some("roles are user, llm (assistant) and code (tool)".into()),
                     ));
@@ -190,7 +196,11 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         node.output = obj.remove("output").unwrap_or(Value::Null);
         if let Some(v) = obj.remove("reads") {
             node.reads = serde_json::from_value(v).map_err(|_| {
-                Error::usage("`--json-node`: `reads` must be a list of node ids", None)
+                Error::usage(
+                    "usage::json_node",
+                    "`--json-node`: `reads` must be a list of node ids",
+                    None,
+                )
             })?;
         }
         match obj.remove("metadata") {
@@ -198,6 +208,7 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
             Some(Value::Object(m)) => node.metadata = m,
             Some(_) => {
                 return Err(Error::usage(
+                    "usage::json_node",
                     "`--json-node`: `metadata` must be an object",
                     None,
                 ));
@@ -205,7 +216,11 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         }
         if let Some(v) = obj.remove("created_at") {
             node.created_at = Some(v.as_f64().ok_or_else(|| {
-                Error::usage("`--json-node`: `created_at` must be a number", None)
+                Error::usage(
+                    "usage::json_node",
+                    "`--json-node`: `created_at` must be a number",
+                    None,
+                )
             })?);
         }
         obj.remove("seq"); // assigned here
@@ -229,6 +244,7 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
     if let Some(i) = &args.input {
         node.input = serde_json::from_str(i).map_err(|e| {
             Error::usage(
+                "usage::input_json",
                 format!("`--input` is not valid JSON: {e}"),
                 Some(
                     "give the tool's arguments as one JSON value, e.g. '{\"path\": \"a.rs\"}'"
@@ -245,6 +261,7 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         && args.attach.is_empty()
     {
         return Err(Error::usage(
+            "usage::no_message",
             "no message: give `--text`, `--file` or `--json-node`",
             Some("an empty message needs `--text \"\"` said explicitly".into()),
         ));

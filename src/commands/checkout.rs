@@ -36,6 +36,7 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
     let mut meta = Meta::read(&sd.meta())?;
     if meta.status() == "running" {
         return Err(Error::refused(
+            "view::turn_running",
             format!("session `{}` is running a turn", args.session),
             Some("check out after the turn ends (`commit-turn` sets the status back)".into()),
         ));

@@ -74,6 +74,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         && !(d.is_finite() && d >= 0.0)
     {
         return Err(crate::error::Error::usage(
+            "usage::duration",
             format!("invalid `--duration` {d}"),
             Some("give seconds, 0 or more".into()),
         ));

@@ -29,6 +29,7 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<u8> {
     if !args.yes {
         if !crate::out::input_is_terminal() || !std::io::stderr().is_terminal() {
             return Err(Error::usage(
+                "usage::needs_confirmation",
                 format!("deleting `{}` needs confirmation", args.session),
                 Some("pass `--yes` to delete without asking".into()),
             ));

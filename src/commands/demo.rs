@@ -121,6 +121,7 @@ impl Demo<'_> {
         match store::create(&self.state, &spec, None, now, self.ctx.locks)? {
             Created::New(sd) => Ok(sd),
             Created::Existing(_) => Err(Error::refused(
+                "demo::session_exists",
                 format!(
                     "session `{id}` already exists in `{}`",
                     self.state.root.display()
@@ -196,6 +197,7 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
         Created::New(sd) => sd,
         Created::Existing(_) => {
             return Err(Error::refused(
+                "demo::session_exists",
                 "session `feature` already exists",
                 Some("give `demo` an empty or new directory".into()),
             ));
@@ -269,6 +271,7 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
     )?;
     if verified != exit::OK {
         return Err(Error::refused(
+            "demo::unverified",
             "the demo's sessions do not verify",
             Some(format!(
                 "run `git-session --state-dir {} verify --all`",

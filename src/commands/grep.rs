@@ -60,6 +60,7 @@ pub fn run(ctx: &Ctx, args: GrepArgs) -> Result<u8> {
         .build()
         .map_err(|e| {
             Error::usage(
+                "usage::pattern",
                 format!("`{}` is not a valid regular expression: {e}", args.pattern),
                 Some("fix the pattern, or give `-F` to search for it as it is".into()),
             )

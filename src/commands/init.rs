@@ -79,6 +79,7 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
             };
             if p.path_missing() {
                 return Err(crate::error::Error::refused(
+                    "project::dir_missing",
                     format!("project `{}` has no directory", p.id),
                     Some(format!(
                         "run `git-session relocate {} <new path>` first",
@@ -98,6 +99,7 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
             let project = meta.str("project_id").unwrap_or("default");
             if project != spec.project.as_deref().unwrap_or("default") {
                 return Err(crate::error::Error::refused(
+                    "init::bound_elsewhere",
                     format!("session `{id}` exists and is bound to project `{project}`"),
                     Some("use another session id".into()),
                 ));

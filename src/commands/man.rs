@@ -402,6 +402,7 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
                 .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
                 .ok_or_else(|| {
                     Error::usage(
+                        "usage::no_home",
                         "no `$HOME` to install the man pages under",
                         Some("give `--install DIR`".into()),
                     )
@@ -441,6 +442,7 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
     };
     let Some((_, roff)) = pages.iter().find(|(n, _)| *n == want) else {
         return Err(Error::usage(
+            "usage::no_such_page",
             format!("no man page `{want}`"),
             Some("give a command name (`append`, `verify`…), `layout` or `json`".into()),
         ));
@@ -474,7 +476,11 @@ pub fn completions(ctx: &Ctx, args: CompletionsArgs) -> Result<u8> {
     use clap_complete::Shell;
     if let Some(dir) = args.dir {
         if args.shell != "all" {
-            return Err(Error::usage("with `--dir`, give `all`", None));
+            return Err(Error::usage(
+                "usage::dir_needs_all",
+                "with `--dir`, give `all`",
+                None,
+            ));
         }
         std::fs::create_dir_all(&dir).io("create", &dir)?;
         for (name, s) in scripts() {
@@ -492,6 +498,7 @@ pub fn completions(ctx: &Ctx, args: CompletionsArgs) -> Result<u8> {
         "fish" => Shell::Fish,
         other => {
             return Err(Error::usage(
+                "usage::shell",
                 format!("unknown shell `{other}`"),
                 Some("shells are bash, zsh and fish".into()),
             ));

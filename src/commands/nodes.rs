@@ -75,6 +75,7 @@ pub fn line(r: &SessionNode) -> String {
 pub fn ingestion_time(t: Option<f64>) -> Result<f64> {
     match t {
         Some(t) if !t.is_finite() => Err(crate::error::Error::usage(
+            "usage::ingestion_time",
             format!("invalid `--ingestion-time` {t}"),
             Some("give unix seconds, e.g. 1796017556.5".into()),
         )),

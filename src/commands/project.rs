@@ -187,6 +187,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                 && !["active", "paused", "done"].contains(&s.as_str())
             {
                 return Err(Error::usage(
+                    "usage::status",
                     format!("unknown status `{s}`"),
                     Some("statuses are active, paused, done".into()),
                 ));
@@ -231,6 +232,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
             let p = project::get(&ctx.state, &key)?;
             if p.id == "default" {
                 return Err(Error::refused(
+                    "project::default_is_label",
                     "the default project cannot be unregistered",
                     None,
                 ));
@@ -255,6 +257,7 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
             let p = project::get(&ctx.state, &key)?;
             let Some(path) = p.path.as_deref().filter(|p| p.is_dir()) else {
                 return Err(Error::refused(
+                    "project::dir_missing",
                     format!("project `{}` has no directory", p.id),
                     Some(format!("run `git-session relocate {} <new path>`", p.id)),
                 ));

@@ -33,6 +33,7 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
     let p = crate::project::get(&ctx.state, &args.project)?;
     if p.id == "default" {
         return Err(Error::refused(
+            "project::default_is_label",
             "the default project cannot be relocated",
             Some("it is a label with no directory".into()),
         ));
@@ -42,6 +43,7 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         .filter(|n| n.is_dir())
         .ok_or_else(|| {
             Error::refused(
+                "project::no_such_dir",
                 format!("`{}` is not an existing directory", args.new_path.display()),
                 Some("give the directory the project moved to".into()),
             )

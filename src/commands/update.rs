@@ -108,6 +108,7 @@ pub fn run(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
         && changes.group.is_none()
     {
         return Err(Error::usage(
+            "usage::nothing_to_update",
             "nothing to update",
             Some("give --title, --pin/--unpin, --status, --read/--unread or --group".into()),
         ));

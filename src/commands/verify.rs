@@ -139,6 +139,7 @@ fn refuse_links(sd: &SessionDir, path: &std::path::Path) -> Result<()> {
         cur.push(part);
         if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(Error::refused(
+                "layout::symlink",
                 format!("`{}` is a symbolic link", cur.display()),
                 Some("nothing was written; replace the link with a directory".into()),
             ));

@@ -91,8 +91,13 @@ pub enum RefUpdate {
 }
 
 fn full_branch(name: &str) -> Result<FullName> {
-    FullName::try_from(format!("refs/heads/{name}"))
-        .map_err(|e| Error::usage(format!("invalid branch name `{name}`: {e}"), None))
+    FullName::try_from(format!("refs/heads/{name}")).map_err(|e| {
+        Error::usage(
+            "usage::branch_name",
+            format!("invalid branch name `{name}`: {e}"),
+            None,
+        )
+    })
 }
 
 #[cfg(test)]

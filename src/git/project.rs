@@ -237,6 +237,7 @@ impl UserRepo {
         let (head, branch) = self.head()?;
         let (Some(head), Some(branch)) = (head, branch) else {
             return Err(Error::refused(
+                "project::head_detached",
                 "the project's HEAD is detached or unborn",
                 Some("check out a branch in the project".into()),
             ));

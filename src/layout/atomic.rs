@@ -108,6 +108,7 @@ pub fn refuse_unsafe(path: &Path) -> Result<()> {
     use std::os::unix::fs::FileTypeExt;
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(crate::error::Error::refused(
+            "layout::symlink",
             format!("`{}` is a symbolic link", path.display()),
             Some(
                 "git-session never writes through a link inside a session or the state dir; \
@@ -124,6 +125,7 @@ pub fn refuse_unsafe(path: &Path) -> Result<()> {
             } =>
         {
             Err(crate::error::Error::refused(
+                "layout::special_file",
                 format!(
                     "`{}` is not a regular file (a FIFO, socket or device)",
                     path.display()

@@ -60,6 +60,7 @@ impl StateDir {
         } else {
             let home = non_empty("HOME").map(PathBuf::from).ok_or_else(|| {
                 Error::usage(
+                    "usage::no_home",
                     "cannot find the state directory: `$HOME` is not set",
                     Some("pass `--state-dir DIR` or set `OPENPROGRAM_HOME`".into()),
                 )
@@ -69,6 +70,7 @@ impl StateDir {
                     let profile = profile.to_string_lossy().into_owned();
                     if profile.contains('/') || profile == ".." || profile == "." {
                         return Err(Error::usage(
+                            "usage::profile",
                             format!("invalid `OPENPROGRAM_PROFILE` `{profile}`"),
                             Some("a profile is a plain name without `/`".into()),
                         ));
@@ -275,6 +277,7 @@ impl SessionDir {
         let md = std::fs::symlink_metadata(&dir).io("inspect the session directory", &dir)?;
         if md.file_type().is_symlink() {
             return Err(Error::refused(
+                "session::linked_dir",
                 format!("session directory `{}` is a symbolic link", dir.display()),
                 Some(
                     "git-session does not follow symlinked session directories; \
@@ -327,6 +330,7 @@ impl SessionDir {
             Some(n) if n == id => Ok(self),
             None if !strict => Ok(self),
             other => Err(Error::refused(
+                "session::not_this_session",
                 format!(
                     "`{}` is not session `{id}`: {}",
                     self.dir.display(),

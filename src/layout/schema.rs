@@ -151,6 +151,7 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     let md = std::fs::symlink_metadata(path).io("read", path)?;
     if md.file_type().is_symlink() {
         return Err(Error::refused(
+            "layout::symlink",
             format!("`{}` is a symbolic link", path.display()),
             Some("git-session never follows symlinks inside a session".into()),
         ));

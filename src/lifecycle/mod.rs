@@ -44,6 +44,7 @@ pub fn status(s: &str) -> Result<&'static str> {
         .copied()
         .ok_or_else(|| {
             Error::usage(
+                "usage::status",
                 format!("unknown status `{s}`"),
                 Some(format!(
                     "statuses are {} (`needs-input` is accepted too)",
@@ -140,6 +141,7 @@ pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf>
         .collect();
     if !foreign.is_empty() {
         return Err(crate::error::Error::refused(
+            "lifecycle::foreign_files",
             format!(
                 "`{}` holds files that are not session `{id}`'s: {}",
                 sd.dir.display(),
@@ -387,6 +389,7 @@ pub fn parse_duration(s: &str) -> Result<f64> {
 
 fn bad_duration(s: &str) -> Error {
     Error::usage(
+        "usage::duration",
         format!("invalid duration `{s}`"),
         Some("write a number with s, m, h, d or w, e.g. `90m` or `2d`".into()),
     )

@@ -305,6 +305,7 @@ fn advance(
             journal.sessions.insert(id.to_string(), e.clone());
             write_journal(state, journal)?;
             return Err(Error::refused(
+                "migrate::copy_unverified",
                 format!("the copy of `{id}` failed verification: {why}"),
                 Some("run `git-session migrate` again".into()),
             ));
@@ -371,6 +372,7 @@ fn advance(
             None => std::fs::remove_dir_all(&e.source).io("remove the source", &e.source)?,
             Some(why) => {
                 return Err(Error::refused(
+                    "migrate::source_changed",
                     format!("`{id}`: the source changed since it was copied ({why}); it is kept"),
                     Some("compare the two copies by hand before removing the source".into()),
                 ));

@@ -684,7 +684,9 @@ pub struct SessionRow<'a> {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Error {
-    /// A stable code (`git_session::usage::…`, `git_session::refused`, …);
+    /// A stable code naming the problem, `git_session::<area>::<what>`
+    /// (`git_session::usage::role`, `git_session::append::no_such_predecessor`,
+    /// `git_session::project::not_found`, `git_session::lock::busy`, …);
     /// null when there is none.
     pub code: Option<String>,
     /// The error and its causes, in words.

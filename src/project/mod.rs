@@ -36,6 +36,7 @@ pub fn refuse_ours(state: &StateDir, canon: &Path) -> Result<()> {
     };
     match why {
         Some(why) => Err(Error::refused(
+            "project::unusable_dir",
             format!("`{}` cannot be a project: {why}", canon.display()),
             Some("give the directory of your own work tree".into()),
         )),
@@ -52,12 +53,14 @@ pub fn add(
 ) -> Result<(Project, bool)> {
     let canon = std::fs::canonicalize(path).map_err(|_| {
         Error::refused(
+            "project::no_such_dir",
             format!("`{}` is not an existing directory", path.display()),
             Some("create the directory first, or give the right path".into()),
         )
     })?;
     if !canon.is_dir() {
         return Err(Error::refused(
+            "project::not_a_dir",
             format!("`{}` is not a directory", canon.display()),
             None,
         ));
@@ -107,6 +110,7 @@ pub fn get(state: &StateDir, key: &str) -> Result<Project> {
     projects::find(&ps, key).ok_or_else(|| {
         let known: Vec<String> = ps.keys().cloned().collect();
         Error::refused(
+            "project::not_found",
             format!("no project `{key}`"),
             Some(if known.is_empty() {
                 "register one with `git-session project add <path>`".into()
@@ -138,12 +142,14 @@ pub fn bind(
     let project = get(state, key)?;
     if project.id == "default" {
         return Err(Error::refused(
+            "project::default_is_label",
             "the default project is a label, not a binding",
             Some("bind to a project added with `git-session project add`".into()),
         ));
     }
     if project.path_missing() {
         return Err(Error::refused(
+            "project::dir_missing",
             format!(
                 "project `{}` has no directory at `{}`",
                 project.id,
@@ -157,6 +163,7 @@ pub fn bind(
     }
     if migrating_projects(state).contains(&project.id) {
         return Err(Error::refused(
+            "project::migration_in_progress",
             format!("project `{}` has a migration in progress", project.id),
             Some("run `git-session migrate` to finish it first".into()),
         ));
@@ -171,6 +178,7 @@ pub fn bind(
     }
     if !Catalog::peek(&sd)?.is_empty() {
         return Err(Error::refused(
+            "project::frozen",
             format!(
                 "project is frozen after the first turn: session `{session}` belongs to `{current}`"
             ),
@@ -373,6 +381,7 @@ pub fn project_relative(root: &Path, p: &str) -> Result<String> {
 
 fn outside(p: &str) -> Error {
     Error::usage(
+        "usage::project_path",
         format!("`{p}` is not a path inside the project"),
         Some("give paths relative to the project directory, without `..`".into()),
     )

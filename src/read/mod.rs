@@ -155,6 +155,7 @@ pub fn find_node(sd: &SessionDir, session: &str, id: &str) -> Result<Stored> {
         None => {
             let known: Vec<String> = catalog.entries().map(|e| e.id).collect();
             Err(Error::refused(
+                "read::no_such_node",
                 format!("session `{session}` has no node `{id}`"),
                 Some(crate::layout::paths::did_you_mean(
                     id,
@@ -193,6 +194,7 @@ impl Cursor {
             && !md.is_file()
         {
             return Err(Error::refused(
+                "read::cursor_not_a_file",
                 format!("the cursor `{}` is not a regular file", path.display()),
                 Some("give `--cursor` the path of a file (it is created when missing)".into()),
             ));

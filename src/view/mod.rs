@@ -123,6 +123,7 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
                 commit: commit_of(repo, last)?,
             }),
             None => Err(Error::refused(
+                "view::no_such_turn",
                 format!("there is no turn {n} on the current branch"),
                 Some(format!(
                     "{valid_turns}; `git-session branch` lists the others"
@@ -151,6 +152,7 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
         return match want {
             Some(n) if n >= 1 => by_turn(n),
             _ => Err(Error::refused(
+                "view::no_earlier_turn",
                 format!("there is no turn before turn {cur}"),
                 Some(valid_turns),
             )),
@@ -178,6 +180,7 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
             0 => {}
             _ => {
                 return Err(Error::refused(
+                    "view::ambiguous_commit",
                     format!("commit prefix `{target}` is ambiguous"),
                     Some(format!(
                         "it matches {}; give more digits",
@@ -196,6 +199,7 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
     }
     let names: Vec<&str> = branches.iter().map(|(b, _)| b.as_str()).collect();
     Err(Error::refused(
+        "view::unknown_target",
         format!("`{target}` is not a turn, branch, commit or node of this session"),
         Some(format!(
             "{valid_turns}; branches: {}; or `prev`, `next`, a commit id, a node id (see `git-session show`)",
@@ -277,6 +281,7 @@ fn at_commit(c: Oid, dag: &Dag<'_>, repo: &SessionRepo) -> Result<Resolved> {
             commit: Some(c),
         }),
         None => Err(Error::refused(
+            "view::not_a_turn_commit",
             format!(
                 "commit {} records no turn of this session",
                 c.to_hex_with_len(10)

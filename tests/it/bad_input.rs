@@ -338,3 +338,45 @@ fn a_session_repo_config_that_does_not_parse_is_refused() {
     std::fs::write(&config, text).unwrap();
     refused(&env, &["commit-turn", "s1"], 128, "config does not parse");
 }
+
+/// Each refusal and usage error names its problem with a code of its own,
+/// in the text on stderr and in the `--json` error record.
+#[test]
+fn errors_carry_specific_stable_codes() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    for (args, exit, code) in [
+        (&["update", "s1"][..], 2, "usage::nothing_to_update"),
+        (
+            &["append", "s1", "--predecessor", "nope", "--text", "x"][..],
+            1,
+            "append::no_such_predecessor",
+        ),
+        (&["append", "s1"][..], 2, "usage::no_message"),
+        (
+            &["commit-turn", "s1", "--duration", "-1"][..],
+            2,
+            "usage::duration",
+        ),
+        (&["project", "show", "nowhere"][..], 1, "project::not_found"),
+        (&["checkout", "s1", "zzz"][..], 1, "view::unknown_target"),
+        (&["cat", "s1", "nope"][..], 1, "read::no_such_node"),
+    ] {
+        let err = env.fails(args, exit);
+        assert!(
+            err.contains(&format!("code: git_session::{code}\n")),
+            "{args:?}: {err}"
+        );
+        let mut json = vec!["--json"];
+        json.extend_from_slice(args);
+        let out = env.run(&json);
+        let line = String::from_utf8_lossy(&out.stdout);
+        let record: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        assert_eq!(record["type"], "error", "{args:?}");
+        assert_eq!(
+            record["data"]["code"],
+            format!("git_session::{code}"),
+            "{args:?}"
+        );
+    }
+}
