@@ -33,12 +33,14 @@ pub enum Maintenance {
 /// The git command of `kind` for a session repo (SPEC §2.3).
 ///
 /// Not `git gc --auto`: it counts loose objects from a sample of
-/// `objects/17` and knows nothing of many small packs.
+/// `objects/17` and knows nothing of many small packs. Refs stay loose
+/// (`gc.packRefs=false`): with a `packed-refs` file, every ref update
+/// through gix also locks it (a file created and removed per turn).
 fn maintenance_args(git_dir: &Path, kind: Maintenance) -> &'static [&'static str] {
     if kind == Maintenance::Full || pack_count(git_dir) >= GC_AT_PACKS {
-        &["gc", "--quiet"]
+        &["-c", "gc.packRefs=false", "gc", "--quiet"]
     } else {
-        // -F: compress the objects, which turns store uncompressed.
+        // -F: compress the objects, which turns write uncompressed.
         &["repack", "-d", "-l", "-q", "-F", "--geometric=2"]
     }
 }
