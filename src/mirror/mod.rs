@@ -434,31 +434,33 @@ fn write_index_mirroring(
     Ok(())
 }
 
-/// Commit everything new in the session directory. Returns the commits made
-/// (empty when nothing changed). `before_write` runs once every pending node
-/// has parsed and before anything is written (`commit-turn` updates
-/// meta.json there, so that a refused commit changes nothing on disk).
-pub fn commit_pending(
-    sd: &SessionDir,
-    session_id: &str,
-    opts: &CommitOptions,
-    before_write: &mut dyn FnMut(&[Node]) -> Result<()>,
-    warn: &mut dyn FnMut(String),
-) -> Result<Vec<Made>> {
-    crate::out::trace("mirror: start");
-    let mut repo = SessionRepo::open(&sd.dir)?;
-    crate::out::trace("mirror: config read");
-    repo.clear_stale_temps();
-    if opts.bulk {
-        repo.begin_bulk();
-    }
-    let head = repo.head()?;
-    crate::out::trace("mirror: repo open");
+/// The index a run commits from, and what it learned getting it.
+struct Recovered {
+    index: Index,
+    /// The index was rebuilt from a commit's tree (unreadable, or behind).
+    rebuilt: bool,
+    /// The commit the index mirrors.
+    mirrors: Option<Oid>,
+    /// HEAD's commit and every branch tip.
+    tips: Vec<Oid>,
+    /// `history/` against the index.
+    diff: HistoryDiff,
+}
 
+/// Read the index, and rebuild it when it cannot be trusted: unreadable,
+/// or behind a commit that a crash (between moving the refs and writing
+/// the index) or a git command run by hand left at a ref tip.
+fn recover_index(
+    repo: &SessionRepo,
+    sd: &SessionDir,
+    head: &crate::git::Head,
+    snapshot: &Snapshot,
+    catalog: &Catalog,
+    warn: &mut dyn FnMut(String),
+) -> Result<Recovered> {
     // The index mirrors the commit recorded in `snapshot`; when HEAD moved
     // without us (a crash between the ref update and the index write, or a
     // git command run by hand), rebuild it from HEAD's tree.
-    let snapshot = sd.read_snapshot();
     let mut index_rebuilt = false;
     let index = match head.commit {
         Some(c) => match repo.read_index() {
@@ -474,20 +476,10 @@ pub fn commit_pending(
         },
         None => repo.read_index()?,
     };
-    let mut work = Work {
-        index,
-        gone: HashSet::new(),
-        others: Vec::new(),
-        new_history: HashMap::new(),
-        refreshed: Vec::new(),
-    };
-
+    let mut index = index;
     crate::out::trace("mirror: index read");
     // history/: by name against the index.
-    let history_dir = sd.history();
-    let catalog = Catalog::load(sd)?;
-    crate::out::trace("mirror: catalog read");
-    let mut diff = diff_history(&work.index, &catalog);
+    let mut diff = diff_history(&index, catalog);
     // The index mirrors the snapshot commit, the last one written. After a
     // crash between moving the refs and writing the index, the marker's
     // `pending` commit is a ref tip: the index is behind it. (Without that
@@ -543,31 +535,31 @@ pub fn commit_pending(
             sd.dir.display(),
             t.to_hex_with_len(8)
         ));
-        work.index = repo.index_from_tree(repo.commit_info(t)?.tree)?;
+        index = repo.index_from_tree(repo.commit_info(t)?.tree)?;
         index_rebuilt = true;
-        diff = diff_history(&work.index, &catalog);
+        diff = diff_history(&index, catalog);
     }
-    let mut rescanned: Vec<(String, std::fs::Metadata)> = if opts.rescan {
-        modified_history(&work.index, &history_dir, &catalog)
-    } else {
-        Vec::new()
-    };
-    for f in &opts.modified {
-        if !rescanned.iter().any(|(r, _)| r == f)
-            && let Ok(md) = std::fs::symlink_metadata(history_dir.join(f))
-        {
-            rescanned.push((f.clone(), md));
-        }
-    }
-    let new_files = diff.new_files;
-    let gone_history = diff.gone;
-    let committed_seqs = diff.committed_seqs;
-    crate::out::trace("mirror: diffed against the index");
-    // Phase 1, read-only: every new node must parse and match its name, or
-    // nothing at all is written.
+    Ok(Recovered {
+        index,
+        rebuilt: index_rebuilt,
+        mirrors,
+        tips,
+        diff,
+    })
+}
+
+/// The new files of `history/` read (and checked, for node files: each
+/// must parse and match its name, or nothing at all is committed): the
+/// pending nodes, and every new file's bytes and metadata.
+#[allow(clippy::type_complexity)]
+fn read_pending<'a>(
+    history_dir: &Path,
+    new_files: &'a [(String, Option<history::Entry>)],
+    warn: &mut dyn FnMut(String),
+) -> Result<(Vec<Node>, Vec<(&'a str, Vec<u8>, std::fs::Metadata)>)> {
     let mut pending: Vec<Node> = Vec::new();
     let mut new_data: Vec<(&str, Vec<u8>, std::fs::Metadata)> = Vec::new();
-    for (f, entry) in &new_files {
+    for (f, entry) in new_files {
         let (f, entry) = (f.as_str(), entry.as_ref());
         let path = history_dir.join(f);
         let md = std::fs::symlink_metadata(&path).io("inspect", &path)?;
@@ -609,6 +601,68 @@ pub fn commit_pending(
         }
         new_data.push((f, data, md));
     }
+    Ok((pending, new_data))
+}
+
+/// Commit everything new in the session directory. Returns the commits made
+/// (empty when nothing changed). `before_write` runs once every pending node
+/// has parsed and before anything is written (`commit-turn` updates
+/// meta.json there, so that a refused commit changes nothing on disk).
+pub fn commit_pending(
+    sd: &SessionDir,
+    session_id: &str,
+    opts: &CommitOptions,
+    before_write: &mut dyn FnMut(&[Node]) -> Result<()>,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Made>> {
+    crate::out::trace("mirror: start");
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    crate::out::trace("mirror: config read");
+    repo.clear_stale_temps();
+    if opts.bulk {
+        repo.begin_bulk();
+    }
+    let head = repo.head()?;
+    crate::out::trace("mirror: repo open");
+
+    let snapshot = sd.read_snapshot();
+    let history_dir = sd.history();
+    let catalog = Catalog::load(sd)?;
+    crate::out::trace("mirror: catalog read");
+    let Recovered {
+        index,
+        rebuilt: index_rebuilt,
+        mirrors,
+        tips,
+        diff,
+    } = recover_index(&repo, sd, &head, &snapshot, &catalog, warn)?;
+    let mut work = Work {
+        index,
+        gone: HashSet::new(),
+        others: Vec::new(),
+        new_history: HashMap::new(),
+        refreshed: Vec::new(),
+    };
+    crate::out::trace("mirror: diffed against the index");
+    let mut rescanned: Vec<(String, std::fs::Metadata)> = if opts.rescan {
+        modified_history(&work.index, &history_dir, &catalog)
+    } else {
+        Vec::new()
+    };
+    for f in &opts.modified {
+        if !rescanned.iter().any(|(r, _)| r == f)
+            && let Ok(md) = std::fs::symlink_metadata(history_dir.join(f))
+        {
+            rescanned.push((f.clone(), md));
+        }
+    }
+    let new_files = diff.new_files;
+    let gone_history = diff.gone;
+    let committed_seqs = diff.committed_seqs;
+    crate::out::trace("mirror: diffed against the index");
+    // Phase 1, read-only: every new node must parse and match its name, or
+    // nothing at all is written.
+    let (mut pending, new_data) = read_pending(&history_dir, &new_files, warn)?;
     let file_of: HashMap<&str, &str> = new_files
         .iter()
         .filter_map(|(f, e)| e.as_ref().map(|e| (e.id.as_str(), f.as_str())))

@@ -201,8 +201,9 @@ fn a_retry_forks_a_branch_from_the_earlier_turn() {
 
 #[test]
 fn packed_refs_are_read_as_loose_ones_are() {
-    // `git gc` (background maintenance) packs the refs: HEAD's branch and
-    // the retry branches are then read from `packed-refs` alone.
+    // A `git gc` run by hand packs the refs (background maintenance keeps
+    // them loose): HEAD's branch and the retry branches are then read from
+    // `packed-refs` alone.
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
     let (a1, _) = env.turn("s1", "one", &[]);
