@@ -80,9 +80,8 @@ impl Writer {
         }
     }
 
-    /// Loose object `id`, decoded into `buf`, if it is loose (no pack is
-    /// searched, and the repository need not be opened).
-    /// Commit `id` as this process wrote it, or as a loose object.
+    /// Commit `id` as this process wrote it, or as a loose object (no pack
+    /// is searched, and the repository need not be opened).
     pub(super) fn find_commit<'a>(
         &'a self,
         id: ObjectId,
@@ -99,9 +98,9 @@ impl Writer {
 
     /// Hand a loose object to the writer thread.
     fn send(&mut self, kind: gix::objs::Kind, buf: Vec<u8>, id: ObjectId) -> bool {
-        let loose = self.loose.clone();
-        let objects = self.objects_dir.clone();
         let thread = self.thread.get_or_insert_with(|| {
+            let loose = self.loose.clone();
+            let objects = self.objects_dir.clone();
             let (tx, rx) = std::sync::mpsc::channel::<(gix::objs::Kind, Vec<u8>, ObjectId)>();
             let handle = std::thread::spawn(move || {
                 use gix::objs::Write as _;
