@@ -606,6 +606,23 @@ mod tests {
         plans
     }
 
+    /// A session with one committed turn (u1, a1 on commit 2, after the
+    /// root commit 1); returns it and its tip.
+    fn one_turn() -> (Fake, Oid) {
+        let mut h = Fake::default();
+        h.commit(1, None, "session init\n", &[]);
+        let u1 = node(1, "u1", "user", None, "");
+        let a1 = node(2, "a1", "llm", Some("u1"), "");
+        let tip = h.commit(
+            2,
+            Some(1),
+            "turn 1: hi\n\nSession: s1\nTurn: 1\nNodes: 1..2\n",
+            &[&file(&u1), &file(&a1)],
+        );
+        h.nodes = vec![(file(&u1), u1), (file(&a1), a1)];
+        (h, tip)
+    }
+
     fn landing(p: &Planned) -> (&str, bool) {
         let l = p.landing.as_ref().expect("landed");
         (l.branch.as_str(), l.new)
@@ -637,17 +654,7 @@ mod tests {
 
     #[test]
     fn more_nodes_of_a_turn_continue_its_commit() {
-        let mut h = Fake::default();
-        h.commit(1, None, "session init\n", &[]);
-        let u1 = node(1, "u1", "user", None, "");
-        let a1 = node(2, "a1", "llm", Some("u1"), "");
-        let tip = h.commit(
-            2,
-            Some(1),
-            "turn 1: hi\n\nSession: s1\nTurn: 1\nNodes: 1..2\n",
-            &[&file(&u1), &file(&a1)],
-        );
-        h.nodes = vec![(file(&u1), u1), (file(&a1), a1)];
+        let (mut h, tip) = one_turn();
         let pending = [node(3, "t1", "code", None, "a1")];
         let plans = planned(&mut h, &pending, &[], &[2], Some(tip), &[tip]);
         assert_eq!(plans.len(), 1);
@@ -658,17 +665,7 @@ mod tests {
 
     #[test]
     fn a_regenerated_reply_forks_a_retry_branch_from_its_message_s_parent() {
-        let mut h = Fake::default();
-        h.commit(1, None, "session init\n", &[]);
-        let u1 = node(1, "u1", "user", None, "");
-        let a1 = node(2, "a1", "llm", Some("u1"), "");
-        let tip = h.commit(
-            2,
-            Some(1),
-            "turn 1: hi\n\nSession: s1\nTurn: 1\nNodes: 1..2\n",
-            &[&file(&u1), &file(&a1)],
-        );
-        h.nodes = vec![(file(&u1), u1), (file(&a1), a1)];
+        let (mut h, tip) = one_turn();
         // A second reply to u1, which a1 answered already.
         let pending = [node(3, "a1b", "llm", Some("u1"), "")];
         let plans = planned(&mut h, &pending, &["u1"], &[2], Some(tip), &[tip]);
