@@ -135,6 +135,14 @@ impl Writer {
     }
 }
 
+impl Drop for Writer {
+    /// A run that ends early (an error before `sync_objects`) still waits
+    /// for its writer thread: no write outlives the session lock.
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
 struct WriterThread {
     tx: std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)>,
     handle: std::thread::JoinHandle<std::result::Result<(), String>>,
