@@ -114,6 +114,7 @@ pub enum Command {
     Cat(Lazy<commands::nodes::CatArgs>),
     Feed(Lazy<commands::feed::FeedArgs>),
     Grep(Lazy<commands::grep::GrepArgs>),
+    Import(Lazy<commands::import::ImportArgs>),
 }
 
 /// A subcommand's arguments, built only when that subcommand is parsed (or
@@ -226,6 +227,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Cat(Lazy(a)) => commands::nodes::cat(&ctx, a),
         Command::Feed(Lazy(a)) => commands::feed::run(&ctx, a),
         Command::Grep(Lazy(a)) => commands::grep::run(&ctx, a),
+        Command::Import(Lazy(a)) => commands::import::run(&ctx, a),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod context;
 pub mod error;
 pub mod git;
+pub mod import;
 pub mod layout;
 pub mod lifecycle;
 pub mod migrate;

@@ -311,6 +311,7 @@ impl SessionDir {
             // Appended to by gix's ref transactions (`git::refs`).
             self.git_dir().join("logs").join("HEAD"),
             private.join("baseline.json"),
+            self.import_cursor(),
             private.join("maintenance.lock"),
         ] {
             super::atomic::refuse_unsafe(&p)?;
@@ -377,6 +378,11 @@ impl SessionDir {
     }
     pub fn catalog_stamp(&self) -> PathBuf {
         self.private_dir().join("catalog.stamp")
+    }
+    /// How many lines of its transcript an imported session has read
+    /// (`import`; not committed: a fresh import elsewhere reads them all).
+    pub fn import_cursor(&self) -> PathBuf {
+        self.private_dir().join("import.lines")
     }
     /// Read the snapshot marker: the commit whose tree the index mirrors,
     /// and the turns committed since the last background `git gc`.

@@ -93,6 +93,52 @@ pub struct Commit {
     pub nodes: usize,
 }
 
+/// `import`: one per transcript read.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Imported {
+    /// The session the transcript is (`claude-<sessionId>`).
+    pub session: String,
+    /// The transcript file.
+    pub path: String,
+    /// The session was created by this import.
+    pub new_session: bool,
+    /// Turns and nodes added (to be added, with `--dry-run`).
+    pub turns: usize,
+    /// See `turns`.
+    pub nodes: usize,
+    /// Lines not imported, with the reason.
+    pub skipped: Vec<SkippedLine>,
+    /// Nothing was written (`--dry-run`).
+    pub dry_run: bool,
+}
+
+/// A transcript line `import` left out.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SkippedLine {
+    /// 1-based line number.
+    pub line: usize,
+    pub reason: String,
+}
+
+/// `import`, last: the totals.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ImportSummary {
+    /// Transcripts read.
+    pub transcripts: usize,
+    /// Sessions created.
+    pub new_sessions: usize,
+    pub turns: usize,
+    pub nodes: usize,
+    /// Lines left out, over every transcript.
+    pub skipped: usize,
+    /// Transcripts that failed (each also an `error` record).
+    pub failed: usize,
+    pub dry_run: bool,
+}
+
 /// `commit-turn --dry-run`: one per commit the turn would make.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -726,6 +772,8 @@ records! {
     NodeAppended => "node_appended",
     TurnCommitted => "turn_committed",
     TurnPlanned => "turn_planned",
+    Imported => "imported",
+    ImportSummary => "import_summary",
     ProjectCommit => "project_commit",
     LogCommit => "commit",
     Branch => "branch",

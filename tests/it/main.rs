@@ -11,6 +11,7 @@ mod docs;
 mod env;
 mod faults;
 mod hostile;
+mod import;
 mod interop;
 mod legacy;
 mod migrate;

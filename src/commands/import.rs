@@ -1,0 +1,158 @@
+//! `import`: keep another agent's conversations (SPEC §5; `import::claude`).
+//!
+//! Reads: the transcripts, the sessions they become (catalog, cursor).
+//! Writes: each session's new nodes, meta.json, one commit per new turn,
+//! the cursor, one index journal row. Locks: each session, exclusive.
+//! Prints: one `imported` record per transcript, then `import_summary`.
+
+use std::path::PathBuf;
+
+use crate::context::Ctx;
+use crate::error::{Result, exit};
+use crate::out::Progress;
+use crate::out::records::{ImportSummary, Imported, SkippedLine};
+
+/// Whose transcripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code: `~/.claude/projects/<dir>/<sessionId>.jsonl`.
+    ClaudeCode,
+}
+
+/// Import an agent's transcripts: each becomes a session
+/// (`claude-<sessionId>`), one commit per turn dated by the transcript, so
+/// that importing it again, or on another machine, gives the same commits.
+///
+/// Typed user messages are user nodes; an assistant reply (its records
+/// sharing one message id) is one assistant node with its model and token
+/// usage; each tool call is a tool node called by its reply, with the
+/// call's arguments as input and the result as output; a compaction is a
+/// `context/compact` record node. Every transcript record is kept,
+/// unchanged, in `metadata.source_records` of the node it went into. A
+/// transcript that grew adds only its new turns; a torn last line is left
+/// for next time. A subagent's transcript (under `subagents/`) is a session
+/// of its own, `claude-<sessionId>-<agentId>`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Whose transcripts
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Transcript files or directories [default: `~/.claude/projects`]
+    pub paths: Vec<PathBuf>,
+    /// Bind new sessions to this project [default: the registered project
+    /// whose directory is the transcript's working directory]
+    #[arg(long, value_name = "P")]
+    pub project: Option<String>,
+    /// Print what would be imported and write nothing
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+}
+
+pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
+    let Agent::ClaudeCode = args.agent;
+    let roots = if args.paths.is_empty() {
+        let home = std::env::var_os("HOME").map(PathBuf::from).ok_or_else(|| {
+            crate::error::Error::usage(
+                "usage::no_home",
+                "no `$HOME`, so no default transcript directory",
+                Some("give the transcripts' paths".into()),
+            )
+        })?;
+        vec![home.join(".claude").join("projects")]
+    } else {
+        args.paths.clone()
+    };
+    let mut files = Vec::new();
+    for r in &roots {
+        files.extend(crate::import::transcripts(r)?);
+    }
+    let progress = Progress::new(&ctx.out, files.len() as u64, "import");
+    let mut sum = ImportSummary {
+        transcripts: files.len(),
+        new_sessions: 0,
+        turns: 0,
+        nodes: 0,
+        skipped: 0,
+        failed: 0,
+        dry_run: args.dry_run,
+    };
+    for f in &files {
+        let mut warnings = Vec::new();
+        let r =
+            crate::import::claude_code(ctx, f, args.project.as_deref(), args.dry_run, &mut |w| {
+                warnings.push(w)
+            });
+        progress.inc();
+        for w in warnings {
+            progress.suspend(|| ctx.out.warn(&w));
+        }
+        match r {
+            Ok(o) => {
+                sum.new_sessions += usize::from(o.created);
+                sum.turns += o.turns;
+                sum.nodes += o.nodes;
+                sum.skipped += o.skipped.len();
+                for (line, why) in &o.skipped {
+                    progress
+                        .suspend(|| ctx.out.warn(format!("{}:{}: {why}", f.display(), line + 1)));
+                }
+                ctx.out.record(&Imported {
+                    session: o.session.clone(),
+                    path: f.display().to_string(),
+                    new_session: o.created,
+                    turns: o.turns,
+                    nodes: o.nodes,
+                    skipped: o
+                        .skipped
+                        .iter()
+                        .map(|(line, reason)| SkippedLine {
+                            line: line + 1,
+                            reason: reason.clone(),
+                        })
+                        .collect(),
+                    dry_run: args.dry_run,
+                });
+                if o.nodes > 0 {
+                    progress.suspend(|| {
+                        ctx.out.line(format!(
+                            "{}: {} {} turn(s), {} node(s) into session `{}`",
+                            f.display(),
+                            if args.dry_run {
+                                "would import"
+                            } else {
+                                "imported"
+                            },
+                            o.turns,
+                            o.nodes,
+                            o.session
+                        ))
+                    });
+                }
+            }
+            Err(e) => {
+                sum.failed += 1;
+                progress.suspend(|| {
+                    eprint!(
+                        "git-session: import of `{}` failed:\n{}",
+                        f.display(),
+                        crate::out::render_error(&e)
+                    )
+                });
+            }
+        }
+    }
+    progress.finish();
+    ctx.out.note(format!(
+        "{} {} transcript(s): {} new session(s), {} turn(s), {} node(s), {} line(s) skipped, {} failed",
+        if args.dry_run { "would import" } else { "imported" },
+        sum.transcripts,
+        sum.new_sessions,
+        sum.turns,
+        sum.nodes,
+        sum.skipped,
+        sum.failed
+    ));
+    let failed = sum.failed;
+    ctx.out.record(&sum);
+    Ok(if failed > 0 { exit::NO } else { exit::OK })
+}

@@ -1,0 +1,440 @@
+//! Claude Code transcripts (JSONL, `../shared/reference/agent-transcripts.md`)
+//! mapped to nodes: a pure function of the transcript's records.
+//!
+//! - a typed user message (text, not a tool result, not `isMeta`, not a
+//!   compaction summary) is a user node; its predecessor is the node that
+//!   holds its `parentUuid` record (a rewind names an older reply: a retry
+//!   branch), ROOT for the first;
+//! - an assistant reply (every record sharing one `message.id`) is one
+//!   assistant node: its text blocks joined, `model` and `usage` (counted
+//!   once) in metadata; its predecessor is the turn's user node or the
+//!   previous reply of the tool loop;
+//! - each `tool_use` block is a tool node called by its reply: input = the
+//!   call's arguments, output = the matching `tool_result`'s content;
+//! - a compaction (`system` `compact_boundary` and the summary that follows)
+//!   is a `context/compact` record node (visible, not a turn);
+//! - every other record (progress, system, snapshots, summaries, types not
+//!   known here, resume copies of a `uuid` already seen, lines that do not
+//!   parse) goes, unchanged, with the node before it (or the first node).
+//!
+//! Every record a node was made from or carries is kept in its
+//! `metadata.source_records` as `{"line": <0-based line>, "record": …}` (or
+//! `"raw": "<text>"` for a line that is not JSON), so the transcript can be
+//! rebuilt line for line.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::layout::schema::ROOT;
+
+/// One line of a transcript.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub line: usize,
+    /// The record, or `None` for a line that is not a JSON object.
+    pub record: Option<Value>,
+    pub raw: String,
+}
+
+impl Line {
+    fn kept(&self) -> Value {
+        match &self.record {
+            Some(r) => json!({"line": self.line, "record": r}),
+            None => json!({"line": self.line, "raw": self.raw}),
+        }
+    }
+}
+
+/// One node to write.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub id: String,
+    /// `user`, `llm` or `code`.
+    pub role: &'static str,
+    /// `Some(ROOT)` for a first turn; `None` for a node with a caller.
+    pub predecessor: Option<String>,
+    pub caller: Option<String>,
+    pub name: Option<String>,
+    pub input: Value,
+    pub output: Value,
+    pub created_at: f64,
+    pub metadata: Map<String, Value>,
+    /// The source lines it carries, in file order.
+    pub lines: Vec<Line>,
+}
+
+impl Item {
+    /// A top-level user node: the start of a turn.
+    pub fn starts_turn(&self) -> bool {
+        self.role == "user"
+    }
+}
+
+/// What the mapping learned besides the nodes.
+#[derive(Debug, Default)]
+pub struct Mapped {
+    pub items: Vec<Item>,
+    /// `sessionId`, `cwd`, the first reply's model.
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub model: Option<String>,
+    /// Records seen twice (resume copies), kept but not made nodes again.
+    pub duplicates: usize,
+    /// Lines that are not JSON objects (kept raw).
+    pub unparsed: usize,
+}
+
+/// A node id from a transcript id (`uuid`, `msg_…`, `toolu_…`): the
+/// characters node ids allow, at most 128.
+fn node_id(prefix: &str, raw: &str) -> String {
+    let clean: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut id = format!("{prefix}{clean}");
+    id.truncate(128);
+    id
+}
+
+/// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`).
+pub fn timestamp(s: &str) -> Option<f64> {
+    let s = s.strip_suffix('Z').unwrap_or(s);
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, dd) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.splitn(3, ':');
+    let (h, mi) = (
+        t.next()?.parse::<i64>().ok()?,
+        t.next()?.parse::<i64>().ok()?,
+    );
+    let sec: f64 = t.next()?.parse().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + dd - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3_600 + mi * 60) as f64 + sec)
+}
+
+/// The typed text of a user record, if it is one (not a tool result, not
+/// meta, not a compaction summary).
+fn typed_text(r: &Value) -> Option<String> {
+    if r["isMeta"].as_bool() == Some(true) || r["isCompactSummary"].as_bool() == Some(true) {
+        return None;
+    }
+    match &r["message"]["content"] {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            if blocks.iter().any(|b| b["type"] == "tool_result") {
+                return None;
+            }
+            let text: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// A tool result's content as text when it is text blocks, else as given.
+fn result_output(content: &Value) -> Value {
+    match content {
+        Value::Array(blocks) if blocks.iter().all(|b| b["type"] == "text") => Value::String(
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Map a transcript's lines to nodes.
+pub fn map(lines: &[Line]) -> Mapped {
+    let mut m = Mapped::default();
+    // uuid → the item holding that record.
+    let mut owner: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut reply_of: HashMap<String, usize> = HashMap::new();
+    let mut tool_of: HashMap<String, usize> = HashMap::new();
+    // A compaction node → the uuid of the record before it.
+    let mut logical_parent: HashMap<usize, String> = HashMap::new();
+    // (parent uuid, timestamp) of typed user records: a second one with the
+    // same timestamp is a replay, not a rewind.
+    let mut typed_children: HashSet<(String, String)> = HashSet::new();
+    let mut leading: Vec<Line> = Vec::new();
+    let mut cur: Option<usize> = None;
+
+    // The top-level node a record's `parentUuid` leads to.
+    fn top(
+        items: &[Item],
+        owner: &HashMap<String, usize>,
+        logical_parent: &HashMap<usize, String>,
+        uuid: Option<&str>,
+    ) -> String {
+        let mut uuid = uuid.map(str::to_string);
+        for _ in 0..64 {
+            let Some(idx) = uuid.as_deref().and_then(|u| owner.get(u)).copied() else {
+                return ROOT.into();
+            };
+            let it = &items[idx];
+            match (it.role, it.caller.as_deref()) {
+                ("code", Some(ROOT)) => uuid = logical_parent.get(&idx).cloned(),
+                ("code", Some(reply)) => return reply.to_string(),
+                _ => return it.id.clone(),
+            }
+        }
+        ROOT.into()
+    }
+
+    for l in lines {
+        let Some(r) = &l.record else {
+            m.unparsed += 1;
+            attach(&mut m.items, cur, &mut leading, l.clone());
+            continue;
+        };
+        let uuid = r["uuid"].as_str().map(str::to_string);
+        if let Some(u) = &uuid
+            && !seen.insert(u.clone())
+        {
+            m.duplicates += 1;
+            attach(&mut m.items, cur, &mut leading, l.clone());
+            continue;
+        }
+        if m.session_id.is_none() {
+            m.session_id = r["sessionId"].as_str().map(str::to_string);
+        }
+        if m.cwd.is_none() {
+            m.cwd = r["cwd"].as_str().map(str::to_string);
+        }
+        let ts = r["timestamp"].as_str().and_then(timestamp);
+        let parent = r["parentUuid"].as_str();
+        let mut made: Option<usize> = None;
+        match r["type"].as_str().unwrap_or("") {
+            "user" => {
+                if let (Some(text), Some(u)) = (typed_text(r), &uuid) {
+                    let key = (
+                        parent.unwrap_or("").to_string(),
+                        r["timestamp"].as_str().unwrap_or("").to_string(),
+                    );
+                    if typed_children.insert(key) {
+                        let pred = top(&m.items, &owner, &logical_parent, parent);
+                        m.items.push(Item {
+                            id: node_id("u-", u),
+                            role: "user",
+                            predecessor: Some(pred),
+                            caller: None,
+                            name: None,
+                            input: Value::Null,
+                            output: Value::String(text),
+                            created_at: ts.unwrap_or(0.0),
+                            metadata: Map::new(),
+                            lines: Vec::new(),
+                        });
+                        made = Some(m.items.len() - 1);
+                    }
+                } else if let Value::Array(blocks) = &r["message"]["content"] {
+                    // Tool results: each to its call's node (the record goes
+                    // with the first).
+                    for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                        let Some(&idx) = b["tool_use_id"].as_str().and_then(|t| tool_of.get(t))
+                        else {
+                            continue;
+                        };
+                        let it = &mut m.items[idx];
+                        it.output = result_output(&b["content"]);
+                        if b["is_error"].as_bool() == Some(true) {
+                            it.metadata.insert("is_error".into(), true.into());
+                        }
+                        if made.is_none() {
+                            made = Some(idx);
+                        }
+                    }
+                }
+            }
+            "assistant" => {
+                let msg = &r["message"];
+                let mid = msg["id"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or_else(|| uuid.clone())
+                    .unwrap_or_else(|| format!("line{}", l.line));
+                let idx = match reply_of.get(&mid) {
+                    Some(&i) => i,
+                    None => {
+                        let pred = top(&m.items, &owner, &logical_parent, parent);
+                        let mut metadata = Map::new();
+                        if let Some(model) = msg["model"].as_str() {
+                            metadata.insert("model".into(), model.into());
+                            if m.model.is_none() {
+                                m.model = Some(model.to_string());
+                            }
+                        }
+                        if msg["usage"].is_object() {
+                            metadata.insert("usage".into(), msg["usage"].clone());
+                        }
+                        m.items.push(Item {
+                            id: node_id("a-", &mid),
+                            role: "llm",
+                            predecessor: Some(pred),
+                            caller: None,
+                            name: msg["model"].as_str().map(str::to_string),
+                            input: Value::Null,
+                            output: Value::String(String::new()),
+                            created_at: ts.unwrap_or(0.0),
+                            metadata,
+                            lines: Vec::new(),
+                        });
+                        let i = m.items.len() - 1;
+                        reply_of.insert(mid.clone(), i);
+                        i
+                    }
+                };
+                // The record goes with the reply before any tool node it adds.
+                if let Some(u) = &uuid {
+                    owner.insert(u.clone(), idx);
+                }
+                m.items[idx].lines.push(l.clone());
+                cur = Some(idx);
+                let reply_id = m.items[idx].id.clone();
+                for b in msg["content"].as_array().into_iter().flatten() {
+                    match b["type"].as_str() {
+                        Some("text") => {
+                            if let (Value::String(out), Some(t)) =
+                                (&mut m.items[idx].output, b["text"].as_str())
+                            {
+                                if !out.is_empty() {
+                                    out.push('\n');
+                                }
+                                out.push_str(t);
+                            }
+                        }
+                        Some("tool_use") => {
+                            let call = b["id"].as_str().unwrap_or("").to_string();
+                            m.items.push(Item {
+                                id: node_id("t-", &call),
+                                role: "code",
+                                predecessor: None,
+                                caller: Some(reply_id.clone()),
+                                name: b["name"].as_str().map(str::to_string),
+                                input: b["input"].clone(),
+                                output: Value::Null,
+                                created_at: ts.unwrap_or(0.0),
+                                metadata: Map::new(),
+                                lines: Vec::new(),
+                            });
+                            tool_of.insert(call, m.items.len() - 1);
+                        }
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            "system" if r["subtype"] == "compact_boundary" => {
+                let meta = &r["compactMetadata"];
+                let mut metadata = Map::new();
+                metadata.insert("display".into(), "runtime".into());
+                metadata.insert("compact_metadata".into(), meta.clone());
+                m.items.push(Item {
+                    id: node_id("c-", uuid.as_deref().unwrap_or("compact")),
+                    role: "code",
+                    predecessor: None,
+                    caller: Some(ROOT.into()),
+                    name: Some("context/compact".into()),
+                    input: Value::Null,
+                    output: Value::String(format!(
+                        "context compacted ({}, {} tokens before)",
+                        meta["trigger"].as_str().unwrap_or("auto"),
+                        meta["preTokens"]
+                    )),
+                    created_at: ts.unwrap_or(0.0),
+                    metadata,
+                    lines: Vec::new(),
+                });
+                let i = m.items.len() - 1;
+                if let Some(lp) = r["logicalParentUuid"].as_str() {
+                    logical_parent.insert(i, lp.to_string());
+                }
+                made = Some(i);
+            }
+            _ => {}
+        }
+        // A compaction summary: the text of its compaction node.
+        if made.is_none()
+            && r["isCompactSummary"].as_bool() == Some(true)
+            && let Some(i) = cur.filter(|&i| m.items[i].name.as_deref() == Some("context/compact"))
+        {
+            let summary = match &r["message"]["content"] {
+                Value::String(s) => s.clone(),
+                other => result_output(other).as_str().unwrap_or("").to_string(),
+            };
+            m.items[i].metadata.insert("summary".into(), summary.into());
+        }
+        match made {
+            Some(i) => {
+                m.items[i].lines.push(l.clone());
+                if let Some(u) = uuid {
+                    owner.insert(u, i);
+                }
+                // Records that follow, until the next node, go with this one.
+                cur = Some(i);
+            }
+            None => {
+                if let (Some(u), Some(c)) = (uuid, cur) {
+                    owner.insert(u, c);
+                }
+                attach(&mut m.items, cur, &mut leading, l.clone());
+            }
+        }
+    }
+    if !leading.is_empty()
+        && let Some(first) = m.items.first_mut()
+    {
+        leading.append(&mut first.lines);
+        first.lines = leading;
+    }
+    m
+}
+
+/// Keep a non-node line with the current node, or until the first one.
+fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<Line>, l: Line) {
+    match cur {
+        Some(i) => items[i].lines.push(l),
+        None => leading.push(l),
+    }
+}
+
+/// The source records a node keeps, as stored in its metadata.
+pub fn kept(lines: &[Line]) -> Value {
+    Value::Array(lines.iter().map(Line::kept).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_to_unix_seconds() {
+        assert_eq!(timestamp("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(
+            timestamp("2026-12-01T13:34:53.250Z"),
+            Some(1_796_132_093.25)
+        );
+        assert_eq!(timestamp("2000-03-01T00:00:00Z"), Some(951_868_800.0));
+        assert_eq!(timestamp("not a time"), None);
+    }
+}

@@ -1,0 +1,336 @@
+//! `import`: other agents' transcripts as sessions, one commit per turn,
+//! dated by the transcript, so that importing the same transcript twice or
+//! on another machine gives the same commits; a transcript that grew adds
+//! only its new turns.
+//!
+//! The mapping of records to nodes is a pure function ([`claude::map`]);
+//! this module writes what it maps: the session (created dated by its first
+//! record), each new turn's nodes, meta.json (title by the usual rule,
+//! `updated_at` by the turn), and the turn's commit. How far a transcript
+//! was read (its lines) is kept in the session's private cursor file, so a
+//! grown transcript's new lines go into new nodes only (nodes are never
+//! rewritten).
+
+pub mod claude;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::error::{IoContext, Result};
+use crate::layout::history::Catalog;
+use crate::layout::schema::{self, Meta};
+use crate::layout::{SessionDir, atomic, lock, registry};
+use crate::mirror::{self, CommitOptions};
+use crate::store::{self, Created, NewNode, NewSession};
+
+use claude::{Item, Line};
+
+/// How one transcript went.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub session: String,
+    pub path: PathBuf,
+    /// The session was created by this import.
+    pub created: bool,
+    pub turns: usize,
+    pub nodes: usize,
+    /// Lines not imported, with the reason (a torn last line).
+    pub skipped: Vec<(usize, String)>,
+    /// Lines kept raw because they are not JSON objects.
+    pub unparsed: usize,
+    /// Records seen twice (resume copies), kept but not made nodes again.
+    pub duplicates: usize,
+}
+
+/// Read a transcript's lines. A last line without its newline that does
+/// not parse is torn (the agent is writing it): left for the next import.
+pub fn read_lines(path: &Path) -> Result<(Vec<Line>, Option<usize>)> {
+    let bytes = atomic::read(path).io("read", path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = Vec::new();
+    let mut torn = None;
+    let complete = text.ends_with('\n');
+    let parts: Vec<&str> = text.split_terminator('\n').collect();
+    for (i, raw) in parts.iter().enumerate() {
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_str::<Value>(raw)
+            .ok()
+            .filter(Value::is_object);
+        if record.is_none() && i + 1 == parts.len() && !complete {
+            torn = Some(i);
+            break;
+        }
+        lines.push(Line {
+            line: i,
+            record,
+            raw: raw.to_string(),
+        });
+    }
+    Ok((lines, torn))
+}
+
+/// The lines already read from the transcript into `sd` (its cursor).
+fn cursor(sd: &SessionDir) -> usize {
+    atomic::read(sd.import_cursor())
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Import one Claude Code transcript.
+pub fn claude_code(
+    ctx: &Ctx,
+    path: &Path,
+    project: Option<&str>,
+    dry_run: bool,
+    warn: &mut dyn FnMut(String),
+) -> Result<Outcome> {
+    let (lines, torn) = read_lines(path)?;
+    let mapped = claude::map(&lines);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let raw_id = mapped.session_id.clone().unwrap_or(stem);
+    // A subagent's file: its own session, named after its parent's.
+    let agent = lines
+        .iter()
+        .find_map(|l| {
+            l.record
+                .as_ref()?
+                .get("agentId")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
+    let session = match &agent {
+        Some(a) => format!("claude-{raw_id}-{a}"),
+        None => format!("claude-{raw_id}"),
+    };
+    crate::layout::ids::session_id(&session)?;
+    let mut out = Outcome {
+        session: session.clone(),
+        path: path.to_path_buf(),
+        unparsed: mapped.unparsed,
+        duplicates: mapped.duplicates,
+        ..Default::default()
+    };
+    if let Some(t) = torn {
+        out.skipped
+            .push((t, "torn last line (left for the next import)".into()));
+    }
+    if mapped.items.is_empty() {
+        return Ok(out);
+    }
+    let existing = ctx.state.find_session(&session).ok();
+    let done: HashSet<String> = match &existing {
+        Some(sd) => {
+            let catalog = Catalog::load(sd)?;
+            mapped
+                .items
+                .iter()
+                .filter(|i| catalog.contains(&i.id))
+                .map(|i| i.id.clone())
+                .collect()
+        }
+        None => HashSet::new(),
+    };
+    let read_before = existing.as_ref().map_or(0, cursor);
+    let items = new_items(mapped.items, &done, read_before);
+    out.nodes = items.len();
+    out.turns = items.iter().filter(|i| i.starts_turn()).count();
+    if dry_run || items.is_empty() {
+        return Ok(out);
+    }
+    let sd = match existing {
+        Some(sd) => sd,
+        None => {
+            let spec = NewSession {
+                id: session.clone(),
+                agent_id: mapped.model.clone(),
+                title: None,
+                source: Some("claude-code".into()),
+                work_dir: mapped.cwd.clone(),
+                project: bind_to(ctx, project, mapped.cwd.as_deref())?,
+            };
+            let first = items[0].created_at;
+            match store::create(&ctx.state, &spec, None, first, ctx.locks)? {
+                Created::New(sd) => {
+                    out.created = true;
+                    sd
+                }
+                Created::Existing(sd) => sd,
+            }
+        }
+    };
+    let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    let mut meta = Meta::read(&sd.meta())?;
+    let before = meta.clone();
+    let mut made = 0u64;
+    for turn in turns(items) {
+        let last = turn.last().map_or(0.0, |i| i.created_at);
+        let read = turn
+            .iter()
+            .flat_map(|i| i.lines.iter().map(|l| l.line + 1))
+            .max()
+            .unwrap_or(0);
+        for item in turn {
+            store::append(&sd, &mut meta, node(item), last.max(0.0))?;
+        }
+        if meta.title().is_empty() && !meta.flag("_user_titled") {
+            let text = store::first_user_text(&sd, &Catalog::load(&sd)?);
+            let title = text
+                .map(|t| crate::session::title_from_text(&t))
+                .unwrap_or_default();
+            if !title.is_empty() {
+                meta.set("title", title);
+                meta.set("_auto_titled", true);
+            }
+        }
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        let commits = mirror::commit_pending(
+            &sd,
+            &session,
+            &CommitOptions {
+                now: last,
+                ..Default::default()
+            },
+            &mut |_| Ok(()),
+            warn,
+        )?;
+        made += commits.len() as u64;
+        atomic::write(
+            &sd.import_cursor(),
+            format!("{}\n", read.max(read_before)).as_bytes(),
+        )?;
+    }
+    if meta != before {
+        registry::journal_append(&ctx.state, &schema::index_row(&meta, &session, None))?;
+    }
+    if mirror::maintain_if_due(&sd, made)? == Some(false) {
+        warn("`git` was not found: skipping background packing of the session repo".into());
+    }
+    Ok(out)
+}
+
+/// The project a new session is bound to: `--project`, else the registered
+/// project whose directory is the transcript's `cwd`.
+fn bind_to(ctx: &Ctx, project: Option<&str>, cwd: Option<&str>) -> Result<Option<String>> {
+    if let Some(key) = project {
+        return Ok(Some(crate::project::get(&ctx.state, key)?.id).filter(|p| p != "default"));
+    }
+    let Some(cwd) = cwd else { return Ok(None) };
+    let projects = crate::layout::projects::read(&ctx.state)?;
+    Ok(crate::layout::projects::find(&projects, cwd)
+        .filter(|p| p.id != "default" && !p.path_missing())
+        .map(|p| p.id))
+}
+
+/// The items still to write: those not in the session yet. Lines read
+/// after the cursor that the mapping gave to a node already written go
+/// with the next new node (a written node is never changed), or, when
+/// there is none, into a `context/transcript` record node of their own.
+fn new_items(items: Vec<Item>, done: &HashSet<String>, read_before: usize) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut carried: Vec<Line> = Vec::new();
+    for mut item in items {
+        if done.contains(&item.id) {
+            carried.extend(item.lines.into_iter().filter(|l| l.line >= read_before));
+            continue;
+        }
+        if !carried.is_empty() {
+            carried.append(&mut item.lines);
+            item.lines = std::mem::take(&mut carried);
+        }
+        out.push(item);
+    }
+    if !carried.is_empty() {
+        let first = carried[0].line;
+        let time = carried
+            .iter()
+            .filter_map(|l| {
+                l.record.as_ref()?["timestamp"]
+                    .as_str()
+                    .and_then(claude::timestamp)
+            })
+            .next_back()
+            .unwrap_or(0.0);
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("display".into(), "runtime".into());
+        out.push(Item {
+            id: format!("k-line{first}"),
+            role: "code",
+            predecessor: None,
+            caller: Some(crate::layout::schema::ROOT.into()),
+            name: Some("context/transcript".into()),
+            input: Value::Null,
+            output: Value::String(format!("{} transcript record(s)", carried.len())),
+            created_at: time,
+            metadata,
+            lines: carried,
+        });
+    }
+    out
+}
+
+/// Split items into turns: a new one at each user node.
+fn turns(items: Vec<Item>) -> Vec<Vec<Item>> {
+    let mut out: Vec<Vec<Item>> = Vec::new();
+    for item in items {
+        match out.last_mut() {
+            Some(t) if !item.starts_turn() => t.push(item),
+            _ => out.push(vec![item]),
+        }
+    }
+    out
+}
+
+/// The node an item is written as.
+fn node(item: Item) -> NewNode {
+    let mut metadata = item.metadata;
+    metadata.insert("source".into(), "claude-code".into());
+    metadata.insert("source_records".into(), claude::kept(&item.lines));
+    NewNode {
+        role: item.role.into(),
+        id: Some(item.id),
+        predecessor: Some(item.predecessor),
+        caller: item.caller,
+        name: item.name,
+        input: item.input,
+        output: item.output,
+        metadata,
+        created_at: Some(item.created_at),
+        ..Default::default()
+    }
+}
+
+/// Transcripts under `path`: the file itself, or every `*.jsonl` below the
+/// directory, sorted (main transcripts before their subagents').
+pub fn transcripts(path: &Path) -> Result<Vec<PathBuf>> {
+    let md = std::fs::metadata(path).io("read", path)?;
+    if md.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(path)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    out.sort_by_key(|p| {
+        (
+            p.components().any(|c| c.as_os_str() == "subagents"),
+            p.clone(),
+        )
+    });
+    Ok(out)
+}

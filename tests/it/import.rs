@@ -1,0 +1,374 @@
+//! `import claude-code`: transcripts built here in the shapes of the
+//! reference (`agent-transcripts.md`), imported, and checked with git and
+//! against the transcript rebuilt from the session.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::env::TestEnv;
+
+const SID: &str = "11111111-2222-3333-4444-555555555555";
+const SESSION: &str = "claude-11111111-2222-3333-4444-555555555555";
+
+/// A Claude Code transcript under construction: one JSON record per line.
+#[derive(Default, Clone)]
+struct Transcript {
+    lines: Vec<Value>,
+    /// Seconds after 2026-11-01T10:00:00Z of the next record.
+    clock: u32,
+}
+
+impl Transcript {
+    fn ts(&mut self) -> String {
+        self.clock += 1;
+        format!(
+            "2026-11-01T10:{:02}:{:02}.000Z",
+            self.clock / 60,
+            self.clock % 60
+        )
+    }
+
+    fn record(&mut self, kind: &str, uuid: &str, parent: Option<&str>, extra: Value) -> &mut Self {
+        let mut r = json!({"type": kind, "uuid": uuid, "parentUuid": parent,
+            "timestamp": self.ts(), "sessionId": SID, "cwd": "/home/me/proj",
+            "version": "2.0.1", "isSidechain": false, "userType": "external"});
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        self.lines.push(r);
+        self
+    }
+
+    fn user(&mut self, uuid: &str, parent: Option<&str>, text: &str) -> &mut Self {
+        self.record(
+            "user",
+            uuid,
+            parent,
+            json!({"message": {"role": "user", "content": text}}),
+        )
+    }
+
+    /// One record of reply `msg` holding one content block.
+    fn reply(&mut self, uuid: &str, parent: &str, msg: &str, block: Value) -> &mut Self {
+        self.record(
+            "assistant",
+            uuid,
+            Some(parent),
+            json!({"requestId": format!("req_{msg}"), "message": {"id": msg, "role": "assistant",
+                "model": "claude-sonnet-4", "content": [block], "stop_reason": null,
+                "usage": {"input_tokens": 100, "output_tokens": 7}}}),
+        )
+    }
+
+    fn tool_result(&mut self, uuid: &str, parent: &str, call: &str, out: &str) -> &mut Self {
+        self.record(
+            "user",
+            uuid,
+            Some(parent),
+            json!({"message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": call, "content": out}]}, "toolUseResult": {"stdout": out},
+                "sourceToolAssistantUUID": parent}),
+        )
+    }
+
+    /// Two turns: a reply of three records with a tool loop, progress, a
+    /// system record and a record type nobody knows; then a short turn.
+    fn two_turns() -> Transcript {
+        let mut t = Transcript::default();
+        t.lines
+            .push(json!({"type": "file-history-snapshot", "messageId": "m0", "snapshot": {}}));
+        t.user("u1", None, "Fix the bug in main.rs")
+            .reply("a1", "u1", "msg_1", json!({"type": "thinking", "thinking": "hmm", "signature": "sig"}))
+            .reply("a2", "a1", "msg_1", json!({"type": "text", "text": "Let me read it."}))
+            .reply("a3", "a2", "msg_1", json!({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "main.rs"}}))
+            .record("progress", "p1", Some("a3"), json!({"data": {"type": "hook_progress"}, "toolUseID": "toolu_1"}))
+            .tool_result("r1", "a3", "toolu_1", "fn main() {}")
+            .reply("a4", "r1", "msg_2", json!({"type": "tool_use", "id": "toolu_2", "name": "Edit", "input": {"old": "{}", "new": "{ ok() }"}}))
+            .tool_result("r2", "a4", "toolu_2", "edited")
+            .reply("a5", "r2", "msg_3", json!({"type": "text", "text": "Fixed."}))
+            .record("system", "s1", Some("a5"), json!({"subtype": "turn_duration", "durationMs": 6000}))
+            .record("brand-new-type", "w1", Some("s1"), json!({"payload": {"x": 1}}))
+            .user("u2", Some("w1"), "Thanks! Now add a test.")
+            .reply("a6", "u2", "msg_4", json!({"type": "text", "text": "Done."}));
+        t
+    }
+
+    fn text(&self) -> String {
+        self.lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    fn write(&self, dir: &Path, torn: &str) -> PathBuf {
+        let p = dir.join("-home-me-proj");
+        std::fs::create_dir_all(&p).unwrap();
+        let file = p.join(format!("{SID}.jsonl"));
+        std::fs::write(&file, self.text() + torn).unwrap();
+        file
+    }
+}
+
+/// The transcript rebuilt from the session: every node's source records,
+/// in line order.
+fn rebuilt(env: &TestEnv, session: &str) -> Vec<Value> {
+    let mut kept: Vec<(u64, Value)> = Vec::new();
+    for e in std::fs::read_dir(env.session_dir(session).join("history")).unwrap() {
+        let node: Value =
+            serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+        for r in node["metadata"]["source_records"].as_array().unwrap() {
+            kept.push((r["line"].as_u64().unwrap(), r["record"].clone()));
+        }
+    }
+    kept.sort_by_key(|(l, _)| *l);
+    let lines: Vec<u64> = kept.iter().map(|(l, _)| *l).collect();
+    assert_eq!(
+        lines,
+        (0..lines.len() as u64).collect::<Vec<_>>(),
+        "every line once"
+    );
+    kept.into_iter().map(|(_, r)| r).collect()
+}
+
+fn node(env: &TestEnv, session: &str, file: &str) -> Value {
+    let path = env.session_dir(session).join("history").join(file);
+    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|_| panic!("{file}"))).unwrap()
+}
+
+fn import(env: &TestEnv, path: &Path) -> String {
+    env.ok(&["import", "claude-code", path.to_str().unwrap()])
+}
+
+#[test]
+fn a_claude_code_transcript_becomes_a_session_with_one_commit_per_turn() {
+    let env = TestEnv::new();
+    let t = Transcript::two_turns();
+    let file = t.write(
+        &env.tmp.path().join("claude"),
+        "{\"type\":\"user\",\"uuid\":\"torn",
+    );
+    let out = env.run(&[
+        "import",
+        "claude-code",
+        env.tmp.path().join("claude").to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(":15: torn last line"), "{stderr}");
+    // Nodes: the user messages, one node per reply, one per tool call.
+    let files = env.history_files(SESSION);
+    assert_eq!(
+        files,
+        [
+            "000001-u-u-u1.json",
+            "000002-a-a-msg_1.json",
+            "000003-t-t-toolu_1.json",
+            "000004-a-a-msg_2.json",
+            "000005-t-t-toolu_2.json",
+            "000006-a-a-msg_3.json",
+            "000007-u-u-u2.json",
+            "000008-a-a-msg_4.json",
+        ]
+    );
+    let reply = node(&env, SESSION, "000002-a-a-msg_1.json");
+    assert_eq!(reply["output"], "Let me read it.");
+    assert_eq!(reply["predecessor"], "u-u1");
+    assert_eq!(reply["metadata"]["model"], "claude-sonnet-4");
+    assert_eq!(
+        reply["metadata"]["usage"]["output_tokens"], 7,
+        "counted once"
+    );
+    assert_eq!(
+        reply["metadata"]["source_records"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4,
+        "three records and the progress"
+    );
+    let tool = node(&env, SESSION, "000003-t-t-toolu_1.json");
+    assert_eq!(tool["caller"], "a-msg_1");
+    assert_eq!(tool["name"], "Read");
+    assert_eq!(tool["input"]["file_path"], "main.rs");
+    assert_eq!(tool["output"], "fn main() {}");
+    // The tool loop's next reply continues the reply before it.
+    assert_eq!(
+        node(&env, SESSION, "000004-a-a-msg_2.json")["predecessor"],
+        "a-msg_1"
+    );
+    assert_eq!(
+        node(&env, SESSION, "000007-u-u-u2.json")["predecessor"],
+        "a-msg_3"
+    );
+    // One commit per turn, dated by its last node's first record.
+    let log = env.git(SESSION, &["log", "--format=%s|%ad", "--date=iso-strict"]);
+    assert_eq!(
+        log,
+        "turn 2: Thanks! Now add a test.|2026-11-01T10:00:13Z\n\
+         turn 1: Fix the bug in main.rs|2026-11-01T10:00:09Z\n\
+         session init|2026-11-01T10:00:01Z\n"
+    );
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+    let meta = env.meta(SESSION);
+    assert_eq!(meta["source"], "claude-code");
+    assert_eq!(meta["agent_id"], "claude-sonnet-4");
+    assert_eq!(meta["title"], "Fix the bug in main.rs");
+    // Nothing of the transcript is lost: it is rebuilt from the session
+    // (minus the torn line).
+    assert_eq!(rebuilt(&env, SESSION), t.lines);
+    // Twice: nothing new.
+    let again = env.ok(&["--json", "import", "claude-code", file.to_str().unwrap()]);
+    let rec: Value = serde_json::from_str(again.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (rec["type"].as_str(), rec["data"]["nodes"].as_u64()),
+        (Some("imported"), Some(0))
+    );
+}
+
+#[test]
+fn the_same_transcript_gives_the_same_commits_anywhere() {
+    let t = Transcript::two_turns();
+    let mut logs = Vec::new();
+    for now in ["1800000000", "1900000000"] {
+        let mut env = TestEnv::new();
+        env.now = Some(now.parse().unwrap());
+        let file = t.write(env.tmp.path(), "");
+        import(&env, &file);
+        logs.push(env.git(SESSION, &["log", "--all", "--format=%H %T"]));
+    }
+    assert_eq!(logs[0], logs[1]);
+}
+
+#[test]
+fn a_grown_transcript_adds_only_its_new_turns() {
+    let env = TestEnv::new();
+    let full = Transcript::two_turns();
+    // First the transcript up to the middle of turn 2, its last line torn.
+    let mut part = full.clone();
+    let cut = part.lines.iter().position(|l| l["uuid"] == "u2").unwrap();
+    let rest = part.lines.split_off(cut);
+    let torn = &rest[0].to_string()[..20];
+    let file = part.write(env.tmp.path(), torn);
+    import(&env, &file);
+    let first = env.git(SESSION, &["log", "--format=%H"]);
+    assert_eq!(first.lines().count(), 2, "init and turn 1");
+    // It grew: the torn line completed, and more.
+    full.write(env.tmp.path(), "");
+    let out = import(&env, &file);
+    assert!(out.contains("imported 1 turn(s), 2 node(s)"), "{out}");
+    let log = env.git(SESSION, &["log", "--format=%H"]);
+    assert!(log.ends_with(&first), "the old commits stay as they were");
+    assert_eq!(log.lines().count(), 3);
+    env.assert_clean(SESSION);
+    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    // The same nodes and turns as one import of the whole transcript.
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(one.history_files(SESSION), env.history_files(SESSION));
+    assert_eq!(
+        one.git(SESSION, &["log", "--format=%s"]),
+        env.git(SESSION, &["log", "--format=%s"])
+    );
+}
+
+#[test]
+fn rewinds_compactions_and_resume_copies() {
+    let env = TestEnv::new();
+    let mut t = Transcript::two_turns();
+    // A resume copy of an earlier record: kept, not a node again.
+    let copy = t.lines[1].clone();
+    t.lines.push(copy);
+    // A rewind: a new message answering turn 1's first reply again.
+    t.user("u3", Some("a3"), "No, read lib.rs instead").reply(
+        "a7",
+        "u3",
+        "msg_5",
+        json!({"type": "text", "text": "Reading lib.rs."}),
+    );
+    // A compaction: the boundary, its summary, then the conversation goes on.
+    let last = "a7";
+    t.record(
+        "system",
+        "c1",
+        None,
+        json!({"subtype": "compact_boundary", "logicalParentUuid": last,
+            "compactMetadata": {"trigger": "auto", "preTokens": 150000}}),
+    )
+    .record(
+        "user",
+        "cs1",
+        Some("c1"),
+        json!({"isCompactSummary": true, "message": {"role": "user", "content": "Summary: fixed main.rs"}}),
+    )
+    .user("u4", Some("cs1"), "Carry on")
+    .reply("a8", "u4", "msg_6", json!({"type": "text", "text": "Carrying on."}));
+    let file = t.write(env.tmp.path(), "");
+    import(&env, &file);
+    let files = env.history_files(SESSION);
+    assert_eq!(
+        files.iter().filter(|f| f.contains("-u-u-u1.")).count(),
+        1,
+        "{files:?}"
+    );
+    // The rewind is a retry branch off turn 1's reply.
+    assert_eq!(
+        node(&env, SESSION, "000009-u-u-u3.json")["predecessor"],
+        "a-msg_1"
+    );
+    let branches = env.git(SESSION, &["branch", "--format=%(refname:short)"]);
+    assert!(
+        branches.lines().any(|b| b.starts_with("retry-")),
+        "{branches}"
+    );
+    // The compaction is a record node, not a turn; the turn after it
+    // continues the conversation it summarised.
+    let compact = files
+        .iter()
+        .find(|f| f.contains("-c-c1."))
+        .expect("a compaction node");
+    let c = node(&env, SESSION, compact);
+    assert_eq!(c["name"], "context/compact");
+    assert_eq!(c["metadata"]["summary"], "Summary: fixed main.rs");
+    let u4 = files.iter().find(|f| f.contains("-u-u-u4.")).unwrap();
+    assert_eq!(node(&env, SESSION, u4)["predecessor"], "a-msg_5");
+    let subjects = env.git(SESSION, &["log", "--all", "--format=%s"]);
+    assert!(subjects.contains("turn 3: Carry on"), "{subjects}");
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+    assert_eq!(rebuilt(&env, SESSION), t.lines);
+}
+
+#[test]
+fn a_subagent_transcript_is_a_session_of_its_own() {
+    let env = TestEnv::new();
+    let root = env.tmp.path().join("claude");
+    Transcript::two_turns().write(&root, "");
+    let mut sub = Transcript::default();
+    sub.user("s-u1", None, "Find the tests").reply(
+        "s-a1",
+        "s-u1",
+        "msg_s1",
+        json!({"type": "text", "text": "Found 3."}),
+    );
+    for l in &mut sub.lines {
+        l["isSidechain"] = true.into();
+        l["agentId"] = "x1".into();
+    }
+    let dir = root.join("-home-me-proj").join(SID).join("subagents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("agent-x1.jsonl"), sub.text()).unwrap();
+    // A dry run says what it would do and writes nothing.
+    let plan = env.ok(&["import", "claude-code", root.to_str().unwrap(), "--dry-run"]);
+    assert!(plan.contains("would import 2 turn(s), 8 node(s)"), "{plan}");
+    assert!(env.run(&["list"]).stdout.is_empty());
+    let out = env.ok(&["--json", "import", "claude-code", root.to_str().unwrap()]);
+    let sessions: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "imported")
+        .map(|r| r["data"]["session"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(sessions, [SESSION.to_string(), format!("{SESSION}-x1")]);
+    let sub_session = format!("{SESSION}-x1");
+    assert_eq!(env.history_files(&sub_session).len(), 2);
+    env.assert_clean(&sub_session);
+}
