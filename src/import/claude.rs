@@ -164,7 +164,7 @@ fn result_output(content: &Value) -> Value {
 }
 
 /// Map a transcript's lines to nodes.
-pub fn map(lines: &[Line]) -> Mapped {
+pub fn map(lines: Vec<Line>) -> Mapped {
     let mut m = Mapped::default();
     // uuid → the item holding that record.
     let mut owner: HashMap<String, usize> = HashMap::new();
@@ -201,18 +201,21 @@ pub fn map(lines: &[Line]) -> Mapped {
         ROOT.into()
     }
 
-    for l in lines {
-        let Some(r) = &l.record else {
+    for mut l in lines {
+        // Owned while it is read, put back before the line is kept.
+        let Some(record) = l.record.take() else {
             m.unparsed += 1;
-            attach(&mut m.items, cur, &mut leading, l.clone());
+            attach(&mut m.items, cur, &mut leading, l);
             continue;
         };
+        let r = &record;
         let uuid = r["uuid"].as_str().map(str::to_string);
         if let Some(u) = &uuid
             && !seen.insert(u.clone())
         {
             m.duplicates += 1;
-            attach(&mut m.items, cur, &mut leading, l.clone());
+            l.record = Some(record);
+            attach(&mut m.items, cur, &mut leading, l);
             continue;
         }
         if m.session_id.is_none() {
@@ -304,11 +307,9 @@ pub fn map(lines: &[Line]) -> Mapped {
                         i
                     }
                 };
-                // The record goes with the reply before any tool node it adds.
                 if let Some(u) = &uuid {
                     owner.insert(u.clone(), idx);
                 }
-                m.items[idx].lines.push(l.clone());
                 cur = Some(idx);
                 let reply_id = m.items[idx].id.clone();
                 for b in msg["content"].as_array().into_iter().flatten() {
@@ -342,6 +343,8 @@ pub fn map(lines: &[Line]) -> Mapped {
                         _ => {}
                     }
                 }
+                l.record = Some(record);
+                m.items[idx].lines.push(l);
                 continue;
             }
             "system" if r["subtype"] == "compact_boundary" => {
@@ -384,9 +387,10 @@ pub fn map(lines: &[Line]) -> Mapped {
             };
             m.items[i].metadata.insert("summary".into(), summary.into());
         }
+        l.record = Some(record);
         match made {
             Some(i) => {
-                m.items[i].lines.push(l.clone());
+                m.items[i].lines.push(l);
                 if let Some(u) = uuid {
                     owner.insert(u, i);
                 }
@@ -397,7 +401,7 @@ pub fn map(lines: &[Line]) -> Mapped {
                 if let (Some(u), Some(c)) = (uuid, cur) {
                     owner.insert(u, c);
                 }
-                attach(&mut m.items, cur, &mut leading, l.clone());
+                attach(&mut m.items, cur, &mut leading, l);
             }
         }
     }
@@ -426,6 +430,90 @@ pub fn kept(lines: &[Line]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lines(records: &[Value]) -> Vec<Line> {
+        records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Line {
+                line: i,
+                record: Some(r.clone()),
+                raw: String::new(),
+            })
+            .collect()
+    }
+
+    fn user(uuid: &str, parent: Option<&str>, ts: &str, text: &str) -> Value {
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "timestamp": ts,
+            "message": {"role": "user", "content": text}})
+    }
+
+    fn reply(uuid: &str, parent: &str, msg: &str, block: Value) -> Value {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent,
+            "timestamp": "2026-11-01T10:00:05Z",
+            "message": {"id": msg, "model": "m1", "content": [block],
+                "usage": {"output_tokens": 3}}})
+    }
+
+    #[test]
+    fn a_reply_of_several_records_is_one_node_and_its_tool_calls_are_called_by_it() {
+        let m = map(lines(&[
+            user("u1", None, "2026-11-01T10:00:00Z", "hi"),
+            reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
+            reply("a2", "a1", "msg_1", json!({"type": "text", "text": "two"})),
+            reply(
+                "a3",
+                "a2",
+                "msg_1",
+                json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"cmd": "ls"}}),
+            ),
+            json!({"type": "user", "uuid": "r1", "parentUuid": "a3", "timestamp": "2026-11-01T10:00:06Z",
+                "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                    "content": [{"type": "text", "text": "a.rs"}], "is_error": true}]}}),
+            reply("a4", "r1", "msg_2", json!({"type": "text", "text": "done"})),
+        ]));
+        let ids: Vec<&str> = m.items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, ["u-u1", "a-msg_1", "t-toolu_1", "a-msg_2"]);
+        assert_eq!(m.items[1].output, "one\ntwo");
+        assert_eq!(m.items[1].lines.len(), 3);
+        assert_eq!(m.items[2].caller.as_deref(), Some("a-msg_1"));
+        assert_eq!(m.items[2].output, "a.rs");
+        assert_eq!(m.items[2].metadata["is_error"], true);
+        assert_eq!(m.items[3].predecessor.as_deref(), Some("a-msg_1"));
+        assert_eq!(m.model.as_deref(), Some("m1"));
+    }
+
+    #[test]
+    fn a_rewind_names_the_older_reply_and_a_replay_is_no_node() {
+        let m = map(lines(&[
+            user("u1", None, "2026-11-01T10:00:00Z", "hi"),
+            reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
+            user("u2", Some("a1"), "2026-11-01T10:01:00Z", "next"),
+            reply("a2", "u2", "msg_2", json!({"type": "text", "text": "two"})),
+            // Rewound: another message answering a1, later.
+            user("u3", Some("a1"), "2026-11-01T10:02:00Z", "instead"),
+            // A replay of u3 (same parent, same time): not a node.
+            user("u3r", Some("a1"), "2026-11-01T10:02:00Z", "instead"),
+            json!("not an object"),
+        ]));
+        let users: Vec<(&str, Option<&str>)> = m
+            .items
+            .iter()
+            .filter(|i| i.role == "user")
+            .map(|i| (i.id.as_str(), i.predecessor.as_deref()))
+            .collect();
+        assert_eq!(
+            users,
+            [
+                ("u-u1", Some(ROOT)),
+                ("u-u2", Some("a-msg_1")),
+                ("u-u3", Some("a-msg_1"))
+            ]
+        );
+        // Every line is kept somewhere.
+        let kept: usize = m.items.iter().map(|i| i.lines.len()).sum();
+        assert_eq!(kept, 7);
+    }
 
     #[test]
     fn timestamps_parse_to_unix_seconds() {

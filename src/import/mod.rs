@@ -5,8 +5,8 @@
 //!
 //! The mapping of records to nodes is a pure function ([`claude::map`]);
 //! this module writes what it maps: the session (created dated by its first
-//! record), each new turn's nodes, meta.json (title by the usual rule,
-//! `updated_at` by the turn), and the turn's commit. How far a transcript
+//! record), the new nodes, meta.json (title by the usual rule, `updated_at`
+//! by the last node), and one mirror run that commits each new turn. How far a transcript
 //! was read (its lines) is kept in the session's private cursor file, so a
 //! grown transcript's new lines go into new nodes only (nodes are never
 //! rewritten).
@@ -68,8 +68,12 @@ pub fn read_lines(path: &Path) -> Result<(Vec<Line>, Option<usize>)> {
         }
         lines.push(Line {
             line: i,
+            raw: if record.is_none() {
+                raw.to_string()
+            } else {
+                String::new()
+            },
             record,
-            raw: raw.to_string(),
         });
     }
     Ok((lines, torn))
@@ -93,12 +97,6 @@ pub fn claude_code(
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
     let (lines, torn) = read_lines(path)?;
-    let mapped = claude::map(&lines);
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let raw_id = mapped.session_id.clone().unwrap_or(stem);
     // A subagent's file: its own session, named after its parent's.
     let agent = lines
         .iter()
@@ -110,6 +108,12 @@ pub fn claude_code(
                 .map(str::to_string)
         })
         .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
+    let mapped = claude::map(lines);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let raw_id = mapped.session_id.clone().unwrap_or(stem);
     let session = match &agent {
         Some(a) => format!("claude-{raw_id}-{a}"),
         None => format!("claude-{raw_id}"),
@@ -173,44 +177,44 @@ pub fn claude_code(
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
     let mut meta = Meta::read(&sd.meta())?;
     let before = meta.clone();
-    let mut made = 0u64;
-    for turn in turns(items) {
-        let last = turn.last().map_or(0.0, |i| i.created_at);
-        let read = turn
-            .iter()
-            .flat_map(|i| i.lines.iter().map(|l| l.line + 1))
-            .max()
-            .unwrap_or(0);
-        for item in turn {
-            store::append(&sd, &mut meta, node(item), last.max(0.0))?;
-        }
-        if meta.title().is_empty() && !meta.flag("_user_titled") {
-            let text = store::first_user_text(&sd, &Catalog::load(&sd)?);
-            let title = text
-                .map(|t| crate::session::title_from_text(&t))
-                .unwrap_or_default();
-            if !title.is_empty() {
-                meta.set("title", title);
-                meta.set("_auto_titled", true);
-            }
-        }
-        atomic::write(&sd.meta(), &meta.to_json())?;
-        let commits = mirror::commit_pending(
-            &sd,
-            &session,
-            &CommitOptions {
-                now: last,
-                ..Default::default()
-            },
-            &mut |_| Ok(()),
-            warn,
-        )?;
-        made += commits.len() as u64;
-        atomic::write(
-            &sd.import_cursor(),
-            format!("{}\n", read.max(read_before)).as_bytes(),
-        )?;
+    // Every new node, then one mirror run: one commit per turn (each dated
+    // by its nodes), their objects in one pack.
+    let last = items.iter().map(|i| i.created_at).fold(0.0, f64::max);
+    let read = items
+        .iter()
+        .flat_map(|i| i.lines.iter().map(|l| l.line + 1))
+        .max()
+        .unwrap_or(0)
+        .max(read_before);
+    for item in items {
+        let time = item.created_at.max(0.0);
+        store::append(&sd, &mut meta, node(item), time)?;
     }
+    if meta.title().is_empty() && !meta.flag("_user_titled") {
+        let text = store::first_user_text(&sd, &Catalog::load(&sd)?);
+        let title = text
+            .map(|t| crate::session::title_from_text(&t))
+            .unwrap_or_default();
+        if !title.is_empty() {
+            meta.set("title", title);
+            meta.set("_auto_titled", true);
+        }
+    }
+    meta.set("updated_at", last);
+    atomic::write(&sd.meta(), &meta.to_json())?;
+    let made = mirror::commit_pending(
+        &sd,
+        &session,
+        &CommitOptions {
+            now: last,
+            bulk: true,
+            ..Default::default()
+        },
+        &mut |_| Ok(()),
+        warn,
+    )?
+    .len() as u64;
+    atomic::write(&sd.import_cursor(), format!("{read}\n").as_bytes())?;
     if meta != before {
         registry::journal_append(&ctx.state, &schema::index_row(&meta, &session, None))?;
     }
@@ -276,18 +280,6 @@ fn new_items(items: Vec<Item>, done: &HashSet<String>, read_before: usize) -> Ve
             metadata,
             lines: carried,
         });
-    }
-    out
-}
-
-/// Split items into turns: a new one at each user node.
-fn turns(items: Vec<Item>) -> Vec<Vec<Item>> {
-    let mut out: Vec<Vec<Item>> = Vec::new();
-    for item in items {
-        match out.last_mut() {
-            Some(t) if !item.starts_turn() => t.push(item),
-            _ => out.push(vec![item]),
-        }
     }
     out
 }

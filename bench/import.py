@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Importing a Claude Code transcript against reading it, in one run.
+
+Builds a transcript of about RECORDS records in the shapes of
+../shared/reference/agent-transcripts.md (a typed message, a reply of
+several records with a tool call, progress, the tool result, a final reply,
+a turn_duration record: 8 records a turn), then measures, medians:
+  floor:  `python3 -c` reading the file and json.loads-ing every line
+  import: `git-session import claude-code FILE` into a fresh state dir
+  grown:  the same transcript grown by one turn, imported again (one-shot)
+  append: one-shot `git-session append` (the issue's reference for a hook call)
+and prints the ratios.
+
+Usage: bench/import.py [--bin PATH] [--records 2000] [--runs 5] [--dir DIR]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+from common import built, spawn
+
+SID = "11111111-2222-3333-4444-555555555555"
+
+
+def transcript(turns, start_turn=0):
+    out = []
+    prev = None
+    t = 1_793_527_200
+    for k in range(start_turn, start_turn + turns):
+        def rec(kind, uuid, parent, **kw):
+            ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t + k * 10 + len(out) % 8)) + ".000Z"
+            d = {"type": kind, "uuid": uuid, "parentUuid": parent, "timestamp": ts,
+                 "sessionId": SID, "cwd": "/home/me/proj", "version": "2.0.1", "isSidechain": False}
+            d.update(kw)
+            out.append(d)
+        text = f"question {k}: " + "please look at the file and fix it " * 4
+        rec("user", f"u{k}", prev, message={"role": "user", "content": text})
+        model = {"model": "claude-sonnet-4", "usage": {"input_tokens": 1000 + k, "output_tokens": 50}}
+        rec("assistant", f"a{k}a", f"u{k}", message={"id": f"msg_{k}a", "role": "assistant", **model,
+            "content": [{"type": "thinking", "thinking": "thinking " * 20, "signature": "sig"}]})
+        rec("assistant", f"a{k}b", f"a{k}a", message={"id": f"msg_{k}a", "role": "assistant", **model,
+            "content": [{"type": "text", "text": "Let me read the file first."}]})
+        rec("assistant", f"a{k}c", f"a{k}b", message={"id": f"msg_{k}a", "role": "assistant", **model,
+            "content": [{"type": "tool_use", "id": f"toolu_{k}", "name": "Read", "input": {"file_path": f"src/f{k}.rs"}}]})
+        rec("progress", f"p{k}", f"a{k}c", data={"type": "hook_progress"}, toolUseID=f"toolu_{k}")
+        rec("user", f"r{k}", f"a{k}c", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": "fn main() {}\n" * 40}]})
+        rec("assistant", f"a{k}d", f"r{k}", message={"id": f"msg_{k}b", "role": "assistant", **model,
+            "content": [{"type": "text", "text": "Fixed: " + "the change is small. " * 10}]})
+        rec("system", f"s{k}", f"a{k}d", subtype="turn_duration", durationMs=4000)
+        prev = f"s{k}"
+    return out
+
+
+def write(path, records):
+    with open(path, "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+
+
+def median_ms(xs):
+    return statistics.median(xs) * 1000
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", help="the binary (default: the release build)")
+    ap.add_argument("--records", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--dir", default=None)
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin or built())
+    turns = max(1, args.records // 8)
+    with tempfile.TemporaryDirectory(prefix="gs-import-", dir=args.dir) as root:
+        path = os.path.join(root, f"{SID}.jsonl")
+        records = transcript(turns)
+        write(path, records)
+        size = os.path.getsize(path)
+        floor = [spawn([sys.executable, "-c",
+                        "import json,sys\n[json.loads(l) for l in open(sys.argv[1])]", path])[0]
+                 for _ in range(args.runs)]
+        imports, grown, appends = [], [], []
+        for i in range(args.runs):
+            state = os.path.join(root, f"state{i}")
+            dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", path])
+            assert rc == 0, "import failed"
+            imports.append(dt)
+            # The transcript grows by one turn: import it again.
+            write(path + ".grown", records + transcript(1, turns))
+            os.replace(path + ".grown", path)
+            dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", path])
+            assert rc == 0, "import of the grown transcript failed"
+            grown.append(dt)
+            write(path, records)
+            dt, rc = spawn([binary, "--state-dir", state, "append", f"claude-{SID}", "--text", "x"])
+            assert rc == 0, "append failed"
+            appends.append(dt)
+            shutil.rmtree(state)
+        f, im, gr, apd = (median_ms(x) for x in (floor, imports, grown, appends))
+        print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}")
+        print(f"floor (python3 reads + json.loads):   {f:8.1f} ms")
+        print(f"import (fresh session, {turns} commits): {im:8.1f} ms   {im / f:5.1f}x the floor")
+        print(f"import of the transcript grown by 1 turn: {gr:6.1f} ms   {gr / apd:5.1f}x a one-shot append ({apd:.1f} ms)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
