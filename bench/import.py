@@ -15,6 +15,7 @@ Usage: bench/import.py [--bin PATH] [--records 2000] [--runs 5] [--dir DIR]
 """
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -101,6 +102,11 @@ def main():
             dt, rc = spawn([binary, "--state-dir", state, "append", f"claude-{SID}", "--text", "x"])
             assert rc == 0, "append failed"
             appends.append(dt)
+            # Background packing (due after this many turns) ends first.
+            lock = os.path.join(state, "sessions", f"claude-{SID}", ".git", "git-session", "maintenance.lock")
+            if os.path.exists(lock):
+                with open(lock, "a") as f:
+                    fcntl.flock(f, fcntl.LOCK_EX)
             shutil.rmtree(state)
         f, im, gr, apd = (median_ms(x) for x in (floor, imports, grown, appends))
         print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}")
