@@ -134,23 +134,28 @@ pub fn claude_code(
         return Ok(out);
     }
     let existing = ctx.state.find_session(&session).ok();
-    let done: HashSet<String> = match &existing {
-        Some(sd) => {
-            let catalog = Catalog::load(sd)?;
-            mapped
-                .items
-                .iter()
-                .filter(|i| catalog.contains(&i.id))
-                .map(|i| i.id.clone())
-                .collect()
-        }
-        None => HashSet::new(),
+    // What is new: the nodes the session lacks, the lines after its cursor.
+    let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<(Vec<Item>, usize)> {
+        let Some(sd) = sd else {
+            return Ok((new_items(items, &HashSet::new(), 0), 0));
+        };
+        let catalog = Catalog::load(sd)?;
+        let done: HashSet<String> = items
+            .iter()
+            .filter(|i| catalog.contains(&i.id))
+            .map(|i| i.id.clone())
+            .collect();
+        let read_before = cursor(sd);
+        Ok((new_items(items, &done, read_before), read_before))
     };
-    let read_before = existing.as_ref().map_or(0, cursor);
-    let items = new_items(mapped.items, &done, read_before);
-    out.nodes = items.len();
-    out.turns = items.iter().filter(|i| i.starts_turn()).count();
-    if dry_run || items.is_empty() {
+    if dry_run {
+        let _lock = match &existing {
+            Some(sd) => Some(ctx.lock_session(sd, lock::Kind::Shared)?),
+            None => None,
+        };
+        let (items, _) = pending(existing.as_ref(), mapped.items)?;
+        out.nodes = items.len();
+        out.turns = items.iter().filter(|i| i.starts_turn()).count();
         return Ok(out);
     }
     let sd = match existing {
@@ -164,7 +169,7 @@ pub fn claude_code(
                 work_dir: mapped.cwd.clone(),
                 project: bind_to(ctx, project, mapped.cwd.as_deref())?,
             };
-            let first = items[0].created_at;
+            let first = mapped.items[0].created_at;
             match store::create(&ctx.state, &spec, None, first, ctx.locks)? {
                 Created::New(sd) => {
                     out.created = true;
@@ -174,7 +179,15 @@ pub fn claude_code(
             }
         }
     };
+    // Decided under the lock: two imports of one transcript (a hook and a
+    // cron job) add each node once.
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    let (items, read_before) = pending(Some(&sd), mapped.items)?;
+    out.nodes = items.len();
+    out.turns = items.iter().filter(|i| i.starts_turn()).count();
+    if items.is_empty() {
+        return Ok(out);
+    }
     let mut meta = Meta::read(&sd.meta())?;
     let before = meta.clone();
     // Every new node, then one mirror run: one commit per turn (each dated

@@ -372,3 +372,30 @@ fn a_subagent_transcript_is_a_session_of_its_own() {
     assert_eq!(env.history_files(&sub_session).len(), 2);
     env.assert_clean(&sub_session);
 }
+
+#[test]
+fn two_imports_at_once_add_each_node_once() {
+    let env = TestEnv::new();
+    let file = Transcript::two_turns().write(env.tmp.path(), "");
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            env.cmd()
+                .args(["import", "claude-code", file.to_str().unwrap()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(env.history_files(SESSION).len(), 8);
+    assert_eq!(env.git(SESSION, &["log", "--format=%s"]).lines().count(), 3);
+    env.assert_clean(SESSION);
+}
