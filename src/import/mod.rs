@@ -199,6 +199,13 @@ pub fn claude_code(
         .max()
         .unwrap_or(0)
         .max(read_before);
+    // The list's preview: the latest user message.
+    let preview = items
+        .iter()
+        .rev()
+        .find(|i| i.role == "user")
+        .and_then(|i| i.output.as_str())
+        .map(schema::preview);
     for item in items {
         let time = item.created_at.max(0.0);
         store::append(&sd, &mut meta, node(item), time)?;
@@ -228,8 +235,11 @@ pub fn claude_code(
     )?
     .len() as u64;
     atomic::write(&sd.import_cursor(), format!("{read}\n").as_bytes())?;
-    if meta != before {
-        registry::journal_append(&ctx.state, &schema::index_row(&meta, &session, None))?;
+    if meta != before || preview.is_some() {
+        registry::journal_append(
+            &ctx.state,
+            &schema::index_row(&meta, &session, preview.as_deref()),
+        )?;
     }
     if mirror::maintain_if_due(&sd, made)? == Some(false) {
         warn("`git` was not found: skipping background packing of the session repo".into());

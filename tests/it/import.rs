@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 use crate::env::TestEnv;
 
 const SID: &str = "11111111-2222-3333-4444-555555555555";
-const SESSION: &str = "claude-11111111-2222-3333-4444-555555555555";
+pub(crate) const SESSION: &str = "claude-11111111-2222-3333-4444-555555555555";
 
 /// A Claude Code transcript under construction: one JSON record per line.
 #[derive(Default, Clone)]
-struct Transcript {
+pub(crate) struct Transcript {
     lines: Vec<Value>,
     /// Seconds after 2026-11-01T10:00:00Z of the next record.
     clock: u32,
@@ -74,7 +74,7 @@ impl Transcript {
 
     /// Two turns: a reply of three records with a tool loop, progress, a
     /// system record and a record type nobody knows; then a short turn.
-    fn two_turns() -> Transcript {
+    pub(crate) fn two_turns() -> Transcript {
         let mut t = Transcript::default();
         t.lines
             .push(json!({"type": "file-history-snapshot", "messageId": "m0", "snapshot": {}}));
@@ -98,7 +98,7 @@ impl Transcript {
         self.lines.iter().map(|l| format!("{l}\n")).collect()
     }
 
-    fn write(&self, dir: &Path, torn: &str) -> PathBuf {
+    pub(crate) fn write(&self, dir: &Path, torn: &str) -> PathBuf {
         let p = dir.join("-home-me-proj");
         std::fs::create_dir_all(&p).unwrap();
         let file = p.join(format!("{SID}.jsonl"));

@@ -567,3 +567,29 @@ fn a_bound_session_without_a_location_is_found_and_recorded() {
     let recorded: Value = serde_json::from_slice(&std::fs::read(&locs).unwrap()).unwrap();
     assert!(recorded.get("b1").is_none());
 }
+
+/// A session `import claude-code` made is one the Python store lists and
+/// reads like its own.
+#[test]
+fn an_imported_claude_code_session_is_read_by_the_python_store() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    let file = crate::import::Transcript::two_turns().write(env.tmp.path(), "");
+    env.ok(&["import", "claude-code", file.to_str().unwrap()]);
+    let session = crate::import::SESSION;
+    assert_eq!(py.listed(&env), ours(&env));
+    assert_eq!(py.listed(&env)[0].title, "Fix the bug in main.rs");
+    let contents = py.contents(&env, session);
+    for text in [
+        "Fix the bug in main.rs",
+        "Let me read it.",
+        "fn main() {}",
+        "Done.",
+    ] {
+        assert!(contents.iter().any(|c| c == text), "{text}: {contents:?}");
+    }
+    assert_eq!(
+        py.branch(&env, session).last().map(String::as_str),
+        Some("a-msg_4")
+    );
+}
