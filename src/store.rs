@@ -315,6 +315,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         ));
     }
     let path = history.join(naming.file_name(seq, &node.role, &node.id));
+    crate::layout::history::invalidate(sd);
     if !atomic::create_new(&path, &bytes)? {
         return Err(refuse(
             "append::seq_taken",

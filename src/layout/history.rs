@@ -324,6 +324,18 @@ pub fn mark_diffed(sd: &SessionDir) {
     }
 }
 
+/// Before a node file enters `history/`: the stamp stops matching until
+/// [`record`] writes it again. Without this, a writer killed between the
+/// two would leave a stamp that still matches when the directory's time did
+/// not move (a second write within one tick of the file-system clock), and
+/// the next writer would miss the node (and could write its id twice).
+/// Written in place: no file is created.
+pub fn invalidate(sd: &SessionDir) {
+    if sd.catalog_stamp().exists() {
+        let _ = super::atomic::overwrite(&sd.catalog_stamp(), b"0 0 1\n");
+    }
+}
+
 /// Record a node just written to `history/` (the caller holds the session
 /// lock and loaded `catalog` in this process, so the cache is current).
 pub fn record(sd: &SessionDir, catalog: &Catalog, e: &Entry) -> Result<()> {
