@@ -62,6 +62,8 @@ pub struct Item {
     pub metadata: Map<String, Value>,
     /// The source lines it carries, in file order.
     pub lines: Vec<Line>,
+    /// A tool call whose result has not arrived (yet).
+    pub open: bool,
 }
 
 impl Item {
@@ -247,6 +249,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                             created_at: ts.unwrap_or(0.0),
                             metadata: Map::new(),
                             lines: Vec::new(),
+                            open: false,
                         });
                         made = Some(m.items.len() - 1);
                     }
@@ -260,6 +263,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                         };
                         let it = &mut m.items[idx];
                         it.output = result_output(&b["content"]);
+                        it.open = false;
                         if b["is_error"].as_bool() == Some(true) {
                             it.metadata.insert("is_error".into(), true.into());
                         }
@@ -301,6 +305,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                             created_at: ts.unwrap_or(0.0),
                             metadata,
                             lines: Vec::new(),
+                            open: false,
                         });
                         let i = m.items.len() - 1;
                         reply_of.insert(mid.clone(), i);
@@ -337,6 +342,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                                 created_at: ts.unwrap_or(0.0),
                                 metadata: Map::new(),
                                 lines: Vec::new(),
+                                open: true,
                             });
                             tool_of.insert(call, m.items.len() - 1);
                         }
@@ -367,6 +373,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                     created_at: ts.unwrap_or(0.0),
                     metadata,
                     lines: Vec::new(),
+                    open: false,
                 });
                 let i = m.items.len() - 1;
                 if let Some(lp) = r["logicalParentUuid"].as_str() {

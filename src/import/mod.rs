@@ -137,7 +137,7 @@ pub fn claude_code(
     // What is new: the nodes the session lacks, the lines after its cursor.
     let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<(Vec<Item>, usize)> {
         let Some(sd) = sd else {
-            return Ok((new_items(items, &HashSet::new(), 0), 0));
+            return Ok((new_items(items, &HashSet::new(), &|_| HashSet::new(), 0), 0));
         };
         let catalog = Catalog::load(sd)?;
         let done: HashSet<String> = items
@@ -145,8 +145,23 @@ pub fn claude_code(
             .filter(|i| catalog.contains(&i.id))
             .map(|i| i.id.clone())
             .collect();
+        let kept = |id: &str| -> HashSet<usize> {
+            catalog
+                .get(id)
+                .and_then(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
+                .map(|n| {
+                    n.metadata
+                        .get("source_records")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|r| r["line"].as_u64().map(|l| l as usize))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
         let read_before = cursor(sd);
-        Ok((new_items(items, &done, read_before), read_before))
+        Ok((new_items(items, &done, &kept, read_before), read_before))
     };
     if dry_run {
         let _lock = match &existing {
@@ -186,6 +201,18 @@ pub fn claude_code(
     out.nodes = items.len();
     out.turns = items.iter().filter(|i| i.starts_turn()).count();
     if items.is_empty() {
+        // Nodes an import wrote before it was killed are committed now.
+        mirror::commit_pending(
+            &sd,
+            &session,
+            &CommitOptions {
+                now: crate::out::now(),
+                bulk: true,
+                ..Default::default()
+            },
+            &mut |_| Ok(()),
+            warn,
+        )?;
         return Ok(out);
     }
     let mut meta = Meta::read(&sd.meta())?;
@@ -264,12 +291,41 @@ fn bind_to(ctx: &Ctx, project: Option<&str>, cwd: Option<&str>) -> Result<Option
 /// after the cursor that the mapping gave to a node already written go
 /// with the next new node (a written node is never changed), or, when
 /// there is none, into a `context/transcript` record node of their own.
-fn new_items(items: Vec<Item>, done: &HashSet<String>, read_before: usize) -> Vec<Item> {
+///
+/// After the cursor, a line may already be in a written node all the same
+/// (an import that died after writing nodes, before moving the cursor):
+/// `kept` says which lines a written node holds, and those are not carried.
+fn new_items(
+    items: Vec<Item>,
+    done: &HashSet<String>,
+    kept: &dyn Fn(&str) -> HashSet<usize>,
+    read_before: usize,
+) -> Vec<Item> {
+    let have: HashSet<usize> = items
+        .iter()
+        .filter(|i| done.contains(&i.id) && i.lines.iter().any(|l| l.line >= read_before))
+        .flat_map(|i| kept(&i.id))
+        .collect();
+    // A tool call still waiting for its result, in the last turn: it and
+    // what follows wait for the next import (a written node never changes).
+    let mut items = items;
+    let last_turn = items.iter().rposition(Item::starts_turn).unwrap_or(0);
+    if let Some(open) = items
+        .iter()
+        .skip(last_turn)
+        .position(|i| i.open && !done.contains(&i.id))
+    {
+        items.truncate(last_turn + open);
+    }
     let mut out: Vec<Item> = Vec::new();
     let mut carried: Vec<Line> = Vec::new();
     for mut item in items {
         if done.contains(&item.id) {
-            carried.extend(item.lines.into_iter().filter(|l| l.line >= read_before));
+            carried.extend(
+                item.lines
+                    .into_iter()
+                    .filter(|l| l.line >= read_before && !have.contains(&l.line)),
+            );
             continue;
         }
         if !carried.is_empty() {
@@ -302,6 +358,7 @@ fn new_items(items: Vec<Item>, done: &HashSet<String>, read_before: usize) -> Ve
             created_at: time,
             metadata,
             lines: carried,
+            open: false,
         });
     }
     out

@@ -112,8 +112,16 @@ impl Transcript {
 fn rebuilt(env: &TestEnv, session: &str) -> Vec<Value> {
     let mut kept: Vec<(u64, Value)> = Vec::new();
     for e in std::fs::read_dir(env.session_dir(session).join("history")).unwrap() {
-        let node: Value =
-            serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+        let path = e.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".gs-tmp")
+        {
+            continue; // a temp file a killed command left (`recover` removes it)
+        }
+        let node: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         for r in node["metadata"]["source_records"].as_array().unwrap() {
             kept.push((r["line"].as_u64().unwrap(), r["record"].clone()));
         }
@@ -398,4 +406,29 @@ fn two_imports_at_once_add_each_node_once() {
     assert_eq!(env.history_files(SESSION).len(), 8);
     assert_eq!(env.git(SESSION, &["log", "--format=%s"]).lines().count(), 3);
     env.assert_clean(SESSION);
+}
+
+#[test]
+fn an_import_killed_midway_is_finished_by_the_next_with_every_line_once() {
+    for at in [
+        "after-rename#3",
+        "commit-before-sync",
+        "commit-before-ref",
+        "commit-before-index",
+    ] {
+        let env = TestEnv::new();
+        let full = Transcript::two_turns();
+        let mut part = full.clone();
+        part.lines.truncate(6);
+        let file = part.write(env.tmp.path(), "");
+        import(&env, &file);
+        full.write(env.tmp.path(), "");
+        env.crash_at(at, &["import", "claude-code", file.to_str().unwrap()]);
+        import(&env, &file);
+        assert_eq!(rebuilt(&env, SESSION), full.lines, "{at}");
+        env.assert_clean(SESSION);
+        // The kill may have left a temp file: `verify --fix` removes it.
+        let _ = env.run(&["verify", "--fix", SESSION]);
+        assert_eq!(env.ok(&["verify", SESSION]), "", "{at}");
+    }
 }
