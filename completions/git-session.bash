@@ -64,6 +64,9 @@ _git__session() {
             git__session,help)
                 cmd="git__session__subcmd__help"
                 ;;
+            git__session,hook)
+                cmd="git__session__subcmd__hook"
+                ;;
             git__session,import)
                 cmd="git__session__subcmd__import"
                 ;;
@@ -159,6 +162,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help,help)
                 cmd="git__session__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__help,hook)
+                cmd="git__session__subcmd__help__subcmd__hook"
                 ;;
             git__session__subcmd__help,import)
                 cmd="git__session__subcmd__help__subcmd__import"
@@ -293,7 +299,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import help"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -825,7 +831,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help)
-            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import help"
+            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1049,6 +1055,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__hook)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1391,6 +1411,32 @@ _git__session() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook)
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

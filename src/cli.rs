@@ -115,6 +115,7 @@ pub enum Command {
     Feed(Lazy<commands::feed::FeedArgs>),
     Grep(Lazy<commands::grep::GrepArgs>),
     Import(Lazy<commands::import::ImportArgs>),
+    Hook(Lazy<commands::hook::HookArgs>),
 }
 
 /// A subcommand's arguments, built only when that subcommand is parsed (or
@@ -228,6 +229,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Feed(Lazy(a)) => commands::feed::run(&ctx, a),
         Command::Grep(Lazy(a)) => commands::grep::run(&ctx, a),
         Command::Import(Lazy(a)) => commands::import::run(&ctx, a),
+        Command::Hook(Lazy(a)) => commands::hook::run(&ctx, a),
     }
 }
 

@@ -78,10 +78,14 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
     };
     for f in &files {
         let mut warnings = Vec::new();
-        let r =
-            crate::import::claude_code(ctx, f, args.project.as_deref(), args.dry_run, &mut |w| {
-                warnings.push(w)
-            });
+        let r = crate::import::claude_code(
+            ctx,
+            f,
+            args.project.as_deref(),
+            args.dry_run,
+            crate::import::Upto::End,
+            &mut |w| warnings.push(w),
+        );
         progress.inc();
         for w in warnings {
             progress.suspend(|| ctx.out.warn(&w));

@@ -12,6 +12,7 @@ pub mod demo;
 pub mod feed;
 pub mod gc_shells;
 pub mod grep;
+pub mod hook;
 pub mod import;
 pub mod init;
 pub mod list;

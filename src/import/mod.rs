@@ -88,12 +88,24 @@ fn cursor(sd: &SessionDir) -> usize {
         .unwrap_or(0)
 }
 
+/// How much of a transcript to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upto {
+    /// Everything (an import, or the end of an agent's turn).
+    End,
+    /// The turns that are over: a later message has begun the next one (a
+    /// hook in the middle of a turn). The turn still running waits, so that
+    /// each turn is one commit however many events came during it.
+    EndedTurns,
+}
+
 /// Import one Claude Code transcript.
 pub fn claude_code(
     ctx: &Ctx,
     path: &Path,
     project: Option<&str>,
     dry_run: bool,
+    upto: Upto,
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
     let (lines, torn) = read_lines(path)?;
@@ -108,7 +120,15 @@ pub fn claude_code(
                 .map(str::to_string)
         })
         .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
-    let mapped = claude::map(lines);
+    let mut mapped = claude::map(lines);
+    if upto == Upto::EndedTurns {
+        let last_turn = mapped
+            .items
+            .iter()
+            .rposition(Item::starts_turn)
+            .unwrap_or(0);
+        mapped.items.truncate(last_turn);
+    }
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -110,6 +110,11 @@ impl StateDir {
     pub fn projects_json(&self) -> PathBuf {
         self.root.join("projects").join("projects.json")
     }
+    /// Where `git-session hook` writes the failures it keeps from the agent
+    /// (one JSON object per line); `verify --all` reports them.
+    pub fn hook_log(&self) -> PathBuf {
+        self.root.join("git-session-hooks.log")
+    }
     /// Repo of a session in the default project.
     pub fn default_session_dir(&self, id: &str) -> PathBuf {
         self.sessions().join(id)

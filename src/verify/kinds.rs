@@ -243,6 +243,12 @@ pub const KINDS: &[Kind] = &[
         repair: "rebuilds the index",
     },
     Kind {
+        code: "hook_failed",
+        meaning: "`git-session hook` could not record an agent's event (it never fails the agent; the failures are in git-session-hooks.log in the state directory)",
+        fix: "read the log, act on it, then remove it",
+        repair: NOTHING,
+    },
+    Kind {
         code: "locations_unparsable",
         meaning: "sessions/locations.json does not parse",
         fix: "repair it by hand",

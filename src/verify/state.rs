@@ -210,6 +210,32 @@ pub fn check_state(
             true,
         );
     }
+    // Failures `git-session hook` kept from the agent.
+    let log = state.hook_log();
+    if let Ok(text) = crate::layout::atomic::read_to_string(&log) {
+        let failures: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        if let Some(last) = failures.last() {
+            let last: serde_json::Value = serde_json::from_str(last).unwrap_or_default();
+            let what = last["error"]
+                .as_str()
+                .and_then(|e| e.lines().next())
+                .unwrap_or("(unreadable entry)")
+                .trim_start_matches("git-session: error: ")
+                .to_string();
+            add(
+                &mut out,
+                "hook_failed",
+                log.clone(),
+                format!(
+                    "{} hook call(s) failed; the last ({}): {what}",
+                    failures.len(),
+                    last["time"].as_str().unwrap_or("?")
+                ),
+                format!("read `{}`, act on it, then remove the file", log.display()),
+                false,
+            );
+        }
+    }
     (out, temps)
 }
 

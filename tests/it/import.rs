@@ -432,3 +432,99 @@ fn an_import_killed_midway_is_finished_by_the_next_with_every_line_once() {
         assert_eq!(env.ok(&["verify", SESSION]), "", "{at}");
     }
 }
+
+/// Run `git-session hook claude-code` with `event` on stdin; its output.
+fn hook(env: &TestEnv, event: &Value) -> std::process::Output {
+    use std::io::Write;
+    let mut child = env
+        .cmd()
+        .args(["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn hook_events_as_the_transcript_grows_end_as_one_import_of_it() {
+    let env = TestEnv::new();
+    let full = Transcript::two_turns();
+    let dir = env.tmp.path().join("claude");
+    // The events of the conversation, each seeing the transcript as it was
+    // then (the last one torn while the agent writes).
+    for (cut, event) in [
+        (2, "UserPromptSubmit"),
+        (7, "PostToolUse"),
+        (9, "PostToolUse"),
+        (12, "Stop"),
+        (13, "UserPromptSubmit"),
+        (14, "Stop"),
+    ] {
+        let mut part = full.clone();
+        part.lines.truncate(cut);
+        let torn = full
+            .lines
+            .get(cut)
+            .map(|l| l.to_string()[..12].to_string())
+            .unwrap_or_default();
+        let file = part.write(&dir, &torn);
+        let out = hook(
+            &env,
+            &json!({"session_id": SID, "transcript_path": file, "cwd": "/home/me/proj",
+                "hook_event_name": event, "permission_mode": "default"}),
+        );
+        assert_eq!(out.status.code(), Some(0), "{event}");
+        assert!(
+            out.stdout.is_empty(),
+            "a hook prints nothing: {:?}",
+            out.stdout
+        );
+    }
+    assert!(!env.state().join("git-session-hooks.log").exists());
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(env.history_files(SESSION), one.history_files(SESSION));
+    assert_eq!(
+        env.git(SESSION, &["log", "--format=%s"]),
+        one.git(SESSION, &["log", "--format=%s"])
+    );
+    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    env.assert_clean(SESSION);
+}
+
+#[test]
+fn a_hook_that_fails_exits_0_and_verify_reports_it() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    for event in [
+        json!({"session_id": SID, "hook_event_name": "Stop"}),
+        json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": "/nowhere/x.jsonl"}),
+    ] {
+        let out = hook(&env, &event);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty());
+    }
+    let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
+    assert_eq!(log.lines().count(), 2, "{log}");
+    assert!(
+        log.contains("names no `transcript_path`") && log.contains("/nowhere/x.jsonl"),
+        "{log}"
+    );
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("hook_failed: 2 hook call(s) failed"),
+        "{text}"
+    );
+    std::fs::remove_file(env.state().join("git-session-hooks.log")).unwrap();
+    env.ok(&["verify", "--all"]);
+}
