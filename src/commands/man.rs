@@ -87,7 +87,7 @@ Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory
 <state>/sessions/<id>/                   a session in the default project
 <state>/sessions/projects/<project>/<id>/   a session bound to a project
 <state>/projects/projects.json           project registry
-<state>/git\-session\-hooks.log           failures `git\-session hook` kept from the agent
+<state>/git\-session\-hooks.log           failures that git\-session hook kept from the agent
 .fi
 Session ids are 1\-128 characters of [A\-Za\-z0\-9._\-], not starting with . or \-, not \fIprojects\fR. Project ids are \fIdefault\fR or \fIproj_\fR followed by hex.
 .SH "SESSION REPOSITORY"
