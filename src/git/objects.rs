@@ -370,11 +370,24 @@ fn write_loose(
             .open(&tmp)?;
         f.write_all(&out)?;
         drop(f);
-        match std::fs::create_dir(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-            _ => {}
+        // Background `git prune-packed` removes a fan-out directory once its
+        // objects are packed, possibly between our `mkdir` and `rename`: as
+        // git does, make it again and retry.
+        let mut attempts = 0;
+        loop {
+            match std::fs::create_dir(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+            match std::fs::rename(&tmp, dir.join(&hex[2..])) {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound && attempts < 8 && tmp.exists() =>
+                {
+                    attempts += 1;
+                }
+                other => return other,
+            }
         }
-        std::fs::rename(&tmp, dir.join(&hex[2..]))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -296,8 +296,8 @@ fn two_batches_and_one_shots_on_one_session_lose_nothing() {
                 assert_eq!(code, 0);
                 acked.push(id);
                 if i % 7 == 0 {
-                    let (_, code) = ask(&mut stdin, &mut out, &req(&["commit-turn", "s1"]));
-                    assert_eq!(code, 0);
+                    let (recs, code) = ask(&mut stdin, &mut out, &req(&["commit-turn", "s1"]));
+                    assert_eq!(code, 0, "{recs:?}");
                 }
             }
             drop(stdin);
