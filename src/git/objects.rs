@@ -377,6 +377,14 @@ fn write_loose(
         loop {
             match std::fs::create_dir(&dir) {
                 Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+                // A link planted in place of a fan-out directory would take
+                // the object out of the repository.
+                Err(_) if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) => {
+                    return Err(std::io::Error::other(format!(
+                        "`{}` is not a directory (a link?); nothing was written through it",
+                        dir.display()
+                    )));
+                }
                 _ => {}
             }
             match std::fs::rename(&tmp, dir.join(&hex[2..])) {

@@ -297,7 +297,7 @@ impl SessionDir {
     }
 
     /// Refuse a session whose own directories (`.git/`, `.git/git-session/`,
-    /// `history/`, `workdir/`, `workdir/attachments/`) are symlinks (every
+    /// `.git/objects/`, `.git/refs/`, `history/`, `workdir/`, …) are symlinks (every
     /// write below them would leave the session, SPEC §4), or whose files
     /// there are special files (a FIFO would block with the lock held).
     pub fn check_links(&self) -> Result<()> {
@@ -313,6 +313,11 @@ impl SessionDir {
             self.snapshot_file(),
             self.catalog_file(),
             self.catalog_stamp(),
+            // Written below: objects, refs and their logs.
+            self.git_dir().join("objects"),
+            self.git_dir().join("refs"),
+            self.git_dir().join("refs").join("heads"),
+            self.git_dir().join("logs"),
             // Appended to by gix's ref transactions (`git::refs`).
             self.git_dir().join("logs").join("HEAD"),
             private.join("baseline.json"),

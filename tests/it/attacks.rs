@@ -177,12 +177,41 @@ fn writes_never_follow_a_planted_link_out_of_the_session() {
 }
 
 #[test]
+fn a_link_in_place_of_an_object_directory_takes_no_object_out() {
+    let env = TestEnv::new();
+    let dir = session(&env);
+    packing_done(&dir);
+    // Every object packed, the fan-out directories gone; then a link in
+    // place of each.
+    env.git_ok(&dir, &["repack", "-a", "-d", "-q"]);
+    env.git_ok(&dir, &["prune-packed"]);
+    let outside = env.tmp.path().join("outside-dir");
+    std::fs::create_dir_all(&outside).unwrap();
+    for i in 0..256 {
+        let fan = dir.join(format!(".git/objects/{i:02x}"));
+        if !fan.exists() {
+            std::os::unix::fs::symlink(&outside, &fan).unwrap();
+        }
+    }
+    env.append("s1", &["--text", "two"]);
+    let err = env.fails(&["commit-turn", "s1"], 128);
+    assert!(err.contains("is not a directory (a link?)"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "an object left the repository"
+    );
+}
+
+#[test]
 fn a_symlinked_history_or_attachments_directory_is_refused() {
     for rel in [
         "history",
         "workdir",
         "workdir/attachments",
         ".git/git-session",
+        ".git/objects",
+        ".git/refs/heads",
     ] {
         let env = TestEnv::new();
         let dir = session(&env);
