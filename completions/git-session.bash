@@ -214,6 +214,18 @@ _git__session() {
             git__session__subcmd__help,verify)
                 cmd="git__session__subcmd__help__subcmd__verify"
                 ;;
+            git__session__subcmd__help__subcmd__hook,claude-code)
+                cmd="git__session__subcmd__help__subcmd__hook__subcmd__claude__subcmd__code"
+                ;;
+            git__session__subcmd__help__subcmd__hook,codex)
+                cmd="git__session__subcmd__help__subcmd__hook__subcmd__codex"
+                ;;
+            git__session__subcmd__help__subcmd__hook,install)
+                cmd="git__session__subcmd__help__subcmd__hook__subcmd__install"
+                ;;
+            git__session__subcmd__help__subcmd__hook,uninstall)
+                cmd="git__session__subcmd__help__subcmd__hook__subcmd__uninstall"
+                ;;
             git__session__subcmd__help__subcmd__project,add)
                 cmd="git__session__subcmd__help__subcmd__project__subcmd__add"
                 ;;
@@ -237,6 +249,36 @@ _git__session() {
                 ;;
             git__session__subcmd__help__subcmd__project,unbind)
                 cmd="git__session__subcmd__help__subcmd__project__subcmd__unbind"
+                ;;
+            git__session__subcmd__hook,claude-code)
+                cmd="git__session__subcmd__hook__subcmd__claude__subcmd__code"
+                ;;
+            git__session__subcmd__hook,codex)
+                cmd="git__session__subcmd__hook__subcmd__codex"
+                ;;
+            git__session__subcmd__hook,help)
+                cmd="git__session__subcmd__hook__subcmd__help"
+                ;;
+            git__session__subcmd__hook,install)
+                cmd="git__session__subcmd__hook__subcmd__install"
+                ;;
+            git__session__subcmd__hook,uninstall)
+                cmd="git__session__subcmd__hook__subcmd__uninstall"
+                ;;
+            git__session__subcmd__hook__subcmd__help,claude-code)
+                cmd="git__session__subcmd__hook__subcmd__help__subcmd__claude__subcmd__code"
+                ;;
+            git__session__subcmd__hook__subcmd__help,codex)
+                cmd="git__session__subcmd__hook__subcmd__help__subcmd__codex"
+                ;;
+            git__session__subcmd__hook__subcmd__help,help)
+                cmd="git__session__subcmd__hook__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__hook__subcmd__help,install)
+                cmd="git__session__subcmd__hook__subcmd__help__subcmd__install"
+                ;;
+            git__session__subcmd__hook__subcmd__help,uninstall)
+                cmd="git__session__subcmd__hook__subcmd__help__subcmd__uninstall"
                 ;;
             git__session__subcmd__project,add)
                 cmd="git__session__subcmd__project__subcmd__add"
@@ -1069,8 +1111,64 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__hook)
-            opts=""
+            opts="claude-code codex install uninstall"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__hook__subcmd__claude__subcmd__code)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__hook__subcmd__codex)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__hook__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__hook__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1419,7 +1517,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__hook)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code codex install uninstall help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1444,8 +1542,204 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__session__subcmd__hook__subcmd__claude__subcmd__code)
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__codex)
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__help)
+            opts="claude-code codex install uninstall help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__help__subcmd__claude__subcmd__code)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__help__subcmd__codex)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__install)
+            opts="-n -q -h -V --user --project --dry-run --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code codex"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --project)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__hook__subcmd__uninstall)
+            opts="-n -q -h -V --user --project --dry-run --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code codex"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --project)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__session__subcmd__import)
-            opts="-n -q -h -V --project --dry-run --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code"
+            opts="-n -q -h -V --project --dry-run --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code codex"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -64,8 +64,8 @@ complete -c git-session -n "__fish_git_session_needs_command" -f -a "nodes" -d '
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "cat" -d 'Print one node as stored: the node file\'s JSON, byte for byte (with `--json`, a `session_node` record with its provenance)'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "feed" -d 'Print every node past the cursor, across every session (archived ones included), with its provenance; then move the cursor'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "grep" -d 'Search the text of every node (its `output`, and a tool\'s `input`) across sessions, newest sessions first; print each match with its session, node, seq, role, turn and the line that matches'
-complete -c git-session -n "__fish_git_session_needs_command" -f -a "import" -d 'Import an agent\'s transcripts: each becomes a session (`claude-<sessionId>`), one commit per turn dated by the transcript, so that importing it again, or on another machine, gives the same commits'
-complete -c git-session -n "__fish_git_session_needs_command" -f -a "hook" -d 'Run as an agent\'s hook: import the conversation so far'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "import" -d 'Import an agent\'s transcripts: each becomes a session (`claude-<sessionId>`, `codex-<id>`), one commit per turn dated by the transcript, so that importing it again, or on another machine, gives the same commits'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "hook" -d 'Run as an agent\'s hook, or add the hooks to an agent\'s settings'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l agent -d 'Agent id stored in meta.json' -r
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l title -d 'Title (a title given here counts as typed by the user)' -r
@@ -569,16 +569,72 @@ complete -c git-session -n "__fish_git_session_using_subcommand import" -s q -l 
 complete -c git-session -n "__fish_git_session_using_subcommand import" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand import" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-session -n "__fish_git_session_using_subcommand hook" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -f -a "claude-code" -d 'A Claude Code hook: the event on stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -f -a "codex" -d 'A Codex hook: the event as the last argument (`notify`) or on stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -f -a "install" -d 'Add our hooks to an agent\'s hook settings'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -f -a "uninstall" -d 'Remove our hooks from an agent\'s hook settings (only ours)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l user -d 'The user\'s settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`) [default]'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -s n -l dry-run -d 'Print the change and write nothing'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l user -d 'The user\'s settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`) [default]'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -s n -l dry-run -d 'Print the change and write nothing'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "claude-code" -d 'A Claude Code hook: the event on stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "codex" -d 'A Codex hook: the event as the last argument (`notify`) or on stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "install" -d 'Add our hooks to an agent\'s hook settings'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Remove our hooks from an agent\'s hook settings (only ours)'
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "init" -d 'Create a session: its repository, meta.json and index row'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "append" -d 'Append one node to a session\'s DAG'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "commit-turn" -d 'Commit the turn: one git commit per turn not yet in git'
@@ -609,8 +665,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and not __
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "cat" -d 'Print one node as stored: the node file\'s JSON, byte for byte (with `--json`, a `session_node` record with its provenance)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "feed" -d 'Print every node past the cursor, across every session (archived ones included), with its provenance; then move the cursor'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "grep" -d 'Search the text of every node (its `output`, and a tool\'s `input`) across sessions, newest sessions first; print each match with its session, node, seq, role, turn and the line that matches'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "import" -d 'Import an agent\'s transcripts: each becomes a session (`claude-<sessionId>`), one commit per turn dated by the transcript, so that importing it again, or on another machine, gives the same commits'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "hook" -d 'Run as an agent\'s hook: import the conversation so far'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "import" -d 'Import an agent\'s transcripts: each becomes a session (`claude-<sessionId>`, `codex-<id>`), one commit per turn dated by the transcript, so that importing it again, or on another machine, gives the same commits'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "hook" -d 'Run as an agent\'s hook, or add the hooks to an agent\'s settings'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep import hook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "add" -d 'Register a working directory (the id is stable per path)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "list" -d 'List projects; a moved directory is shown with the relocate command'
@@ -620,3 +676,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "remove" -d 'Remove a project from the registry (its directory, repository and sessions are untouched; the sessions keep their history and project_id)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "unbind" -d 'Deprecated name of `project remove`'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from project" -f -a "log" -d 'The agent\'s commits in the project\'s repository, with their session and turn'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "claude-code" -d 'A Claude Code hook: the event on stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "codex" -d 'A Codex hook: the event as the last argument (`notify`) or on stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "install" -d 'Add our hooks to an agent\'s hook settings'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hook" -f -a "uninstall" -d 'Remove our hooks from an agent\'s hook settings (only ours)'

@@ -9,35 +9,33 @@ use std::path::PathBuf;
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
+use crate::import::Agent;
 use crate::out::Progress;
 use crate::out::records::{ImportSummary, Imported, SkippedLine};
 
-/// Whose transcripts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    /// Claude Code: `~/.claude/projects/<dir>/<sessionId>.jsonl`.
-    ClaudeCode,
-}
-
 /// Import an agent's transcripts: each becomes a session
-/// (`claude-<sessionId>`), one commit per turn dated by the transcript, so
-/// that importing it again, or on another machine, gives the same commits.
+/// (`claude-<sessionId>`, `codex-<id>`), one commit per turn dated by the
+/// transcript, so that importing it again, or on another machine, gives
+/// the same commits.
 ///
-/// Typed user messages are user nodes; an assistant reply (its records
-/// sharing one message id) is one assistant node with its model and token
-/// usage; each tool call is a tool node called by its reply, with the
-/// call's arguments as input and the result as output; a compaction is a
-/// `context/compact` record node. Every transcript record is kept,
-/// unchanged, in `metadata.source_records` of the node it went into. A
-/// transcript that grew adds only its new turns; a torn last line is left
-/// for next time. A subagent's transcript (under `subagents/`) is a session
-/// of its own, `claude-<sessionId>-<agentId>`.
+/// Typed user messages are user nodes; an assistant reply (Claude Code: its
+/// records sharing one message id; Codex: one turn's output) is one
+/// assistant node with its model and token usage; each tool call is a tool
+/// node called by its reply, with the call's arguments as input and the
+/// result as output; a compaction is a `context/compact` record node. Every
+/// transcript record is kept, unchanged, in `metadata.source_records` of
+/// the node it went into. A transcript that grew adds only its new turns; a
+/// torn last line is left for next time. A Claude Code subagent's
+/// transcript (under `subagents/`) is a session of its own,
+/// `claude-<sessionId>-<agentId>`; a Codex fork (`forked_from_id`) goes into
+/// the session it was forked from, its new turns on a retry branch.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// Whose transcripts
     #[arg(value_enum)]
     pub agent: Agent,
-    /// Transcript files or directories [default: `~/.claude/projects`]
+    /// Transcript files or directories [default: `~/.claude/projects`,
+    /// `$CODEX_HOME/sessions` (`~/.codex/sessions`)]
     pub paths: Vec<PathBuf>,
     /// Bind new sessions to this project [default: the registered project
     /// whose directory is the transcript's working directory]
@@ -49,16 +47,8 @@ pub struct ImportArgs {
 }
 
 pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
-    let Agent::ClaudeCode = args.agent;
     let roots = if args.paths.is_empty() {
-        let home = std::env::var_os("HOME").map(PathBuf::from).ok_or_else(|| {
-            crate::error::Error::usage(
-                "usage::no_home",
-                "no `$HOME`, so no default transcript directory",
-                Some("give the transcripts' paths".into()),
-            )
-        })?;
-        vec![home.join(".claude").join("projects")]
+        vec![args.agent.default_root()?]
     } else {
         args.paths.clone()
     };
@@ -78,8 +68,9 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
     };
     for f in &files {
         let mut warnings = Vec::new();
-        let r = crate::import::claude_code(
+        let r = crate::import::transcript(
             ctx,
+            args.agent,
             f,
             args.project.as_deref(),
             args.dry_run,

@@ -23,110 +23,12 @@
 //! rebuilt line for line.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::{Item, Line, Mapped, node_id, timestamp};
 use crate::layout::schema::ROOT;
-
-/// One line of a transcript.
-#[derive(Debug, Clone)]
-pub struct Line {
-    pub line: usize,
-    /// The record, or `None` for a line that is not a JSON object.
-    pub record: Option<Value>,
-    pub raw: String,
-}
-
-impl Line {
-    fn kept(&self) -> Value {
-        match &self.record {
-            Some(r) => json!({"line": self.line, "record": r}),
-            None => json!({"line": self.line, "raw": self.raw}),
-        }
-    }
-}
-
-/// One node to write.
-#[derive(Debug, Clone)]
-pub struct Item {
-    pub id: String,
-    /// `user`, `llm` or `code`.
-    pub role: &'static str,
-    /// `Some(ROOT)` for a first turn; `None` for a node with a caller.
-    pub predecessor: Option<String>,
-    pub caller: Option<String>,
-    pub name: Option<String>,
-    pub input: Value,
-    pub output: Value,
-    pub created_at: f64,
-    pub metadata: Map<String, Value>,
-    /// The source lines it carries, in file order.
-    pub lines: Vec<Line>,
-    /// A tool call whose result has not arrived (yet).
-    pub open: bool,
-}
-
-impl Item {
-    /// A top-level user node: the start of a turn.
-    pub fn starts_turn(&self) -> bool {
-        self.role == "user"
-    }
-}
-
-/// What the mapping learned besides the nodes.
-#[derive(Debug, Default)]
-pub struct Mapped {
-    pub items: Vec<Item>,
-    /// `sessionId`, `cwd`, the first reply's model.
-    pub session_id: Option<String>,
-    pub cwd: Option<String>,
-    pub model: Option<String>,
-    /// Records seen twice (resume copies), kept but not made nodes again.
-    pub duplicates: usize,
-    /// Lines that are not JSON objects (kept raw).
-    pub unparsed: usize,
-}
-
-/// A node id from a transcript id (`uuid`, `msg_…`, `toolu_…`): the
-/// characters node ids allow, at most 128.
-fn node_id(prefix: &str, raw: &str) -> String {
-    let clean: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let mut id = format!("{prefix}{clean}");
-    id.truncate(128);
-    id
-}
-
-/// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`).
-pub fn timestamp(s: &str) -> Option<f64> {
-    let s = s.strip_suffix('Z').unwrap_or(s);
-    let (date, time) = s.split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, dd) = (d.next()??, d.next()??, d.next()??);
-    let mut t = time.splitn(3, ':');
-    let (h, mi) = (
-        t.next()?.parse::<i64>().ok()?,
-        t.next()?.parse::<i64>().ok()?,
-    );
-    let sec: f64 = t.next()?.parse().ok()?;
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + dd - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((days * 86_400 + h * 3_600 + mi * 60) as f64 + sec)
-}
 
 /// The typed text of a user record, if it is one (not a tool result, not
 /// meta, not a compaction summary).
@@ -165,8 +67,31 @@ fn result_output(content: &Value) -> Value {
     }
 }
 
-/// Map a transcript's lines to nodes.
-pub fn map(lines: Vec<Line>) -> Mapped {
+/// Map a transcript's lines to nodes. A subagent's file (under
+/// `subagents/`) is a session of its own, named after its parent's:
+/// `claude-<sessionId>-<agentId>`.
+pub fn map(path: &Path, lines: Vec<Line>) -> Mapped {
+    let agent = lines
+        .iter()
+        .find_map(|l| {
+            l.record
+                .as_ref()?
+                .get("agentId")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
+    let mut m = map_lines(lines);
+    if let Some(sid) = m.session.take() {
+        m.session = Some(match agent {
+            Some(a) => format!("claude-{sid}-{a}"),
+            None => format!("claude-{sid}"),
+        });
+    }
+    m
+}
+
+fn map_lines(lines: Vec<Line>) -> Mapped {
     let mut m = Mapped::default();
     // uuid → the item holding that record.
     let mut owner: HashMap<String, usize> = HashMap::new();
@@ -220,8 +145,8 @@ pub fn map(lines: Vec<Line>) -> Mapped {
             attach(&mut m.items, cur, &mut leading, l);
             continue;
         }
-        if m.session_id.is_none() {
-            m.session_id = r["sessionId"].as_str().map(str::to_string);
+        if m.session.is_none() {
+            m.session = r["sessionId"].as_str().map(str::to_string);
         }
         if m.cwd.is_none() {
             m.cwd = r["cwd"].as_str().map(str::to_string);
@@ -429,14 +354,10 @@ fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<Line>, l: Li
     }
 }
 
-/// The source records a node keeps, as stored in its metadata.
-pub fn kept(lines: &[Line]) -> Value {
-    Value::Array(lines.iter().map(Line::kept).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn lines(records: &[Value]) -> Vec<Line> {
         records
@@ -464,7 +385,7 @@ mod tests {
 
     #[test]
     fn a_reply_of_several_records_is_one_node_and_its_tool_calls_are_called_by_it() {
-        let m = map(lines(&[
+        let m = map_lines(lines(&[
             user("u1", None, "2026-11-01T10:00:00Z", "hi"),
             reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
             reply("a2", "a1", "msg_1", json!({"type": "text", "text": "two"})),
@@ -492,7 +413,7 @@ mod tests {
 
     #[test]
     fn a_rewind_names_the_older_reply_and_a_replay_is_no_node() {
-        let m = map(lines(&[
+        let m = map_lines(lines(&[
             user("u1", None, "2026-11-01T10:00:00Z", "hi"),
             reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
             user("u2", Some("a1"), "2026-11-01T10:01:00Z", "next"),

@@ -3,20 +3,28 @@
 //! on another machine gives the same commits; a transcript that grew adds
 //! only its new turns.
 //!
-//! The mapping of records to nodes is a pure function ([`claude::map`]);
-//! this module writes what it maps: the session (created dated by its first
-//! record), the new nodes, meta.json (title by the usual rule, `updated_at`
-//! by the last node), and one mirror run that commits each new turn. How far a transcript
-//! was read (its lines) is kept in the session's private cursor file, so a
-//! grown transcript's new lines go into new nodes only (nodes are never
-//! rewritten).
+//! The mapping of records to nodes is a pure function per agent
+//! ([`claude::map`], [`codex::map`]); this module writes what it maps: the
+//! session (created dated by its first record), the new nodes, meta.json
+//! (title by the usual rule, `updated_at` by the last node), and one mirror
+//! run that commits each new turn (and each record node on its own, so the
+//! commits do not depend on how the transcript was cut). How far each
+//! transcript was read (its lines) is kept in the session's private cursor
+//! file, so a grown transcript's new lines go into new nodes only (nodes are
+//! never rewritten). A Codex fork is imported into the session it was
+//! forked from; its records name it (`"transcript"`).
+//!
+//! `settings`: `hook install`'s edits of an agent's hook settings.
 
 pub mod claude;
+pub mod codex;
+pub mod settings;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use crate::context::Ctx;
 use crate::error::{IoContext, Result};
@@ -26,7 +34,178 @@ use crate::layout::{SessionDir, atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::store::{self, Created, NewNode, NewSession};
 
-use claude::{Item, Line};
+/// Whose transcripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code: `~/.claude/projects/<dir>/<sessionId>.jsonl`.
+    ClaudeCode,
+    /// Codex CLI: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`.
+    Codex,
+}
+
+impl Agent {
+    /// The session's `source` and its nodes' `metadata.source`.
+    pub fn source(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// Where the agent keeps its transcripts.
+    pub fn default_root(self) -> Result<PathBuf> {
+        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let home = || {
+            non_empty("HOME").map(PathBuf::from).ok_or_else(|| {
+                crate::error::Error::usage(
+                    "usage::no_home",
+                    "no `$HOME`, so no default transcript directory",
+                    Some("give the transcripts' paths".into()),
+                )
+            })
+        };
+        Ok(match self {
+            Agent::ClaudeCode => home()?.join(".claude").join("projects"),
+            Agent::Codex => codex_home()?.join("sessions"),
+        })
+    }
+
+    fn map(self, path: &Path, lines: Vec<Line>) -> Mapped {
+        match self {
+            Agent::ClaudeCode => claude::map(path, lines),
+            Agent::Codex => codex::map(lines),
+        }
+    }
+}
+
+/// `$CODEX_HOME`, or `~/.codex`.
+pub fn codex_home() -> Result<PathBuf> {
+    if let Some(h) = std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(h));
+    }
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| PathBuf::from(h).join(".codex"))
+        .ok_or_else(|| {
+            crate::error::Error::usage(
+                "usage::no_home",
+                "neither `$CODEX_HOME` nor `$HOME` is set",
+                Some("set `CODEX_HOME` or give the rollouts' paths".into()),
+            )
+        })
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub line: usize,
+    /// The record, or `None` for a line that is not a JSON object.
+    pub record: Option<Value>,
+    pub raw: String,
+}
+
+impl Line {
+    /// The line as a node keeps it: `{"line", "record"|"raw"}`, and
+    /// `"transcript"` when it is not the session's own transcript (a Codex
+    /// fork imported into the session it forked from).
+    fn kept(&self, transcript: Option<&str>) -> Value {
+        let mut v = match &self.record {
+            Some(r) => json!({"line": self.line, "record": r}),
+            None => json!({"line": self.line, "raw": self.raw}),
+        };
+        if let Some(t) = transcript {
+            v["transcript"] = t.into();
+        }
+        v
+    }
+}
+
+/// One node to write.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub id: String,
+    /// `user`, `llm` or `code`.
+    pub role: &'static str,
+    /// `Some(ROOT)` for a first turn; `None` for a node with a caller.
+    pub predecessor: Option<String>,
+    pub caller: Option<String>,
+    pub name: Option<String>,
+    pub input: Value,
+    pub output: Value,
+    pub created_at: f64,
+    pub metadata: Map<String, Value>,
+    /// The source lines it carries, in file order.
+    pub lines: Vec<Line>,
+    /// Still growing: a tool call whose result has not arrived, a Codex
+    /// reply whose turn has not completed.
+    pub open: bool,
+}
+
+impl Item {
+    /// A top-level user node: the start of a turn.
+    pub fn starts_turn(&self) -> bool {
+        self.role == "user"
+    }
+}
+
+/// What a mapping learned besides the nodes.
+#[derive(Debug, Default)]
+pub struct Mapped {
+    pub items: Vec<Item>,
+    /// The session the transcript is (`claude-<sessionId>`, `codex-<id>`),
+    /// when the transcript names it.
+    pub session: Option<String>,
+    /// The session it was forked from (Codex `forked_from_id`).
+    pub forked_from: Option<String>,
+    pub cwd: Option<String>,
+    /// The first reply's model: the session's agent id.
+    pub model: Option<String>,
+    /// Records seen twice (resume copies), kept but not made nodes again.
+    pub duplicates: usize,
+    /// Lines that are not JSON objects (kept raw).
+    pub unparsed: usize,
+}
+
+/// A node id from a transcript id (`uuid`, `msg_…`, `toolu_…`, a turn id):
+/// the characters node ids allow, at most 128.
+pub(crate) fn node_id(prefix: &str, raw: &str) -> String {
+    let clean: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut id = format!("{prefix}{clean}");
+    id.truncate(128);
+    id
+}
+
+/// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`).
+pub fn timestamp(s: &str) -> Option<f64> {
+    let s = s.strip_suffix('Z').unwrap_or(s);
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, dd) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.splitn(3, ':');
+    let (h, mi) = (
+        t.next()?.parse::<i64>().ok()?,
+        t.next()?.parse::<i64>().ok()?,
+    );
+    let sec: f64 = t.next()?.parse().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + dd - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3_600 + mi * 60) as f64 + sec)
+}
 
 /// How one transcript went.
 #[derive(Debug, Default)]
@@ -79,13 +258,46 @@ pub fn read_lines(path: &Path) -> Result<(Vec<Line>, Option<usize>)> {
     Ok((lines, torn))
 }
 
-/// The lines already read from the transcript into `sd` (its cursor).
-fn cursor(sd: &SessionDir) -> usize {
-    atomic::read(sd.import_cursor())
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0)
+/// How far each transcript of a session was read: the session's private
+/// `import.lines`, a JSON object from transcript key (the session id for
+/// its own transcript) to `{"lines": <lines read>, "path": <file>}`. A
+/// bare number (the first format) is the lines of the session's own.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Cursors(BTreeMap<String, Cursor>);
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct Cursor {
+    lines: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+}
+
+impl Cursors {
+    fn read(sd: &SessionDir, session: &str) -> Cursors {
+        let Ok(bytes) = atomic::read(sd.import_cursor()) else {
+            return Cursors::default();
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if let Ok(lines) = text.trim().parse::<usize>() {
+            let mut c = Cursors::default();
+            c.0.insert(session.to_string(), Cursor { lines, path: None });
+            return c;
+        }
+        serde_json::from_str(&text).unwrap_or_default()
+    }
+
+    fn write(&self, sd: &SessionDir) -> Result<()> {
+        let mut text = serde_json::to_string(self).expect("cursors serialise");
+        text.push('\n');
+        atomic::write(&sd.import_cursor(), text.as_bytes())
+    }
+}
+
+/// The transcript file a session last read for `key`, if it still exists.
+pub fn known_path(ctx: &Ctx, session: &str, key: &str) -> Option<PathBuf> {
+    let sd = ctx.state.find_session(session).ok()?;
+    let path = PathBuf::from(Cursors::read(&sd, session).0.get(key)?.path.clone()?);
+    path.is_file().then_some(path)
 }
 
 /// How much of a transcript to write.
@@ -99,9 +311,10 @@ pub enum Upto {
     EndedTurns,
 }
 
-/// Import one Claude Code transcript.
-pub fn claude_code(
+/// Import one transcript of `agent`.
+pub fn transcript(
     ctx: &Ctx,
+    agent: Agent,
     path: &Path,
     project: Option<&str>,
     dry_run: bool,
@@ -109,18 +322,7 @@ pub fn claude_code(
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
     let (lines, torn) = read_lines(path)?;
-    // A subagent's file: its own session, named after its parent's.
-    let agent = lines
-        .iter()
-        .find_map(|l| {
-            l.record
-                .as_ref()?
-                .get("agentId")?
-                .as_str()
-                .map(str::to_string)
-        })
-        .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
-    let mut mapped = claude::map(lines);
+    let mut mapped = agent.map(path, lines);
     if upto == Upto::EndedTurns {
         let last_turn = mapped
             .items
@@ -129,16 +331,29 @@ pub fn claude_code(
             .unwrap_or(0);
         mapped.items.truncate(last_turn);
     }
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let raw_id = mapped.session_id.clone().unwrap_or(stem);
-    let session = match &agent {
-        Some(a) => format!("claude-{raw_id}-{a}"),
-        None => format!("claude-{raw_id}"),
-    };
-    crate::layout::ids::session_id(&session)?;
+    // The transcript's own session; a fork goes into the session it was
+    // forked from (when that was imported), where it is a retry branch.
+    let own = mapped.session.clone().unwrap_or_else(|| {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match agent {
+            Agent::ClaudeCode => format!("claude-{stem}"),
+            Agent::Codex => format!("codex-{stem}"),
+        }
+    });
+    crate::layout::ids::session_id(&own)?;
+    // (A fork imported before its original stays a session of its own.)
+    let session = mapped
+        .forked_from
+        .clone()
+        .filter(|_| ctx.state.find_session(&own).is_err())
+        .filter(|f| crate::layout::ids::session_id(f).is_ok() && ctx.state.find_session(f).is_ok())
+        .unwrap_or_else(|| own.clone());
+    let key = own;
+    // Lines of another transcript than the session's own name it.
+    let foreign = (key != session).then_some(key.as_str());
     let mut out = Outcome {
         session: session.clone(),
         path: path.to_path_buf(),
@@ -155,9 +370,10 @@ pub fn claude_code(
     }
     let existing = ctx.state.find_session(&session).ok();
     // What is new: the nodes the session lacks, the lines after its cursor.
-    let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<(Vec<Item>, usize)> {
+    let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<(Vec<Item>, Cursors)> {
         let Some(sd) = sd else {
-            return Ok((new_items(items, &HashSet::new(), &|_| HashSet::new(), 0), 0));
+            let items = new_items(items, &HashSet::new(), &|_| HashSet::new(), 0, foreign);
+            return Ok((items, Cursors::default()));
         };
         let catalog = Catalog::load(sd)?;
         let done: HashSet<String> = items
@@ -175,13 +391,18 @@ pub fn claude_code(
                         .and_then(Value::as_array)
                         .into_iter()
                         .flatten()
+                        .filter(|r| r.get("transcript").and_then(Value::as_str) == foreign)
                         .filter_map(|r| r["line"].as_u64().map(|l| l as usize))
                         .collect()
                 })
                 .unwrap_or_default()
         };
-        let read_before = cursor(sd);
-        Ok((new_items(items, &done, &kept, read_before), read_before))
+        let cursors = Cursors::read(sd, &session);
+        let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
+        Ok((
+            new_items(items, &done, &kept, read_before, foreign),
+            cursors,
+        ))
     };
     if dry_run {
         let _lock = match &existing {
@@ -200,7 +421,7 @@ pub fn claude_code(
                 id: session.clone(),
                 agent_id: mapped.model.clone(),
                 title: None,
-                source: Some("claude-code".into()),
+                source: Some(agent.source().into()),
                 work_dir: mapped.cwd.clone(),
                 project: bind_to(ctx, project, mapped.cwd.as_deref())?,
             };
@@ -217,7 +438,7 @@ pub fn claude_code(
     // Decided under the lock: two imports of one transcript (a hook and a
     // cron job) add each node once.
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
-    let (items, read_before) = pending(Some(&sd), mapped.items)?;
+    let (items, mut cursors) = pending(Some(&sd), mapped.items)?;
     out.nodes = items.len();
     out.turns = items.iter().filter(|i| i.starts_turn()).count();
     if items.is_empty() {
@@ -228,6 +449,7 @@ pub fn claude_code(
             &CommitOptions {
                 now: crate::out::now(),
                 bulk: true,
+                records_alone: true,
                 ..Default::default()
             },
             &mut |_| Ok(()),
@@ -240,6 +462,7 @@ pub fn claude_code(
     // Every new node, then one mirror run: one commit per turn (each dated
     // by its nodes), their objects in one pack.
     let last = items.iter().map(|i| i.created_at).fold(0.0, f64::max);
+    let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
     let read = items
         .iter()
         .flat_map(|i| i.lines.iter().map(|l| l.line + 1))
@@ -255,7 +478,7 @@ pub fn claude_code(
         .map(schema::preview);
     for item in items {
         let time = item.created_at.max(0.0);
-        store::append(&sd, &mut meta, node(item), time)?;
+        store::append(&sd, &mut meta, node(agent, item, foreign), time)?;
     }
     if meta.title().is_empty() && !meta.flag("_user_titled") {
         let text = store::first_user_text(&sd, &Catalog::load(&sd)?);
@@ -267,7 +490,9 @@ pub fn claude_code(
             meta.set("_auto_titled", true);
         }
     }
-    meta.set("updated_at", last);
+    if last > meta.f64("updated_at").unwrap_or(0.0) {
+        meta.set("updated_at", last);
+    }
     atomic::write(&sd.meta(), &meta.to_json())?;
     let made = mirror::commit_pending(
         &sd,
@@ -275,13 +500,23 @@ pub fn claude_code(
         &CommitOptions {
             now: last,
             bulk: true,
+            records_alone: true,
             ..Default::default()
         },
         &mut |_| Ok(()),
         warn,
     )?
     .len() as u64;
-    atomic::write(&sd.import_cursor(), format!("{read}\n").as_bytes())?;
+    cursors.0.insert(
+        key,
+        Cursor {
+            lines: read,
+            path: std::path::absolute(path)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned()),
+        },
+    );
+    cursors.write(&sd)?;
     if meta != before || preview.is_some() {
         registry::journal_append(
             &ctx.state,
@@ -320,6 +555,7 @@ fn new_items(
     done: &HashSet<String>,
     kept: &dyn Fn(&str) -> HashSet<usize>,
     read_before: usize,
+    foreign: Option<&str>,
 ) -> Vec<Item> {
     let have: HashSet<usize> = items
         .iter()
@@ -358,17 +594,16 @@ fn new_items(
         let first = carried[0].line;
         let time = carried
             .iter()
-            .filter_map(|l| {
-                l.record.as_ref()?["timestamp"]
-                    .as_str()
-                    .and_then(claude::timestamp)
-            })
+            .filter_map(|l| l.record.as_ref()?["timestamp"].as_str().and_then(timestamp))
             .next_back()
             .unwrap_or(0.0);
         let mut metadata = serde_json::Map::new();
         metadata.insert("display".into(), "runtime".into());
         out.push(Item {
-            id: format!("k-line{first}"),
+            id: match foreign {
+                Some(key) => node_id("k-", &format!("{key}-line{first}")),
+                None => format!("k-line{first}"),
+            },
             role: "code",
             predecessor: None,
             caller: Some(crate::layout::schema::ROOT.into()),
@@ -385,10 +620,13 @@ fn new_items(
 }
 
 /// The node an item is written as.
-fn node(item: Item) -> NewNode {
+fn node(agent: Agent, item: Item, transcript: Option<&str>) -> NewNode {
     let mut metadata = item.metadata;
-    metadata.insert("source".into(), "claude-code".into());
-    metadata.insert("source_records".into(), claude::kept(&item.lines));
+    metadata.insert("source".into(), agent.source().into());
+    metadata.insert(
+        "source_records".into(),
+        Value::Array(item.lines.iter().map(|l| l.kept(transcript)).collect()),
+    );
     NewNode {
         role: item.role.into(),
         id: Some(item.id),

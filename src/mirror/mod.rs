@@ -40,6 +40,9 @@ pub struct CommitOptions {
     pub bulk: bool,
     /// Committed node files rewritten on purpose (a stamp): re-hash them.
     pub modified: Vec<String>,
+    /// Each top-level record node a commit of its own
+    /// ([`session::records_alone`]; `import`).
+    pub records_alone: bool,
 }
 
 /// One commit made.
@@ -670,7 +673,10 @@ pub fn commit_pending(
     crate::out::trace("mirror: pending parsed");
     let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
     let answered = answered_before(&history_dir, &catalog, &pending, &pending_by_id);
-    let groups = session::group_pending(&pending, &answered);
+    let mut groups = session::group_pending(&pending, &answered);
+    if opts.records_alone {
+        groups = session::records_alone(&pending, groups);
+    }
     let mut cur_branch = head.branch.clone();
     let mut cur_tip = head.commit;
     // Final value of each branch touched, and its value before.

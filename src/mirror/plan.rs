@@ -206,7 +206,15 @@ pub(super) fn plan(
         } else {
             // More nodes of the turn committed last before them.
             let before = first.seq.max(0) as u64;
-            let prev = committed_seqs.iter().rev().find(|&&s| s < before).copied();
+            // The node before them: committed, or planned in this run (a
+            // group after a record node cut out of its turn).
+            let planned_before = pending[..g.range.start].last().map(|n| n.seq.max(0) as u64);
+            let prev = committed_seqs
+                .iter()
+                .rev()
+                .find(|&&s| s < before)
+                .copied()
+                .max(planned_before);
             let loc = match prev {
                 Some(s) => planner.locate(s, tips)?,
                 None => None,

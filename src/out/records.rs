@@ -113,6 +113,24 @@ pub struct Imported {
     pub dry_run: bool,
 }
 
+/// What `hook install` / `hook uninstall` changed in an agent's settings.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct HookSettings {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// The settings file.
+    pub path: String,
+    /// Events our hook was added to.
+    pub added: Vec<String>,
+    /// Events whose hook of ours now runs another command (this binary).
+    pub updated: Vec<String>,
+    /// Events our hook was removed from.
+    pub removed: Vec<String>,
+    /// Nothing was written (`--dry-run`).
+    pub dry_run: bool,
+}
+
 /// A transcript line `import` left out.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -774,6 +792,7 @@ records! {
     TurnPlanned => "turn_planned",
     Imported => "imported",
     ImportSummary => "import_summary",
+    HookSettings => "hook_settings",
     ProjectCommit => "project_commit",
     LogCommit => "commit",
     Branch => "branch",

@@ -54,6 +54,50 @@ pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String
     groups
 }
 
+/// `groups` with every top-level record node (a `code` node called by
+/// ROOT: a compaction, a relocation) a group of its own, and the nodes
+/// after it in its group another. An import commits this way, so that a
+/// record node is one commit whether the nodes around it came in the same
+/// run or not: the commits are the same however a transcript was read.
+pub fn records_alone(nodes: &[Node], groups: Vec<Group>) -> Vec<Group> {
+    let record = |n: &Node| n.role == "code" && n.caller == crate::layout::schema::ROOT;
+    let mut out = Vec::with_capacity(groups.len());
+    for g in groups {
+        let mut start = g.range.start;
+        let mut first = true;
+        for i in g.range.clone() {
+            let cut_before = record(&nodes[i]) && i > start;
+            let cut_after = record(&nodes[i]);
+            if cut_before {
+                out.push(Group {
+                    range: start..i,
+                    starts_turn: first && g.starts_turn,
+                    regenerates: first && g.regenerates,
+                });
+                first = false;
+                start = i;
+            }
+            if cut_after {
+                out.push(Group {
+                    range: start..i + 1,
+                    starts_turn: first && g.starts_turn,
+                    regenerates: first && g.regenerates,
+                });
+                first = false;
+                start = i + 1;
+            }
+        }
+        if start < g.range.end {
+            out.push(Group {
+                range: start..g.range.end,
+                starts_turn: first && g.starts_turn,
+                regenerates: first && g.regenerates,
+            });
+        }
+    }
+    out
+}
+
 /// The turn number of each group (SPEC §2.2: the N-th turn on the path from
 /// the root): for a group that starts a turn, the count of turn starts on its
 /// predecessor chain; for more nodes of a turn, that turn's number. `nodes`
@@ -428,6 +472,31 @@ mod tests {
                 (0..1, false, false),
                 (1..4, true, false),
                 (4..5, true, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn records_alone_cuts_around_each_top_level_record() {
+        let nodes = vec![
+            node(1, "user", "", "", "hi", 0.0),
+            node(2, "llm", "", "m", "yo", 0.0),
+            node(3, "code", "ROOT", "context/compact", "", 0.0),
+            node(4, "code", "n2", "read", "", 0.0),
+            node(5, "code", "ROOT", "context/compact", "", 0.0),
+            node(6, "user", "", "", "again", 0.0),
+        ];
+        let g = records_alone(&nodes, group_pending(&nodes, &Default::default()));
+        let shape: Vec<(std::ops::Range<usize>, bool)> =
+            g.into_iter().map(|g| (g.range, g.starts_turn)).collect();
+        assert_eq!(
+            shape,
+            vec![
+                (0..2, true),
+                (2..3, false),
+                (3..4, false),
+                (4..5, false),
+                (5..6, true)
             ]
         );
     }

@@ -110,6 +110,12 @@ impl Transcript {
 /// The transcript rebuilt from the session: every node's source records,
 /// in line order.
 fn rebuilt(env: &TestEnv, session: &str) -> Vec<Value> {
+    rebuilt_of(env, session, None)
+}
+
+/// The transcript `transcript` (the session's own: `None`) rebuilt from
+/// the session's source records.
+pub(crate) fn rebuilt_of(env: &TestEnv, session: &str, transcript: Option<&str>) -> Vec<Value> {
     let mut kept: Vec<(u64, Value)> = Vec::new();
     for e in std::fs::read_dir(env.session_dir(session).join("history")).unwrap() {
         let path = e.unwrap().path();
@@ -123,6 +129,9 @@ fn rebuilt(env: &TestEnv, session: &str) -> Vec<Value> {
         }
         let node: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         for r in node["metadata"]["source_records"].as_array().unwrap() {
+            if r["transcript"].as_str() != transcript {
+                continue;
+            }
             kept.push((r["line"].as_u64().unwrap(), r["record"].clone()));
         }
     }
@@ -136,7 +145,7 @@ fn rebuilt(env: &TestEnv, session: &str) -> Vec<Value> {
     kept.into_iter().map(|(_, r)| r).collect()
 }
 
-fn node(env: &TestEnv, session: &str, file: &str) -> Value {
+pub(crate) fn node(env: &TestEnv, session: &str, file: &str) -> Value {
     let path = env.session_dir(session).join("history").join(file);
     serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|_| panic!("{file}"))).unwrap()
 }
@@ -435,10 +444,15 @@ fn an_import_killed_midway_is_finished_by_the_next_with_every_line_once() {
 
 /// Run `git-session hook claude-code` with `event` on stdin; its output.
 fn hook(env: &TestEnv, event: &Value) -> std::process::Output {
+    hook_with(env, &["hook", "claude-code"], event)
+}
+
+/// Run a hook command with `event` on stdin; its output.
+pub(crate) fn hook_with(env: &TestEnv, args: &[&str], event: &Value) -> std::process::Output {
     use std::io::Write;
     let mut child = env
         .cmd()
-        .args(["hook", "claude-code"])
+        .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

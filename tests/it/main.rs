@@ -12,6 +12,8 @@ mod env;
 mod faults;
 mod hostile;
 mod import;
+mod import_codex;
+mod import_hooks;
 mod interop;
 mod legacy;
 mod migrate;

@@ -1,0 +1,379 @@
+//! Codex CLI rollouts (JSONL, `../shared/reference/agent-transcripts.md`)
+//! mapped to nodes: a pure function of the rollout's records, each
+//! `{"timestamp", "type", "payload"}`.
+//!
+//! - a turn (`event_msg` `task_started` … `task_complete`, one `turn_id`)
+//!   is a user node `u-<turn_id>` (the typed message) and one assistant
+//!   node `a-<turn_id>`: the turn's output, its assistant messages joined,
+//!   the model of its `turn_context` and its last `token_count` in
+//!   metadata (`model`, `usage`); its predecessor is the turn's user node;
+//! - each call (`function_call`, `custom_tool_call`, `local_shell_call`,
+//!   `web_search_call`) is a tool node `t-<call_id>` called by the turn's
+//!   reply: input = the call's arguments (the JSON string parsed), output =
+//!   its `…_output`;
+//! - visible text is recorded twice (a `response_item` message and an
+//!   `event_msg` `user_message` / `agent_message`): the event is the typed
+//!   user message (the `response_item` user messages also carry context the
+//!   harness injected), the `response_item` the reply's text; the other
+//!   copy goes with the node as a record only. A rollout without one of
+//!   the two kinds uses the other;
+//! - a compaction (`compacted`) is a `context/compact` record node;
+//! - every other record (`session_meta`, `turn_context`, reasoning, token
+//!   counts, types not known here, lines that do not parse) goes, unchanged,
+//!   with the node before it (or the first node).
+//!
+//! Ids come from the rollout's own turn and call ids (or, in a rollout
+//! without them, the timestamps), never from line numbers: a fork starts a
+//! new file that copies the history it forked from, so its copies map to
+//! the same nodes, and its first new turn branches off where the fork was
+//! made (a retry branch, once imported into the session it was forked
+//! from).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::{Item, Line, Mapped, node_id, timestamp};
+use crate::layout::schema::ROOT;
+
+/// The text of a message's content blocks of `kind` (`input_text`,
+/// `output_text`), or the content itself when it is a string.
+fn blocks_text(content: &Value, kinds: &[&str]) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let text: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"].as_str().is_some_and(|t| kinds.contains(&t)))
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// A call's arguments: the JSON string parsed, else as given.
+fn arguments(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        other => other.clone(),
+    }
+}
+
+/// The turn being read.
+#[derive(Default)]
+struct Turn {
+    /// `turn_id` of its `task_started` (or the time its message came).
+    key: Option<String>,
+    user: Option<usize>,
+    reply: Option<usize>,
+}
+
+/// Map a rollout's lines to nodes.
+pub fn map(lines: Vec<Line>) -> Mapped {
+    let mut m = Mapped::default();
+    let kind = |l: &Line| -> (String, String) {
+        let r = l.record.as_ref();
+        let get = |k: &str| {
+            r.and_then(|r| r[k].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let p = r.and_then(|r| r["payload"]["type"].as_str()).unwrap_or("");
+        (get("type"), p.to_string())
+    };
+    // Which copy of visible text makes the nodes.
+    let has = |t: &str, p: &str, role: Option<&str>| {
+        lines.iter().any(|l| {
+            let (a, b) = kind(l);
+            a == t
+                && b == p
+                && role.is_none_or(|role| {
+                    l.record
+                        .as_ref()
+                        .is_some_and(|r| r["payload"]["role"] == role)
+                })
+        })
+    };
+    let user_from_events = has("event_msg", "user_message", None);
+    let reply_from_events = !has("response_item", "message", Some("assistant"));
+    let turns_end = has("event_msg", "task_complete", None);
+
+    let mut used: HashSet<String> = HashSet::new();
+    let mut unique = |id: String| -> String {
+        let mut cand = id.clone();
+        let mut n = 2;
+        while !used.insert(cand.clone()) {
+            cand = format!("{id}-{n}");
+            n += 1;
+        }
+        cand
+    };
+    let mut turn = Turn::default();
+    let mut started: Option<String> = None;
+    let mut last_top = ROOT.to_string();
+    let mut model: Option<String> = None;
+    let mut tool_of: HashMap<String, usize> = HashMap::new();
+    let mut leading: Vec<Line> = Vec::new();
+    let mut cur: Option<usize> = None;
+
+    for mut l in lines {
+        let Some(record) = l.record.take() else {
+            m.unparsed += 1;
+            attach(&mut m.items, cur, &mut leading, l);
+            continue;
+        };
+        let r = &record;
+        let p = &r["payload"];
+        let ts_raw = r["timestamp"].as_str().unwrap_or("").to_string();
+        let ts = timestamp(&ts_raw).unwrap_or(0.0);
+        let mut made: Option<usize> = None;
+        // Close the reply of a turn that is over.
+        let close = |items: &mut Vec<Item>, turn: &Turn| {
+            if let Some(i) = turn.reply {
+                items[i].open = false;
+            }
+        };
+        let ptype = p["type"].as_str().unwrap_or("");
+        match (r["type"].as_str().unwrap_or(""), ptype) {
+            // The rollout's own (a fork may copy its original's too).
+            ("session_meta", _) if m.session.is_none() => {
+                m.session = p["id"]
+                    .as_str()
+                    .or(p["session_id"].as_str())
+                    .map(|id| format!("codex-{id}"));
+                m.forked_from = p["forked_from_id"].as_str().map(|id| format!("codex-{id}"));
+                if m.cwd.is_none() {
+                    m.cwd = p["cwd"].as_str().map(str::to_string);
+                }
+            }
+            ("turn_context", _) => {
+                if let Some(md) = p["model"].as_str() {
+                    model = Some(md.to_string());
+                    if m.model.is_none() {
+                        m.model = model.clone();
+                    }
+                }
+                if m.cwd.is_none() {
+                    m.cwd = p["cwd"].as_str().map(str::to_string);
+                }
+            }
+            // A message recorded before its task started keeps its turn.
+            ("event_msg", "task_started") if turn.reply.is_some() || turn.user.is_none() => {
+                close(&mut m.items, &turn);
+                turn = Turn::default();
+                started = p["turn_id"].as_str().map(str::to_string);
+            }
+            ("event_msg", "task_complete") => close(&mut m.items, &turn),
+            ("event_msg", "user_message") | ("response_item", "message")
+                if ptype == "user_message" || p["role"] == "user" =>
+            {
+                let from_event = ptype == "user_message";
+                let text = if from_event {
+                    p["message"].as_str().map(str::to_string)
+                } else {
+                    blocks_text(&p["content"], &["input_text", "text"])
+                };
+                // The copy that makes user nodes; without the events, the
+                // messages that are not context the harness injected
+                // (`<environment_context>…`, `<user_instructions>…`).
+                let primary = from_event == user_from_events;
+                if let Some(text) =
+                    text.filter(|t| primary && (from_event || !t.trim_start().starts_with('<')))
+                {
+                    if turn.user.is_some() {
+                        // A second message without a new task: a turn of its own.
+                        close(&mut m.items, &turn);
+                        turn = Turn::default();
+                    }
+                    let key = turn
+                        .key
+                        .clone()
+                        .or_else(|| started.take())
+                        .unwrap_or_else(|| ts_raw.clone());
+                    turn.key = Some(key.clone());
+                    let id = unique(node_id("u-", &key));
+                    m.items.push(Item {
+                        id: id.clone(),
+                        role: "user",
+                        predecessor: Some(last_top.clone()),
+                        caller: None,
+                        name: None,
+                        input: Value::Null,
+                        output: Value::String(text),
+                        created_at: ts,
+                        metadata: Map::new(),
+                        lines: Vec::new(),
+                        open: false,
+                    });
+                    last_top = id;
+                    turn.user = Some(m.items.len() - 1);
+                    made = turn.user;
+                }
+            }
+            ("compacted", _) => {
+                let mut metadata = Map::new();
+                metadata.insert("display".into(), "runtime".into());
+                if let Some(s) = p["message"].as_str() {
+                    metadata.insert("summary".into(), s.into());
+                }
+                m.items.push(Item {
+                    id: unique(node_id("c-", &ts_raw)),
+                    role: "code",
+                    predecessor: None,
+                    caller: Some(ROOT.into()),
+                    name: Some("context/compact".into()),
+                    input: Value::Null,
+                    output: Value::String("context compacted".into()),
+                    created_at: ts,
+                    metadata,
+                    lines: Vec::new(),
+                    open: false,
+                });
+                made = Some(m.items.len() - 1);
+            }
+            (ty, _) if is_output(ty, ptype, p, reply_from_events) => {
+                // The turn's reply, made at its first output.
+                let idx = match turn.reply {
+                    Some(i) => i,
+                    None => {
+                        let key = turn
+                            .key
+                            .clone()
+                            .or_else(|| started.clone())
+                            .unwrap_or_else(|| ts_raw.clone());
+                        turn.key = Some(key.clone());
+                        let id = unique(node_id("a-", &key));
+                        let mut metadata = Map::new();
+                        if let Some(md) = &model {
+                            metadata.insert("model".into(), md.clone().into());
+                        }
+                        m.items.push(Item {
+                            id: id.clone(),
+                            role: "llm",
+                            predecessor: Some(last_top.clone()),
+                            caller: None,
+                            name: model.clone(),
+                            input: Value::Null,
+                            output: Value::String(String::new()),
+                            created_at: ts,
+                            metadata,
+                            lines: Vec::new(),
+                            open: turns_end,
+                        });
+                        last_top = id;
+                        turn.reply = Some(m.items.len() - 1);
+                        m.items.len() - 1
+                    }
+                };
+                made = Some(idx);
+                let text = match ptype {
+                    "agent_message" => p["message"].as_str().map(str::to_string),
+                    "message" => blocks_text(&p["content"], &["output_text", "text"]),
+                    _ => None,
+                };
+                if let Some(t) = text
+                    && let Value::String(out) = &mut m.items[idx].output
+                {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(&t);
+                }
+                if let Some(call) = call_id(ptype, p) {
+                    let reply = m.items[idx].id.clone();
+                    let input = match ptype {
+                        "function_call" => arguments(&p["arguments"]),
+                        "custom_tool_call" => p["input"].clone(),
+                        _ => p["action"].clone(),
+                    };
+                    m.items.push(Item {
+                        id: unique(node_id("t-", &call)),
+                        role: "code",
+                        predecessor: None,
+                        caller: Some(reply),
+                        name: p["name"].as_str().map(str::to_string).or_else(|| {
+                            Some(ptype.strip_suffix("_call").unwrap_or(ptype).to_string())
+                        }),
+                        input,
+                        output: Value::Null,
+                        created_at: ts,
+                        metadata: Map::new(),
+                        lines: Vec::new(),
+                        // A web search has no output record.
+                        open: ptype != "web_search_call",
+                    });
+                    tool_of.insert(call, m.items.len() - 1);
+                    made = Some(m.items.len() - 1);
+                }
+            }
+            ("response_item", "function_call_output" | "custom_tool_call_output") => {
+                if let Some(&idx) = p["call_id"].as_str().and_then(|c| tool_of.get(c)) {
+                    let it = &mut m.items[idx];
+                    it.output = p["output"].clone();
+                    it.open = false;
+                    made = Some(idx);
+                }
+            }
+            ("event_msg", "token_count") => {
+                if let Some(i) = turn.reply
+                    && p["info"].is_object()
+                {
+                    m.items[i]
+                        .metadata
+                        .insert("usage".into(), p["info"].clone());
+                }
+            }
+            _ => {}
+        }
+        l.record = Some(record);
+        match made {
+            Some(i) => {
+                m.items[i].lines.push(l);
+                cur = Some(i);
+            }
+            None => attach(&mut m.items, cur, &mut leading, l),
+        }
+    }
+    if !leading.is_empty()
+        && let Some(first) = m.items.first_mut()
+    {
+        leading.append(&mut first.lines);
+        first.lines = leading;
+    }
+    m
+}
+
+/// A record of the turn's output: reasoning, a call, an assistant message
+/// (from the copy that makes the reply's text).
+fn is_output(ty: &str, ptype: &str, p: &Value, reply_from_events: bool) -> bool {
+    match (ty, ptype) {
+        ("response_item", "message") => p["role"] == "assistant" && !reply_from_events,
+        ("event_msg", "agent_message") => reply_from_events,
+        ("response_item", "reasoning") => true,
+        ("response_item", _) => call_id(ptype, p).is_some(),
+        _ => false,
+    }
+}
+
+/// The id of a call record.
+fn call_id(ptype: &str, p: &Value) -> Option<String> {
+    match ptype {
+        "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
+            p["call_id"]
+                .as_str()
+                .or(p["id"].as_str())
+                .map(str::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// Keep a non-node line with the current node, or until the first one.
+fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<Line>, l: Line) {
+    match cur {
+        Some(i) => items[i].lines.push(l),
+        None => leading.push(l),
+    }
+}
