@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Importing a Claude Code transcript against reading it, in one run.
+"""Importing a Claude Code transcript against reading it, and a hook call
+on a big transcript against a one-shot append, in one run.
 
-Builds a transcript of about RECORDS records in the shapes of
-../shared/reference/agent-transcripts.md (a typed message, a reply of
-several records with a tool call, progress, the tool result, a final reply,
-a turn_duration record: 8 records a turn), then measures, medians:
-  floor:  `python3 -c` reading the file and json.loads-ing every line
-  import: `git-session import claude-code FILE` into a fresh state dir
-  grown:  the same transcript grown by one turn, imported again (one-shot)
-  append: one-shot `git-session append` (the issue's reference for a hook call)
-and prints the ratios.
+Builds transcripts in the shapes of ../shared/reference/agent-transcripts.md
+(a typed message, a reply of several records with a tool call, progress,
+the tool result, a final reply, a turn_duration record: 8 records a turn),
+then measures, medians:
+  floor:  `python3 -c` reading a RECORDS-record file and json.loads-ing every line
+  import: `git-session import claude-code FILE` of it into a fresh state dir
+  hook:   `git-session hook claude-code` (a Stop event on stdin) after a
+          transcript of about HOOK_MB megabytes, imported before, grew by one turn
+  append: one-shot `git-session append` to that session (the reference for a hook call)
+and prints the ratios (targets: import within 10x the floor, hook within 3x append).
 
-Usage: bench/import.py [--bin PATH] [--records 2000] [--runs 5] [--dir DIR]
+Usage: bench/import.py [--bin PATH] [--records 2000] [--hook-mb 3] [--runs 5] [--dir DIR]
 """
 
 import argparse
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -31,7 +34,7 @@ SID = "11111111-2222-3333-4444-555555555555"
 
 def transcript(turns, start_turn=0):
     out = []
-    prev = None
+    prev = f"s{start_turn - 1}" if start_turn else None
     t = 1_793_527_200
     for k in range(start_turn, start_turn + turns):
         def rec(kind, uuid, parent, **kw):
@@ -73,6 +76,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--records", type=int, default=2000)
+    ap.add_argument("--hook-mb", type=float, default=3.0)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
@@ -86,33 +90,57 @@ def main():
         floor = [spawn([sys.executable, "-c",
                         "import json,sys\n[json.loads(l) for l in open(sys.argv[1])]", path])[0]
                  for _ in range(args.runs)]
-        imports, grown, appends = [], [], []
+        imports = []
         for i in range(args.runs):
             state = os.path.join(root, f"state{i}")
             dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", path])
             assert rc == 0, "import failed"
             imports.append(dt)
-            # The transcript grows by one turn: import it again.
-            write(path + ".grown", records + transcript(1, turns))
-            os.replace(path + ".grown", path)
-            dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", path])
-            assert rc == 0, "import of the grown transcript failed"
-            grown.append(dt)
-            write(path, records)
+            settle(state)
+            shutil.rmtree(state)
+        # The hook: a big transcript imported once, then each run it grows
+        # by one turn and the Stop hook records it.
+        big_turns = max(1, int(args.hook_mb * 1e6 / (size / turns)))
+        big = transcript(big_turns)
+        big_path = os.path.join(root, "big", f"{SID}.jsonl")
+        os.makedirs(os.path.dirname(big_path))
+        write(big_path, big)
+        big_size = os.path.getsize(big_path)
+        state = os.path.join(root, "state-hook")
+        dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", big_path])
+        assert rc == 0, "import of the big transcript failed"
+        settle(state)
+        event = os.path.join(root, "event.json")
+        with open(event, "w") as f:
+            json.dump({"session_id": SID, "transcript_path": big_path, "cwd": "/home/me/proj",
+                       "hook_event_name": "Stop", "stop_hook_active": False}, f)
+        hooks, appends = [], []
+        for i in range(args.runs):
+            with open(big_path, "a") as f:
+                for r in transcript(1, big_turns + i):
+                    f.write(json.dumps(r) + "\n")
+            dt, rc = spawn([binary, "--state-dir", state, "hook", "claude-code"], stdin=event)
+            assert rc == 0, "hook failed"
+            hooks.append(dt)
+            settle(state)
             dt, rc = spawn([binary, "--state-dir", state, "append", f"claude-{SID}", "--text", "x"])
             assert rc == 0, "append failed"
             appends.append(dt)
-            # Background packing (due after this many turns) ends first.
-            lock = os.path.join(state, "sessions", f"claude-{SID}", ".git", "git-session", "maintenance.lock")
-            if os.path.exists(lock):
-                with open(lock, "a") as f:
-                    fcntl.flock(f, fcntl.LOCK_EX)
-            shutil.rmtree(state)
-        f, im, gr, apd = (median_ms(x) for x in (floor, imports, grown, appends))
+        log = os.path.join(state, "git-session-hooks.log")
+        assert not os.path.exists(log), open(log).read()
+        f, im, hk, apd = (median_ms(x) for x in (floor, imports, hooks, appends))
         print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}")
         print(f"floor (python3 reads + json.loads):   {f:8.1f} ms")
-        print(f"import (fresh session, {turns} commits): {im:8.1f} ms   {im / f:5.1f}x the floor")
-        print(f"import of the transcript grown by 1 turn: {gr:6.1f} ms   {gr / apd:5.1f}x a one-shot append ({apd:.1f} ms)")
+        print(f"import (fresh session, {turns} commits): {im:8.1f} ms   {im / f:5.1f}x the floor (target <= 10x)")
+        print(f"hook on a {big_size / 1e6:.1f} MB transcript grown by 1 turn: {hk:6.1f} ms   "
+              f"{hk / apd:5.1f}x a one-shot append ({apd:.1f} ms; target <= 3x)")
+
+
+def settle(state):
+    """Wait for background packing (due after so many turns) to end."""
+    for lock in glob.glob(os.path.join(state, "sessions", "*", ".git", "git-session", "maintenance.lock")):
+        with open(lock, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Item, Line, Mapped, node_id, timestamp};
+use super::{Indexed, Item, Line, Mapped, Seed, node_id, timestamp};
 use crate::layout::schema::ROOT;
 
 /// The typed text of a user record, if it is one (not a tool result, not
@@ -70,7 +70,7 @@ fn result_output(content: &Value) -> Value {
 /// Map a transcript's lines to nodes. A subagent's file (under
 /// `subagents/`) is a session of its own, named after its parent's:
 /// `claude-<sessionId>-<agentId>`.
-pub fn map(path: &Path, lines: Vec<Line>) -> Mapped {
+pub fn map(path: &Path, lines: Vec<Line>, seed: &Seed) -> Mapped {
     let agent = lines
         .iter()
         .find_map(|l| {
@@ -81,7 +81,7 @@ pub fn map(path: &Path, lines: Vec<Line>) -> Mapped {
                 .map(str::to_string)
         })
         .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
-    let mut m = map_lines(lines);
+    let mut m = map_lines(lines, seed);
     if let Some(sid) = m.session.take() {
         m.session = Some(match agent {
             Some(a) => format!("claude-{sid}-{a}"),
@@ -91,8 +91,14 @@ pub fn map(path: &Path, lines: Vec<Line>) -> Mapped {
     m
 }
 
-fn map_lines(lines: Vec<Line>) -> Mapped {
+fn map_lines(lines: Vec<Line>, seed: &Seed) -> Mapped {
     let mut m = Mapped::default();
+    // (line, uuid) of every record with one, for the seed of the next run.
+    let mut uuids: Vec<(usize, String)> = Vec::new();
+    let mut typed_at: HashMap<usize, (String, String)> = HashMap::new();
+    // Records before the first node (of the lines mapped here): they lead
+    // where their parent does.
+    let mut lead: HashMap<String, String> = HashMap::new();
     // uuid → the item holding that record.
     let mut owner: HashMap<String, usize> = HashMap::new();
     let mut seen: HashSet<String> = HashSet::new();
@@ -106,17 +112,26 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
     let mut leading: Vec<Line> = Vec::new();
     let mut cur: Option<usize> = None;
 
-    // The top-level node a record's `parentUuid` leads to.
+    // The top-level node a record's `parentUuid` leads to (a record before
+    // the lines mapped here: as the seed says).
     fn top(
         items: &[Item],
         owner: &HashMap<String, usize>,
         logical_parent: &HashMap<usize, String>,
+        lead: &HashMap<String, String>,
+        seed: &Seed,
         uuid: Option<&str>,
     ) -> String {
         let mut uuid = uuid.map(str::to_string);
         for _ in 0..64 {
             let Some(idx) = uuid.as_deref().and_then(|u| owner.get(u)).copied() else {
-                return ROOT.into();
+                return uuid
+                    .and_then(|u| {
+                        lead.get(&u)
+                            .cloned()
+                            .or_else(|| seed.tops.get(u.as_str()).map(|t| t.to_string()))
+                    })
+                    .unwrap_or_else(|| ROOT.into());
             };
             let it = &items[idx];
             match (it.role, it.caller.as_deref()) {
@@ -138,7 +153,7 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
         let r = &record;
         let uuid = r["uuid"].as_str().map(str::to_string);
         if let Some(u) = &uuid
-            && !seen.insert(u.clone())
+            && (seed.tops.contains_key(u.as_str()) || !seen.insert(u.clone()))
         {
             m.duplicates += 1;
             l.record = Some(record);
@@ -151,6 +166,9 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
         if m.cwd.is_none() {
             m.cwd = r["cwd"].as_str().map(str::to_string);
         }
+        if let Some(u) = &uuid {
+            uuids.push((l.line, u.clone()));
+        }
         let ts = r["timestamp"].as_str().and_then(timestamp);
         let parent = r["parentUuid"].as_str();
         let mut made: Option<usize> = None;
@@ -161,8 +179,11 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                         parent.unwrap_or("").to_string(),
                         r["timestamp"].as_str().unwrap_or("").to_string(),
                     );
-                    if typed_children.insert(key) {
-                        let pred = top(&m.items, &owner, &logical_parent, parent);
+                    if !seed.typed.contains(&(key.0.as_str(), key.1.as_str()))
+                        && typed_children.insert(key.clone())
+                    {
+                        typed_at.insert(l.line, key);
+                        let pred = top(&m.items, &owner, &logical_parent, &lead, seed, parent);
                         m.items.push(Item {
                             id: node_id("u-", u),
                             role: "user",
@@ -175,6 +196,7 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                             metadata: Map::new(),
                             lines: Vec::new(),
                             open: false,
+                            made_at: (l.line, l.byte),
                         });
                         made = Some(m.items.len() - 1);
                     }
@@ -208,7 +230,7 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                 let idx = match reply_of.get(&mid) {
                     Some(&i) => i,
                     None => {
-                        let pred = top(&m.items, &owner, &logical_parent, parent);
+                        let pred = top(&m.items, &owner, &logical_parent, &lead, seed, parent);
                         let mut metadata = Map::new();
                         if let Some(model) = msg["model"].as_str() {
                             metadata.insert("model".into(), model.into());
@@ -231,6 +253,7 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                             metadata,
                             lines: Vec::new(),
                             open: false,
+                            made_at: (l.line, l.byte),
                         });
                         let i = m.items.len() - 1;
                         reply_of.insert(mid.clone(), i);
@@ -268,6 +291,7 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                                 metadata: Map::new(),
                                 lines: Vec::new(),
                                 open: true,
+                                made_at: (l.line, l.byte),
                             });
                             tool_of.insert(call, m.items.len() - 1);
                         }
@@ -299,6 +323,7 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                     metadata,
                     lines: Vec::new(),
                     open: false,
+                    made_at: (l.line, l.byte),
                 });
                 let i = m.items.len() - 1;
                 if let Some(lp) = r["logicalParentUuid"].as_str() {
@@ -319,6 +344,8 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
             };
             m.items[i].metadata.insert("summary".into(), summary.into());
         }
+        let lead_top = (made.is_none() && cur.is_none() && uuid.is_some())
+            .then(|| top(&m.items, &owner, &logical_parent, &lead, seed, parent));
         l.record = Some(record);
         match made {
             Some(i) => {
@@ -330,8 +357,14 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
                 cur = Some(i);
             }
             None => {
-                if let (Some(u), Some(c)) = (uuid, cur) {
-                    owner.insert(u, c);
+                match (uuid, cur) {
+                    (Some(u), Some(c)) => {
+                        owner.insert(u, c);
+                    }
+                    (Some(u), None) => {
+                        lead.insert(u, lead_top.expect("computed for a leading record"));
+                    }
+                    _ => {}
                 }
                 attach(&mut m.items, cur, &mut leading, l);
             }
@@ -343,6 +376,15 @@ fn map_lines(lines: Vec<Line>) -> Mapped {
         leading.append(&mut first.lines);
         first.lines = leading;
     }
+    m.index = uuids
+        .into_iter()
+        .map(|(line, uuid)| Indexed {
+            top: top(&m.items, &owner, &logical_parent, &lead, seed, Some(&uuid)),
+            typed: typed_at.remove(&line),
+            line,
+            uuid,
+        })
+        .collect();
     m
 }
 
@@ -365,6 +407,7 @@ mod tests {
             .enumerate()
             .map(|(i, r)| Line {
                 line: i,
+                byte: 0,
                 record: Some(r.clone()),
                 raw: String::new(),
             })
@@ -385,21 +428,24 @@ mod tests {
 
     #[test]
     fn a_reply_of_several_records_is_one_node_and_its_tool_calls_are_called_by_it() {
-        let m = map_lines(lines(&[
-            user("u1", None, "2026-11-01T10:00:00Z", "hi"),
-            reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
-            reply("a2", "a1", "msg_1", json!({"type": "text", "text": "two"})),
-            reply(
-                "a3",
-                "a2",
-                "msg_1",
-                json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"cmd": "ls"}}),
-            ),
-            json!({"type": "user", "uuid": "r1", "parentUuid": "a3", "timestamp": "2026-11-01T10:00:06Z",
+        let m = map_lines(
+            lines(&[
+                user("u1", None, "2026-11-01T10:00:00Z", "hi"),
+                reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
+                reply("a2", "a1", "msg_1", json!({"type": "text", "text": "two"})),
+                reply(
+                    "a3",
+                    "a2",
+                    "msg_1",
+                    json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"cmd": "ls"}}),
+                ),
+                json!({"type": "user", "uuid": "r1", "parentUuid": "a3", "timestamp": "2026-11-01T10:00:06Z",
                 "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1",
                     "content": [{"type": "text", "text": "a.rs"}], "is_error": true}]}}),
-            reply("a4", "r1", "msg_2", json!({"type": "text", "text": "done"})),
-        ]));
+                reply("a4", "r1", "msg_2", json!({"type": "text", "text": "done"})),
+            ]),
+            &Seed::default(),
+        );
         let ids: Vec<&str> = m.items.iter().map(|i| i.id.as_str()).collect();
         assert_eq!(ids, ["u-u1", "a-msg_1", "t-toolu_1", "a-msg_2"]);
         assert_eq!(m.items[1].output, "one\ntwo");
@@ -413,17 +459,20 @@ mod tests {
 
     #[test]
     fn a_rewind_names_the_older_reply_and_a_replay_is_no_node() {
-        let m = map_lines(lines(&[
-            user("u1", None, "2026-11-01T10:00:00Z", "hi"),
-            reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
-            user("u2", Some("a1"), "2026-11-01T10:01:00Z", "next"),
-            reply("a2", "u2", "msg_2", json!({"type": "text", "text": "two"})),
-            // Rewound: another message answering a1, later.
-            user("u3", Some("a1"), "2026-11-01T10:02:00Z", "instead"),
-            // A replay of u3 (same parent, same time): not a node.
-            user("u3r", Some("a1"), "2026-11-01T10:02:00Z", "instead"),
-            json!("not an object"),
-        ]));
+        let m = map_lines(
+            lines(&[
+                user("u1", None, "2026-11-01T10:00:00Z", "hi"),
+                reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
+                user("u2", Some("a1"), "2026-11-01T10:01:00Z", "next"),
+                reply("a2", "u2", "msg_2", json!({"type": "text", "text": "two"})),
+                // Rewound: another message answering a1, later.
+                user("u3", Some("a1"), "2026-11-01T10:02:00Z", "instead"),
+                // A replay of u3 (same parent, same time): not a node.
+                user("u3r", Some("a1"), "2026-11-01T10:02:00Z", "instead"),
+                json!("not an object"),
+            ]),
+            &Seed::default(),
+        );
         let users: Vec<(&str, Option<&str>)> = m
             .items
             .iter()

@@ -206,6 +206,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                         metadata: Map::new(),
                         lines: Vec::new(),
                         open: false,
+                        made_at: (l.line, l.byte),
                     });
                     last_top = id;
                     turn.user = Some(m.items.len() - 1);
@@ -230,6 +231,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                     metadata,
                     lines: Vec::new(),
                     open: false,
+                    made_at: (l.line, l.byte),
                 });
                 made = Some(m.items.len() - 1);
             }
@@ -261,6 +263,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                             metadata,
                             lines: Vec::new(),
                             open: turns_end,
+                            made_at: (l.line, l.byte),
                         });
                         last_top = id;
                         turn.reply = Some(m.items.len() - 1);
@@ -303,6 +306,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                         lines: Vec::new(),
                         // A web search has no output record.
                         open: ptype != "web_search_call",
+                        made_at: (l.line, l.byte),
                     });
                     tool_of.insert(call, m.items.len() - 1);
                     made = Some(m.items.len() - 1);

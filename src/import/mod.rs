@@ -70,9 +70,9 @@ impl Agent {
         })
     }
 
-    fn map(self, path: &Path, lines: Vec<Line>) -> Mapped {
+    fn map(self, path: &Path, lines: Vec<Line>, seed: &Seed) -> Mapped {
         match self {
-            Agent::ClaudeCode => claude::map(path, lines),
+            Agent::ClaudeCode => claude::map(path, lines, seed),
             Agent::Codex => codex::map(lines),
         }
     }
@@ -99,6 +99,8 @@ pub fn codex_home() -> Result<PathBuf> {
 #[derive(Debug, Clone)]
 pub struct Line {
     pub line: usize,
+    /// Where it starts in the file.
+    pub byte: u64,
     /// The record, or `None` for a line that is not a JSON object.
     pub record: Option<Value>,
     pub raw: String,
@@ -139,6 +141,9 @@ pub struct Item {
     /// Still growing: a tool call whose result has not arrived, a Codex
     /// reply whose turn has not completed.
     pub open: bool,
+    /// The line (number, offset) of the record that made it (a tool call:
+    /// its reply's record), where reading starts again when it is held back.
+    pub made_at: (usize, u64),
 }
 
 impl Item {
@@ -164,6 +169,90 @@ pub struct Mapped {
     pub duplicates: usize,
     /// Lines that are not JSON objects (kept raw).
     pub unparsed: usize,
+    /// Every record with a `uuid` (Claude Code) and the node it leads to.
+    pub index: Vec<Indexed>,
+}
+
+/// A record with a `uuid`, and the top-level node it leads to (what a
+/// later record naming it as parent continues).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Indexed {
+    pub line: usize,
+    pub uuid: String,
+    pub top: String,
+    /// A typed user message's (`parentUuid`, `timestamp`): a second one is
+    /// a replay.
+    pub typed: Option<(String, String)>,
+}
+
+/// What the records before the lines being mapped tell of them: an import
+/// of a grown transcript maps only its new lines. Borrowed from the text of
+/// the session's `import.uuids` (one `line\tuuid\ttop[\tparent\ttime]` row
+/// per record, appended by each import): no string is copied.
+#[derive(Debug, Default)]
+pub struct Seed<'a> {
+    /// uuid → the top-level node its record leads to.
+    pub tops: std::collections::HashMap<&'a str, &'a str>,
+    /// (`parentUuid`, `timestamp`) of typed user messages.
+    pub typed: HashSet<(&'a str, &'a str)>,
+}
+
+impl<'a> Seed<'a> {
+    /// The text of `import.uuids`, if the session has one.
+    fn load(sd: &SessionDir) -> Option<String> {
+        atomic::read(sd.import_uuids())
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// The rows of `text` before line `before` (rows at or after it, from
+    /// an import killed before its cursor moved, are not believed).
+    fn parse(text: &'a str, before: usize) -> Seed<'a> {
+        let mut seed = Seed::default();
+        for row in text.lines() {
+            let mut f = row.split('\t');
+            let (Some(line), Some(uuid), Some(top)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if line.parse::<usize>().map_or(true, |l| l >= before) {
+                continue;
+            }
+            seed.tops.insert(uuid, top);
+            if let (Some(p), Some(t)) = (f.next(), f.next()) {
+                seed.typed.insert((p, t));
+            }
+        }
+        seed
+    }
+}
+
+impl Seed<'_> {
+    /// Append the rows of `index` before line `upto` (from `from` on).
+    fn append(sd: &SessionDir, index: &[Indexed], from: usize, upto: usize) -> Result<()> {
+        use std::io::Write;
+        let mut text = String::new();
+        let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+        for i in index.iter().filter(|i| i.line >= from && i.line < upto) {
+            text.push_str(&format!(
+                "{}\t{}\t{}",
+                i.line,
+                clean(&i.uuid),
+                clean(&i.top)
+            ));
+            if let Some((p, t)) = &i.typed {
+                text.push_str(&format!("\t{}\t{}", clean(p), clean(t)));
+            }
+            text.push('\n');
+        }
+        if text.is_empty() {
+            return Ok(());
+        }
+        let path = sd.import_uuids();
+        let mut f = atomic::no_follow(std::fs::OpenOptions::new().append(true).create(true))
+            .open(&path)
+            .io("open", &path)?;
+        f.write_all(text.as_bytes()).io("write", &path)
+    }
 }
 
 /// A node id from a transcript id (`uuid`, `msg_…`, `toolu_…`, a turn id):
@@ -224,38 +313,132 @@ pub struct Outcome {
     pub duplicates: usize,
 }
 
-/// Read a transcript's lines. A last line without its newline that does
-/// not parse is torn (the agent is writing it): left for the next import.
-pub fn read_lines(path: &Path) -> Result<(Vec<Line>, Option<usize>)> {
-    let bytes = atomic::read(path).io("read", path)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut lines = Vec::new();
-    let mut torn = None;
-    let complete = text.ends_with('\n');
-    let parts: Vec<&str> = text.split_terminator('\n').collect();
-    for (i, raw) in parts.iter().enumerate() {
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        if raw.trim().is_empty() {
+/// A transcript's lines from byte `from.0` (line number `from.1`) on, the
+/// end of the last complete one, and the torn last line if any: a last line
+/// without its newline that does not parse (the agent is writing it) is
+/// left for the next import.
+pub fn read_lines(path: &Path, from: (u64, usize), max: u64) -> Result<Read> {
+    use std::io::{Read as _, Seek, SeekFrom};
+    let mut f = atomic::open_read(path).io("read", path)?;
+    let mut bytes = Vec::new();
+    f.seek(SeekFrom::Start(from.0)).io("read", path)?;
+    f.take(max).read_to_end(&mut bytes).io("read", path)?;
+    let mut out = Read {
+        lines: Vec::new(),
+        torn: None,
+        end: from.0,
+        end_line: from.1,
+    };
+    let mut at = 0usize;
+    let mut line = from.1;
+    while at < bytes.len() {
+        let (raw, next, complete) = match bytes[at..].iter().position(|&b| b == b'\n') {
+            Some(n) => (&bytes[at..at + n], at + n + 1, true),
+            None => (&bytes[at..], bytes.len(), false),
+        };
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = String::from_utf8_lossy(raw);
+        let byte = from.0 + at as u64;
+        at = next;
+        let this = line;
+        line += 1;
+        if text.trim().is_empty() {
+            if complete {
+                out.end = from.0 + at as u64;
+                out.end_line = line;
+            }
             continue;
         }
-        let record = serde_json::from_str::<Value>(raw)
+        let record = serde_json::from_str::<Value>(&text)
             .ok()
             .filter(Value::is_object);
-        if record.is_none() && i + 1 == parts.len() && !complete {
-            torn = Some(i);
+        if record.is_none() && !complete {
+            out.torn = Some(this);
             break;
         }
-        lines.push(Line {
-            line: i,
+        out.end = from.0 + at as u64;
+        out.end_line = line;
+        out.lines.push(Line {
+            line: this,
+            byte,
             raw: if record.is_none() {
-                raw.to_string()
+                text.into_owned()
             } else {
                 String::new()
             },
             record,
         });
     }
-    Ok((lines, torn))
+    Ok(out)
+}
+
+/// What [`read_lines`] read.
+pub struct Read {
+    pub lines: Vec<Line>,
+    /// The torn last line.
+    pub torn: Option<usize>,
+    /// The offset after the last line read whole, and its line number.
+    pub end: u64,
+    pub end_line: usize,
+}
+
+/// The session a transcript is, named by its first records that name one
+/// (read one at a time, in its first 64 KiB), as the mapping names it.
+fn probe(agent: Agent, path: &Path) -> Result<Option<String>> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    atomic::open_read(path)
+        .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
+        .io("read", path)?;
+    for raw in head.split(|&b| b == b'\n') {
+        let Ok(r) = serde_json::from_slice::<Value>(raw) else {
+            continue;
+        };
+        let found = match agent {
+            Agent::ClaudeCode => r["sessionId"].as_str().map(|sid| {
+                match r["agentId"]
+                    .as_str()
+                    .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"))
+                {
+                    Some(a) => format!("claude-{sid}-{a}"),
+                    None => format!("claude-{sid}"),
+                }
+            }),
+            Agent::Codex => (r["type"] == "session_meta")
+                .then(|| {
+                    let p = &r["payload"];
+                    p["id"].as_str().or(p["session_id"].as_str())
+                })
+                .flatten()
+                .map(|id| format!("codex-{id}")),
+        };
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
+}
+
+/// Where an incremental import of a Claude Code transcript starts: the
+/// session's first line no node holds, when the file still has the bytes
+/// the cursor was taken on (a newline just before it); else the start.
+fn window(path: &Path, cursor: Option<&Cursor>) -> (u64, usize) {
+    use std::io::{Read as _, Seek, SeekFrom};
+    let Some((bytes, lines)) = cursor.and_then(|c| Some((c.bytes?, c.lines))) else {
+        return (0, 0);
+    };
+    if bytes == 0 {
+        return (0, 0);
+    }
+    let mut b = [0u8];
+    let aligned = atomic::open_read(path)
+        .and_then(|mut f| {
+            f.seek(SeekFrom::Start(bytes - 1))?;
+            f.read_exact(&mut b)
+        })
+        .is_ok()
+        && b[0] == b'\n';
+    if aligned { (bytes, lines) } else { (0, 0) }
 }
 
 /// How far each transcript of a session was read: the session's private
@@ -267,7 +450,11 @@ struct Cursors(BTreeMap<String, Cursor>);
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Cursor {
+    /// The first line no node holds (every line before it is in the
+    /// session); `bytes`, where it starts.
     lines: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<String>,
 }
@@ -280,7 +467,13 @@ impl Cursors {
         let text = String::from_utf8_lossy(&bytes);
         if let Ok(lines) = text.trim().parse::<usize>() {
             let mut c = Cursors::default();
-            c.0.insert(session.to_string(), Cursor { lines, path: None });
+            c.0.insert(
+                session.to_string(),
+                Cursor {
+                    lines,
+                    ..Default::default()
+                },
+            );
             return c;
         }
         serde_json::from_str(&text).unwrap_or_default()
@@ -299,6 +492,9 @@ pub fn known_path(ctx: &Ctx, session: &str, key: &str) -> Option<PathBuf> {
     let path = PathBuf::from(Cursors::read(&sd, session).0.get(key)?.path.clone()?);
     path.is_file().then_some(path)
 }
+
+/// Above this many new nodes an import writes its objects as one pack.
+const BULK_NODES: usize = 64;
 
 /// How much of a transcript to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,19 +517,68 @@ pub fn transcript(
     upto: Upto,
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
-    let (lines, torn) = read_lines(path)?;
-    let mut mapped = agent.map(path, lines);
+    match transcript_at(ctx, agent, path, project, dry_run, upto, warn, false)? {
+        Some(out) => Ok(out),
+        None => Ok(
+            transcript_at(ctx, agent, path, project, dry_run, upto, warn, true)?
+                .expect("a whole read is never given up"),
+        ),
+    }
+}
+
+/// [`transcript`]; `whole`: read the transcript from its start, not from
+/// the cursor. `None`: the cursor moved back under us, read it whole.
+#[allow(clippy::too_many_arguments)]
+fn transcript_at(
+    ctx: &Ctx,
+    agent: Agent,
+    path: &Path,
+    project: Option<&str>,
+    dry_run: bool,
+    upto: Upto,
+    warn: &mut dyn FnMut(String),
+    whole: bool,
+) -> Result<Option<Outcome>> {
+    crate::out::trace("import: start");
+    // The session, from the transcript's first records.
+    let probed = probe(agent, path)?;
+    crate::out::trace("import: probed");
+    // A Claude Code transcript imported before is read from its cursor on.
+    let (from, rows) = match (agent, &probed) {
+        (Agent::ClaudeCode, Some(own)) if !whole => match ctx.state.find_session(own) {
+            Ok(sd) => {
+                let from = window(path, Cursors::read(&sd, own).0.get(own));
+                match Seed::load(&sd) {
+                    Some(rows) if from.1 > 0 => (from, rows),
+                    _ => ((0, 0), String::new()),
+                }
+            }
+            Err(_) => ((0, 0), String::new()),
+        },
+        _ => ((0, 0), String::new()),
+    };
+    let seed = Seed::parse(&rows, from.1);
+    crate::out::trace("import: seed read");
+    let read = read_lines(path, from, u64::MAX)?;
+    let torn = read.torn;
+    let end = (read.end_line, read.end);
+    crate::out::trace("import: read and parsed");
+    let mut mapped = agent.map(path, read.lines, &seed);
+    crate::out::trace("import: mapped");
+    // The first line of a tail held back for the next run.
+    let mut held: Option<(usize, u64)> = None;
     if upto == Upto::EndedTurns {
         let last_turn = mapped
             .items
             .iter()
             .rposition(Item::starts_turn)
             .unwrap_or(0);
+        held = first_line(&mapped.items[last_turn..]);
         mapped.items.truncate(last_turn);
     }
     // The transcript's own session; a fork goes into the session it was
     // forked from (when that was imported), where it is a retry branch.
-    let own = mapped.session.clone().unwrap_or_else(|| {
+    let own = probed.or(mapped.session.clone()).unwrap_or_else(|| {
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -366,16 +611,18 @@ pub fn transcript(
             .push((t, "torn last line (left for the next import)".into()));
     }
     if mapped.items.is_empty() {
-        return Ok(out);
+        return Ok(Some(out));
     }
     let existing = ctx.state.find_session(&session).ok();
     // What is new: the nodes the session lacks, the lines after its cursor.
-    let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<(Vec<Item>, Cursors)> {
+    type Pending = (Vec<Item>, Option<(usize, u64)>, Cursors, usize);
+    let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<Pending> {
         let Some(sd) = sd else {
-            let items = new_items(items, &HashSet::new(), &|_| HashSet::new(), 0, foreign);
-            return Ok((items, Cursors::default()));
+            let (items, held) = new_items(items, &HashSet::new(), &|_| HashSet::new(), 0, foreign);
+            return Ok((items, held, Cursors::default(), 0));
         };
         let catalog = Catalog::load(sd)?;
+        crate::out::trace("import: catalog loaded");
         let done: HashSet<String> = items
             .iter()
             .filter(|i| catalog.contains(&i.id))
@@ -399,20 +646,18 @@ pub fn transcript(
         };
         let cursors = Cursors::read(sd, &session);
         let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
-        Ok((
-            new_items(items, &done, &kept, read_before, foreign),
-            cursors,
-        ))
+        let (items, held) = new_items(items, &done, &kept, read_before, foreign);
+        Ok((items, held, cursors, read_before))
     };
     if dry_run {
         let _lock = match &existing {
             Some(sd) => Some(ctx.lock_session(sd, lock::Kind::Shared)?),
             None => None,
         };
-        let (items, _) = pending(existing.as_ref(), mapped.items)?;
+        let (items, ..) = pending(existing.as_ref(), mapped.items)?;
         out.nodes = items.len();
         out.turns = items.iter().filter(|i| i.starts_turn()).count();
-        return Ok(out);
+        return Ok(Some(out));
     }
     let sd = match existing {
         Some(sd) => sd,
@@ -438,7 +683,13 @@ pub fn transcript(
     // Decided under the lock: two imports of one transcript (a hook and a
     // cron job) add each node once.
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
-    let (items, mut cursors) = pending(Some(&sd), mapped.items)?;
+    let (items, held_open, mut cursors, read_before) = pending(Some(&sd), mapped.items)?;
+    if read_before < from.1 {
+        // Another import moved the cursor back since it was read: read
+        // the transcript from its start.
+        return Ok(None);
+    }
+    crate::out::trace("import: new items found");
     out.nodes = items.len();
     out.turns = items.iter().filter(|i| i.starts_turn()).count();
     if items.is_empty() {
@@ -455,20 +706,15 @@ pub fn transcript(
             &mut |_| Ok(()),
             warn,
         )?;
-        return Ok(out);
+        return Ok(Some(out));
     }
     let mut meta = Meta::read(&sd.meta())?;
     let before = meta.clone();
     // Every new node, then one mirror run: one commit per turn (each dated
     // by its nodes), their objects in one pack.
     let last = items.iter().map(|i| i.created_at).fold(0.0, f64::max);
-    let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
-    let read = items
-        .iter()
-        .flat_map(|i| i.lines.iter().map(|l| l.line + 1))
-        .max()
-        .unwrap_or(0)
-        .max(read_before);
+    // Every line before `next` is in a node now.
+    let next = [held, held_open].into_iter().flatten().min().unwrap_or(end);
     // The list's preview: the latest user message.
     let preview = items
         .iter()
@@ -494,12 +740,15 @@ pub fn transcript(
         meta.set("updated_at", last);
     }
     atomic::write(&sd.meta(), &meta.to_json())?;
+    crate::out::trace("import: nodes written");
     let made = mirror::commit_pending(
         &sd,
         &session,
         &CommitOptions {
             now: last,
-            bulk: true,
+            // A pack for many commits; a hook's turn or two as loose
+            // objects, as `commit-turn` writes them (a pack costs more).
+            bulk: out.nodes > BULK_NODES,
             records_alone: true,
             ..Default::default()
         },
@@ -507,10 +756,15 @@ pub fn transcript(
         warn,
     )?
     .len() as u64;
+    // (Read whole, every row is known again: rows of a session imported
+    // before rows were kept are written too.)
+    let rows_from = if from.1 == 0 { 0 } else { read_before };
+    Seed::append(&sd, &mapped.index, rows_from, next.0)?;
     cursors.0.insert(
         key,
         Cursor {
-            lines: read,
+            lines: next.0,
+            bytes: Some(next.1),
             path: std::path::absolute(path)
                 .ok()
                 .map(|p| p.to_string_lossy().into_owned()),
@@ -526,7 +780,7 @@ pub fn transcript(
     if mirror::maintain_if_due(&sd, made)? == Some(false) {
         warn("`git` was not found: skipping background packing of the session repo".into());
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// The project a new session is bound to: `--project`, else the registered
@@ -556,7 +810,7 @@ fn new_items(
     kept: &dyn Fn(&str) -> HashSet<usize>,
     read_before: usize,
     foreign: Option<&str>,
-) -> Vec<Item> {
+) -> (Vec<Item>, Option<(usize, u64)>) {
     let have: HashSet<usize> = items
         .iter()
         .filter(|i| done.contains(&i.id) && i.lines.iter().any(|l| l.line >= read_before))
@@ -566,11 +820,13 @@ fn new_items(
     // what follows wait for the next import (a written node never changes).
     let mut items = items;
     let last_turn = items.iter().rposition(Item::starts_turn).unwrap_or(0);
+    let mut held = None;
     if let Some(open) = items
         .iter()
         .skip(last_turn)
         .position(|i| i.open && !done.contains(&i.id))
     {
+        held = first_line(&items[last_turn + open..]);
         items.truncate(last_turn + open);
     }
     let mut out: Vec<Item> = Vec::new();
@@ -592,6 +848,7 @@ fn new_items(
     }
     if !carried.is_empty() {
         let first = carried[0].line;
+        let made_at = (carried[0].line, carried[0].byte);
         let time = carried
             .iter()
             .filter_map(|l| l.record.as_ref()?["timestamp"].as_str().and_then(timestamp))
@@ -614,9 +871,18 @@ fn new_items(
             metadata,
             lines: carried,
             open: false,
+            made_at,
         });
     }
-    out
+    (out, held)
+}
+
+/// The first line (number, offset) the items were made from or hold.
+fn first_line(items: &[Item]) -> Option<(usize, u64)> {
+    items
+        .iter()
+        .flat_map(|i| i.lines.iter().map(|l| (l.line, l.byte)).chain([i.made_at]))
+        .min()
 }
 
 /// The node an item is written as.

@@ -322,6 +322,7 @@ impl SessionDir {
             self.git_dir().join("logs").join("HEAD"),
             private.join("baseline.json"),
             self.import_cursor(),
+            self.import_uuids(),
             private.join("maintenance.lock"),
         ] {
             super::atomic::refuse_unsafe(&p)?;
@@ -389,10 +390,16 @@ impl SessionDir {
     pub fn catalog_stamp(&self) -> PathBuf {
         self.private_dir().join("catalog.stamp")
     }
-    /// How many lines of its transcript an imported session has read
-    /// (`import`; not committed: a fresh import elsewhere reads them all).
+    /// How far each transcript of an imported session was read (`import`;
+    /// not committed: a fresh import elsewhere reads them all).
     pub fn import_cursor(&self) -> PathBuf {
         self.private_dir().join("import.lines")
+    }
+    /// The records of its transcript an imported session holds, and the
+    /// node each leads to (`import`: read instead of the lines before the
+    /// cursor).
+    pub fn import_uuids(&self) -> PathBuf {
+        self.private_dir().join("import.uuids")
     }
     /// Read the snapshot marker: the commit whose tree the index mirrors,
     /// and the turns committed since the last background `git gc`.

@@ -94,6 +94,39 @@ impl Transcript {
         t
     }
 
+    /// Two turns, a resume copy, a rewind, a compaction and the turn after.
+    fn eventful() -> Transcript {
+        let mut t = Transcript::two_turns();
+        // A resume copy of an earlier record: kept, not a node again.
+        let copy = t.lines[1].clone();
+        t.lines.push(copy);
+        // A rewind: a new message answering turn 1's first reply again.
+        t.user("u3", Some("a3"), "No, read lib.rs instead").reply(
+            "a7",
+            "u3",
+            "msg_5",
+            json!({"type": "text", "text": "Reading lib.rs."}),
+        );
+        // A compaction: the boundary, its summary, then the conversation goes on.
+        let last = "a7";
+        t.record(
+            "system",
+            "c1",
+            None,
+            json!({"subtype": "compact_boundary", "logicalParentUuid": last,
+                "compactMetadata": {"trigger": "auto", "preTokens": 150000}}),
+        )
+        .record(
+            "user",
+            "cs1",
+            Some("c1"),
+            json!({"isCompactSummary": true, "message": {"role": "user", "content": "Summary: fixed main.rs"}}),
+        )
+        .user("u4", Some("cs1"), "Carry on")
+        .reply("a8", "u4", "msg_6", json!({"type": "text", "text": "Carrying on."}));
+        t
+    }
+
     fn text(&self) -> String {
         self.lines.iter().map(|l| format!("{l}\n")).collect()
     }
@@ -290,34 +323,7 @@ fn a_grown_transcript_adds_only_its_new_turns() {
 #[test]
 fn rewinds_compactions_and_resume_copies() {
     let env = TestEnv::new();
-    let mut t = Transcript::two_turns();
-    // A resume copy of an earlier record: kept, not a node again.
-    let copy = t.lines[1].clone();
-    t.lines.push(copy);
-    // A rewind: a new message answering turn 1's first reply again.
-    t.user("u3", Some("a3"), "No, read lib.rs instead").reply(
-        "a7",
-        "u3",
-        "msg_5",
-        json!({"type": "text", "text": "Reading lib.rs."}),
-    );
-    // A compaction: the boundary, its summary, then the conversation goes on.
-    let last = "a7";
-    t.record(
-        "system",
-        "c1",
-        None,
-        json!({"subtype": "compact_boundary", "logicalParentUuid": last,
-            "compactMetadata": {"trigger": "auto", "preTokens": 150000}}),
-    )
-    .record(
-        "user",
-        "cs1",
-        Some("c1"),
-        json!({"isCompactSummary": true, "message": {"role": "user", "content": "Summary: fixed main.rs"}}),
-    )
-    .user("u4", Some("cs1"), "Carry on")
-    .reply("a8", "u4", "msg_6", json!({"type": "text", "text": "Carrying on."}));
+    let t = Transcript::eventful();
     let file = t.write(env.tmp.path(), "");
     import(&env, &file);
     let files = env.history_files(SESSION);
@@ -541,4 +547,107 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     );
     std::fs::remove_file(env.state().join("git-session-hooks.log")).unwrap();
     env.ok(&["verify", "--all"]);
+}
+
+/// What a node is, without the records it carries: id, role, links, text.
+fn shape(env: &TestEnv, session: &str) -> Vec<Value> {
+    env.history_files(session)
+        .iter()
+        .map(|f| {
+            let n = node(env, session, f);
+            json!([
+                f,
+                n["role"],
+                n["predecessor"],
+                n["caller"],
+                n["name"],
+                n["output"]
+            ])
+        })
+        .collect()
+}
+
+#[test]
+fn hooks_at_every_line_of_a_growing_transcript_end_as_one_import_of_it() {
+    // Each run reads on from where the last stopped (its cursor), knowing
+    // the records before it only by what it kept of them: wherever the
+    // transcript was cut, the session is the one a whole import gives.
+    let env = TestEnv::new();
+    let full = Transcript::eventful();
+    let dir = env.tmp.path().join("claude");
+    let mut file = PathBuf::new();
+    for cut in 1..=full.lines.len() {
+        let mut part = full.clone();
+        part.lines.truncate(cut);
+        file = part.write(&dir, "");
+        // In the middle of a turn (a `Stop` there would commit half a
+        // turn, and the rest as its continuation).
+        let out = hook(
+            &env,
+            &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "PostToolUse"}),
+        );
+        assert!(out.status.success());
+        assert!(
+            !env.state().join("git-session-hooks.log").exists(),
+            "{}",
+            std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap_or_default()
+        );
+    }
+    hook(
+        &env,
+        &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "Stop"}),
+    );
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
+    let subjects = |e: &TestEnv| e.git(SESSION, &["log", "--all", "--format=%s"]);
+    let (mut a, mut b) = (subjects(&env), subjects(&one));
+    let sort = |s: &mut String| {
+        let mut l: Vec<&str> = s.lines().collect();
+        l.sort();
+        *s = l.join("\n");
+    };
+    sort(&mut a);
+    sort(&mut b);
+    assert_eq!(a, b);
+    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+
+    // A `Stop` before the transcript has the turn's last records (the
+    // file lags the event): the next run starts with records that are no
+    // node, and the message after them still answers the reply before.
+    let lag = TestEnv::new();
+    let mut part = full.clone();
+    part.lines.truncate(10);
+    let file = part.write(lag.tmp.path(), "");
+    import(&lag, &file);
+    full.write(lag.tmp.path(), "");
+    import(&lag, &file);
+    assert_eq!(shape(&lag, SESSION), shape(&one, SESSION));
+    assert_eq!(rebuilt(&lag, SESSION), full.lines);
+}
+
+#[test]
+fn a_transcript_rewritten_shorter_is_read_again_from_its_start() {
+    let env = TestEnv::new();
+    let full = Transcript::two_turns();
+    let file = full.write(env.tmp.path(), "");
+    import(&env, &file);
+    // The file now ends before the cursor, then grows other lines: the
+    // cursor's offset means nothing in it.
+    let mut other = full.clone();
+    other.lines.truncate(4);
+    other.user("u9", Some("a2"), "Something else entirely");
+    other.write(env.tmp.path(), "");
+    let out = import(&env, &file);
+    assert!(out.contains("imported 1 turn(s), 1 node(s)"), "{out}");
+    let u9 = env
+        .history_files(SESSION)
+        .into_iter()
+        .find(|f| f.contains("-u-u-u9."))
+        .unwrap();
+    assert_eq!(node(&env, SESSION, &u9)["predecessor"], "a-msg_1");
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
 }
