@@ -10,12 +10,12 @@ use crate::env::TestEnv;
 use crate::import::{hook_with, node, rebuilt_of};
 
 const ID: &str = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001";
-const SESSION: &str = "codex-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001";
+pub(crate) const SESSION: &str = "codex-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001";
 const FORK: &str = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0002";
 
 /// A Codex rollout under construction.
 #[derive(Clone)]
-struct Rollout {
+pub(crate) struct Rollout {
     id: String,
     lines: Vec<Value>,
     clock: u32,
@@ -110,7 +110,7 @@ impl Rollout {
 
     /// Two turns with calls, an injected context message, a compaction
     /// between them and a record type nobody knows.
-    fn two_turns() -> Rollout {
+    pub(crate) fn two_turns() -> Rollout {
         let mut r = Rollout::new(ID, None);
         r.push(
             "response_item",
@@ -138,7 +138,7 @@ impl Rollout {
     }
 
     /// Written where Codex keeps it under `home` (`$CODEX_HOME`).
-    fn write(&self, home: &Path, torn: &str) -> PathBuf {
+    pub(crate) fn write(&self, home: &Path, torn: &str) -> PathBuf {
         let dir = home.join("sessions/2026/11/01");
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join(format!("rollout-2026-11-01T10-00-00-{}.jsonl", self.id));

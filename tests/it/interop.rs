@@ -593,3 +593,27 @@ fn an_imported_claude_code_session_is_read_by_the_python_store() {
         Some("a-msg_4")
     );
 }
+
+#[test]
+fn an_imported_codex_session_is_read_by_the_python_store() {
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    let file = crate::import_codex::Rollout::two_turns().write(env.tmp.path(), "");
+    env.ok(&["import", "codex", file.to_str().unwrap()]);
+    let session = crate::import_codex::SESSION;
+    assert_eq!(py.listed(&env), ours(&env));
+    assert_eq!(py.listed(&env)[0].title, "Fix the failing test");
+    let contents = py.contents(&env, session);
+    for text in [
+        "Fix the failing test",
+        "Fixed it.",
+        "fn main() {}",
+        "Clippy is clean.",
+    ] {
+        assert!(contents.iter().any(|c| c == text), "{text}: {contents:?}");
+    }
+    assert_eq!(
+        py.branch(&env, session).last().map(String::as_str),
+        Some("a-turn-2")
+    );
+}
