@@ -68,10 +68,48 @@ struct Turn {
     key: Option<String>,
     user: Option<usize>,
     reply: Option<usize>,
+    /// Its user node, its reply were made before the lines mapped here.
+    had_user: bool,
+    had_reply: bool,
+    /// Its user message: the other copy of it is no second message.
+    user_text: Option<String>,
 }
 
-/// Map a rollout's lines to nodes.
-pub fn map(lines: Vec<Line>) -> Mapped {
+impl Turn {
+    fn has_user(&self) -> bool {
+        self.user.is_some() || self.had_user
+    }
+    fn has_reply(&self) -> bool {
+        self.reply.is_some() || self.had_reply
+    }
+}
+
+/// What the mapping knows before a line: where an import of a grown
+/// rollout starts again from (kept in the session's cursor).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct State {
+    /// The last top-level node (`None`: ROOT).
+    last_top: Option<String>,
+    model: Option<String>,
+    /// The turn being read: its key, whether it has its user node, reply.
+    key: Option<String>,
+    user: bool,
+    reply: bool,
+    user_text: Option<String>,
+    /// A `task_started` whose turn has no node yet.
+    started: Option<String>,
+    /// Kinds of record seen (which copy of visible text makes the nodes).
+    user_events: bool,
+    assistant_items: bool,
+    task_events: bool,
+}
+
+/// Map a rollout's lines to nodes, from `start` (the state before the
+/// first of them; `None` at the start of the rollout).
+pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
+    let start: State = start
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
     let mut m = Mapped::default();
     let kind = |l: &Line| -> (String, String) {
         let r = l.record.as_ref();
@@ -96,9 +134,16 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                 })
         })
     };
-    let user_from_events = has("event_msg", "user_message", None);
-    let reply_from_events = !has("response_item", "message", Some("assistant"));
-    let turns_end = has("event_msg", "task_complete", None);
+    let user_from_events = start.user_events || has("event_msg", "user_message", None);
+    let reply_from_events =
+        !(start.assistant_items || has("response_item", "message", Some("assistant")));
+    // A rollout that records when tasks start records when they end: a
+    // reply is whole only then.
+    let turns_end = start.task_events
+        || has("event_msg", "task_started", None)
+        || has("event_msg", "task_complete", None);
+    // The kinds seen so far, for the state before each line.
+    let mut seen = (start.user_events, start.assistant_items, start.task_events);
 
     let mut used: HashSet<String> = HashSet::new();
     let mut unique = |id: String| -> String {
@@ -110,10 +155,17 @@ pub fn map(lines: Vec<Line>) -> Mapped {
         }
         cand
     };
-    let mut turn = Turn::default();
-    let mut started: Option<String> = None;
-    let mut last_top = ROOT.to_string();
-    let mut model: Option<String> = None;
+    let mut turn = Turn {
+        key: start.key.clone(),
+        had_user: start.user,
+        had_reply: start.reply,
+        user_text: start.user_text.clone(),
+        ..Default::default()
+    };
+    let mut started: Option<String> = start.started.clone();
+    let mut last_top = start.last_top.clone().unwrap_or_else(|| ROOT.to_string());
+    let mut model: Option<String> = start.model.clone();
+    let mut states: Vec<(usize, Value)> = Vec::new();
     let mut tool_of: HashMap<String, usize> = HashMap::new();
     let mut leading: Vec<Line> = Vec::new();
     let mut cur: Option<usize> = None;
@@ -126,6 +178,25 @@ pub fn map(lines: Vec<Line>) -> Mapped {
         };
         let r = &record;
         let p = &r["payload"];
+        let state = State {
+            last_top: Some(last_top.clone()).filter(|t| t != ROOT),
+            model: model.clone(),
+            key: turn.key.clone(),
+            user: turn.has_user(),
+            reply: turn.has_reply(),
+            user_text: turn.user_text.clone(),
+            started: started.clone(),
+            user_events: seen.0,
+            assistant_items: seen.1,
+            task_events: seen.2,
+        };
+        let items_before = m.items.len();
+        match (r["type"].as_str(), p["type"].as_str()) {
+            (Some("event_msg"), Some("user_message")) => seen.0 = true,
+            (Some("response_item"), Some("message")) if p["role"] == "assistant" => seen.1 = true,
+            (Some("event_msg"), Some("task_started" | "task_complete")) => seen.2 = true,
+            _ => {}
+        }
         let ts_raw = r["timestamp"].as_str().unwrap_or("").to_string();
         let ts = timestamp(&ts_raw).unwrap_or(0.0);
         let mut made: Option<usize> = None;
@@ -160,7 +231,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                 }
             }
             // A message recorded before its task started keeps its turn.
-            ("event_msg", "task_started") if turn.reply.is_some() || turn.user.is_none() => {
+            ("event_msg", "task_started") if turn.has_reply() || !turn.has_user() => {
                 close(&mut m.items, &turn);
                 turn = Turn::default();
                 started = p["turn_id"].as_str().map(str::to_string);
@@ -177,12 +248,16 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                 };
                 // The copy that makes user nodes; without the events, the
                 // messages that are not context the harness injected
-                // (`<environment_context>…`, `<user_instructions>…`).
+                // (`<environment_context>…`, `<user_instructions>…`). The
+                // other copy of the turn's message (it may come in a later
+                // run, which knows the events) is no message of its own.
                 let primary = from_event == user_from_events;
-                if let Some(text) =
-                    text.filter(|t| primary && (from_event || !t.trim_start().starts_with('<')))
-                {
-                    if turn.user.is_some() {
+                if let Some(text) = text.filter(|t| {
+                    primary
+                        && (from_event || !t.trim_start().starts_with('<'))
+                        && turn.user_text.as_deref() != Some(t)
+                }) {
+                    if turn.has_user() {
                         // A second message without a new task: a turn of its own.
                         close(&mut m.items, &turn);
                         turn = Turn::default();
@@ -193,6 +268,7 @@ pub fn map(lines: Vec<Line>) -> Mapped {
                         .or_else(|| started.take())
                         .unwrap_or_else(|| ts_raw.clone());
                     turn.key = Some(key.clone());
+                    turn.user_text = Some(text.clone());
                     let id = unique(node_id("u-", &key));
                     m.items.push(Item {
                         id: id.clone(),
@@ -331,6 +407,12 @@ pub fn map(lines: Vec<Line>) -> Mapped {
             }
             _ => {}
         }
+        if m.items.len() > items_before {
+            states.push((
+                l.line,
+                serde_json::to_value(&state).expect("a state serialises"),
+            ));
+        }
         l.record = Some(record);
         match made {
             Some(i) => {
@@ -340,6 +422,20 @@ pub fn map(lines: Vec<Line>) -> Mapped {
             None => attach(&mut m.items, cur, &mut leading, l),
         }
     }
+    let end = State {
+        last_top: Some(last_top).filter(|t| t != ROOT),
+        model,
+        key: turn.key.clone(),
+        user: turn.has_user(),
+        reply: turn.has_reply(),
+        user_text: turn.user_text.clone(),
+        started,
+        user_events: seen.0,
+        assistant_items: seen.1,
+        task_events: seen.2,
+    };
+    m.states = states;
+    m.state_end = Some(serde_json::to_value(&end).expect("a state serialises"));
     if !leading.is_empty()
         && let Some(first) = m.items.first_mut()
     {

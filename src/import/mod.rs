@@ -9,10 +9,14 @@
 //! (title by the usual rule, `updated_at` by the last node), and one mirror
 //! run that commits each new turn (and each record node on its own, so the
 //! commits do not depend on how the transcript was cut). How far each
-//! transcript was read (its lines) is kept in the session's private cursor
-//! file, so a grown transcript's new lines go into new nodes only (nodes are
-//! never rewritten). A Codex fork is imported into the session it was
-//! forked from; its records name it (`"transcript"`).
+//! transcript was read is kept in the session's private cursor file: the
+//! first line no node holds and its byte offset, so a grown transcript is
+//! read from there on and its new lines go into new nodes only (nodes are
+//! never rewritten). What the lines before it said is kept beside: for
+//! Claude Code each record's uuid and the node it leads to
+//! (`import.uuids`), for Codex the mapping's state at the cursor. A Codex
+//! fork is imported into the session it was forked from; its records name
+//! it (`"transcript"`).
 //!
 //! `settings`: `hook install`'s edits of an agent's hook settings.
 
@@ -70,10 +74,12 @@ impl Agent {
         })
     }
 
-    fn map(self, path: &Path, lines: Vec<Line>, seed: &Seed) -> Mapped {
+    /// Map lines to nodes: from the start, or after what `seed` (Claude
+    /// Code) or `state` (Codex) says of the lines before them.
+    fn map(self, path: &Path, lines: Vec<Line>, seed: &Seed, state: Option<&Value>) -> Mapped {
         match self {
             Agent::ClaudeCode => claude::map(path, lines, seed),
-            Agent::Codex => codex::map(lines),
+            Agent::Codex => codex::map(lines, state),
         }
     }
 }
@@ -171,6 +177,10 @@ pub struct Mapped {
     pub unparsed: usize,
     /// Every record with a `uuid` (Claude Code) and the node it leads to.
     pub index: Vec<Indexed>,
+    /// The mapping's state before each line that made a node, and after
+    /// the last (Codex): where a later import starts again.
+    pub states: Vec<(usize, Value)>,
+    pub state_end: Option<Value>,
 }
 
 /// A record with a `uuid`, and the top-level node it leads to (what a
@@ -382,41 +392,40 @@ pub struct Read {
     pub end_line: usize,
 }
 
-/// The session a transcript is, named by its first records that name one
-/// (read one at a time, in its first 64 KiB), as the mapping names it.
-fn probe(agent: Agent, path: &Path) -> Result<Option<String>> {
-    use std::io::Read as _;
-    let mut head = Vec::new();
-    atomic::open_read(path)
-        .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
-        .io("read", path)?;
-    for raw in head.split(|&b| b == b'\n') {
-        let Ok(r) = serde_json::from_slice::<Value>(raw) else {
+/// The session a transcript is, and the one it was forked from (Codex),
+/// named by its first record that names one (read one line at a time), as
+/// the mapping names them.
+fn probe(agent: Agent, path: &Path) -> Result<(Option<String>, Option<String>)> {
+    use std::io::BufRead as _;
+    let f = atomic::open_read(path).io("read", path)?;
+    for raw in std::io::BufReader::new(f).split(b'\n') {
+        let raw = raw.io("read", path)?;
+        let Ok(r) = serde_json::from_slice::<Value>(&raw) else {
             continue;
         };
-        let found = match agent {
-            Agent::ClaudeCode => r["sessionId"].as_str().map(|sid| {
-                match r["agentId"]
-                    .as_str()
-                    .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"))
-                {
-                    Some(a) => format!("claude-{sid}-{a}"),
-                    None => format!("claude-{sid}"),
+        match agent {
+            Agent::ClaudeCode => {
+                if let Some(sid) = r["sessionId"].as_str() {
+                    let sub = path.components().any(|c| c.as_os_str() == "subagents");
+                    let own = match r["agentId"].as_str().filter(|_| sub) {
+                        Some(a) => format!("claude-{sid}-{a}"),
+                        None => format!("claude-{sid}"),
+                    };
+                    return Ok((Some(own), None));
                 }
-            }),
-            Agent::Codex => (r["type"] == "session_meta")
-                .then(|| {
-                    let p = &r["payload"];
-                    p["id"].as_str().or(p["session_id"].as_str())
-                })
-                .flatten()
-                .map(|id| format!("codex-{id}")),
-        };
-        if found.is_some() {
-            return Ok(found);
+            }
+            Agent::Codex => {
+                let p = &r["payload"];
+                if r["type"] == "session_meta"
+                    && let Some(id) = p["id"].as_str().or(p["session_id"].as_str())
+                {
+                    let fork = p["forked_from_id"].as_str().map(|f| format!("codex-{f}"));
+                    return Ok((Some(format!("codex-{id}")), fork));
+                }
+            }
         }
     }
-    Ok(None)
+    Ok((None, None))
 }
 
 /// Where an incremental import of a Claude Code transcript starts: the
@@ -457,6 +466,9 @@ struct Cursor {
     bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<String>,
+    /// The mapping's state at `lines` (Codex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<Value>,
 }
 
 impl Cursors {
@@ -540,30 +552,61 @@ fn transcript_at(
     whole: bool,
 ) -> Result<Option<Outcome>> {
     crate::out::trace("import: start");
-    // The session, from the transcript's first records.
-    let probed = probe(agent, path)?;
+    // The session, from the transcript's first records: its own, or, for a
+    // fork, the one it was forked from (when that was imported), where it
+    // is a retry branch. (A fork imported before its original stays a
+    // session of its own.)
+    let (probed, forked_from) = probe(agent, path)?;
     crate::out::trace("import: probed");
-    // A Claude Code transcript imported before is read from its cursor on.
-    let (from, rows) = match (agent, &probed) {
-        (Agent::ClaudeCode, Some(own)) if !whole => match ctx.state.find_session(own) {
-            Ok(sd) => {
-                let from = window(path, Cursors::read(&sd, own).0.get(own));
-                match Seed::load(&sd) {
-                    Some(rows) if from.1 > 0 => (from, rows),
-                    _ => ((0, 0), String::new()),
+    let own = probed.clone().unwrap_or_else(|| {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match agent {
+            Agent::ClaudeCode => format!("claude-{stem}"),
+            Agent::Codex => format!("codex-{stem}"),
+        }
+    });
+    crate::layout::ids::session_id(&own)?;
+    let session = forked_from
+        .filter(|_| ctx.state.find_session(&own).is_err())
+        .filter(|f| crate::layout::ids::session_id(f).is_ok() && ctx.state.find_session(f).is_ok())
+        .unwrap_or_else(|| own.clone());
+    // A transcript imported before is read from its cursor on, what came
+    // before known from the uuid rows (Claude Code) or the state kept in
+    // the cursor (Codex).
+    let mut rows = String::new();
+    let mut state: Option<Value> = None;
+    let mut from = (0, 0);
+    if !whole
+        && probed.is_some()
+        && let Ok(sd) = ctx.state.find_session(&session)
+    {
+        let cursors = Cursors::read(&sd, &session);
+        let cursor = cursors.0.get(&own);
+        let at = window(path, cursor);
+        match agent {
+            Agent::ClaudeCode => {
+                if let Some(r) = Seed::load(&sd).filter(|_| at.1 > 0) {
+                    rows = r;
+                    from = at;
                 }
             }
-            Err(_) => ((0, 0), String::new()),
-        },
-        _ => ((0, 0), String::new()),
-    };
+            Agent::Codex => {
+                if let Some(st) = cursor.and_then(|c| c.state.clone()).filter(|_| at.1 > 0) {
+                    state = Some(st);
+                    from = at;
+                }
+            }
+        }
+    }
     let seed = Seed::parse(&rows, from.1);
-    crate::out::trace("import: seed read");
     let read = read_lines(path, from, u64::MAX)?;
     let torn = read.torn;
     let end = (read.end_line, read.end);
     crate::out::trace("import: read and parsed");
-    let mut mapped = agent.map(path, read.lines, &seed);
+    let mut mapped = agent.map(path, read.lines, &seed, state.as_ref());
     crate::out::trace("import: mapped");
     // The first line of a tail held back for the next run.
     let mut held: Option<(usize, u64)> = None;
@@ -576,26 +619,6 @@ fn transcript_at(
         held = first_line(&mapped.items[last_turn..]);
         mapped.items.truncate(last_turn);
     }
-    // The transcript's own session; a fork goes into the session it was
-    // forked from (when that was imported), where it is a retry branch.
-    let own = probed.or(mapped.session.clone()).unwrap_or_else(|| {
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match agent {
-            Agent::ClaudeCode => format!("claude-{stem}"),
-            Agent::Codex => format!("codex-{stem}"),
-        }
-    });
-    crate::layout::ids::session_id(&own)?;
-    // (A fork imported before its original stays a session of its own.)
-    let session = mapped
-        .forked_from
-        .clone()
-        .filter(|_| ctx.state.find_session(&own).is_err())
-        .filter(|f| crate::layout::ids::session_id(f).is_ok() && ctx.state.find_session(f).is_ok())
-        .unwrap_or_else(|| own.clone());
     let key = own;
     // Lines of another transcript than the session's own name it.
     let foreign = (key != session).then_some(key.as_str());
@@ -760,11 +783,24 @@ fn transcript_at(
     // before rows were kept are written too.)
     let rows_from = if from.1 == 0 { 0 } else { read_before };
     Seed::append(&sd, &mapped.index, rows_from, next.0)?;
+    // Codex: the state to go on from, if the mapping knows it there (else
+    // the next run reads the rollout whole).
+    let state = match agent {
+        Agent::ClaudeCode => None,
+        Agent::Codex if next == end => mapped.state_end.take(),
+        Agent::Codex => mapped
+            .states
+            .iter()
+            .find(|(l, _)| *l == next.0)
+            .map(|(_, v)| v.clone()),
+    };
+    let bytes = (agent == Agent::ClaudeCode || state.is_some()).then_some(next.1);
     cursors.0.insert(
         key,
         Cursor {
             lines: next.0,
-            bytes: Some(next.1),
+            bytes,
+            state,
             path: std::path::absolute(path)
                 .ok()
                 .map(|p| p.to_string_lossy().into_owned()),

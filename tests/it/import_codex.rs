@@ -384,3 +384,62 @@ fn codex_notify_and_hook_events_end_as_one_import_of_the_rollout() {
     let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
     assert!(log.contains("no rollout of Codex thread `nope`"), "{log}");
 }
+
+/// What a node is, without the records it carries.
+fn shape(env: &TestEnv) -> Vec<Value> {
+    env.history_files(SESSION)
+        .iter()
+        .map(|f| {
+            let n = node(env, SESSION, f);
+            json!([
+                f,
+                n["role"],
+                n["predecessor"],
+                n["caller"],
+                n["name"],
+                n["input"],
+                n["output"],
+                n["metadata"]["model"]
+            ])
+        })
+        .collect()
+}
+
+#[test]
+fn imports_at_every_line_of_a_growing_rollout_end_as_one_import_of_it() {
+    // Each run reads on from its cursor, knowing the lines before only by
+    // the state it kept: wherever the rollout was cut, the nodes are those
+    // of one import of the whole.
+    let full = Rollout::two_turns();
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    let mid = TestEnv::new(); // hooks in the middle of turns
+    let end = TestEnv::new(); // `import` (everything so far) at every line
+    for cut in 1..=full.lines.len() {
+        let mut part = full.clone();
+        part.lines.truncate(cut);
+        let f = part.write(mid.tmp.path(), "");
+        let out = hook_with(
+            &mid,
+            &["hook", "codex"],
+            &json!({"transcript_path": f, "hook_event_name": "UserPromptSubmit"}),
+        );
+        assert!(out.status.success());
+        import(&end, &part.write(end.tmp.path(), ""));
+    }
+    let f = full.write(mid.tmp.path(), "");
+    hook_with(
+        &mid,
+        &["hook", "codex"],
+        &json!({"transcript_path": f, "hook_event_name": "Stop"}),
+    );
+    assert!(!mid.state().join("git-session-hooks.log").exists());
+    let subjects = |e: &TestEnv| e.git(SESSION, &["log", "--format=%s"]);
+    for (name, env) in [("mid", &mid), ("end", &end)] {
+        assert_eq!(shape(env), shape(&one), "{name}");
+        assert_eq!(rebuilt_of(env, SESSION, None), full.lines);
+        env.assert_clean(SESSION);
+        assert_eq!(env.ok(&["verify", SESSION]), "");
+    }
+    assert_eq!(subjects(&mid), subjects(&one));
+}
