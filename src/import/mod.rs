@@ -216,19 +216,25 @@ impl<'a> Seed<'a> {
     }
 
     /// The rows of `text` before line `before` (rows at or after it, from
-    /// an import killed before its cursor moved, are not believed).
-    fn parse(text: &'a str, before: usize) -> Seed<'a> {
+    /// an import killed before its cursor moved, are not believed) of the
+    /// uuids `wanted` (the records and parents of the lines to map): the
+    /// rest cannot matter to them.
+    fn parse(text: &'a str, before: usize, wanted: &HashSet<&str>) -> Seed<'a> {
         let mut seed = Seed::default();
         for row in text.lines() {
             let mut f = row.split('\t');
             let (Some(line), Some(uuid), Some(top)) = (f.next(), f.next(), f.next()) else {
                 continue;
             };
-            if line.parse::<usize>().map_or(true, |l| l >= before) {
+            let typed = (f.next(), f.next());
+            let parent_wanted = typed.0.is_some_and(|p| wanted.contains(p));
+            if !wanted.contains(uuid) && !parent_wanted
+                || line.parse::<usize>().map_or(true, |l| l >= before)
+            {
                 continue;
             }
             seed.tops.insert(uuid, top);
-            if let (Some(p), Some(t)) = (f.next(), f.next()) {
+            if let (Some(p), Some(t)) = typed {
                 seed.typed.insert((p, t));
             }
         }
@@ -601,8 +607,16 @@ fn transcript_at(
             }
         }
     }
-    let seed = Seed::parse(&rows, from.1);
     let read = read_lines(path, from, u64::MAX)?;
+    let wanted: HashSet<&str> = read
+        .lines
+        .iter()
+        .filter_map(|l| l.record.as_ref())
+        .flat_map(|r| ["uuid", "parentUuid", "logicalParentUuid"].map(|k| r[k].as_str()))
+        .flatten()
+        .collect();
+    let seed = Seed::parse(&rows, from.1, &wanted);
+    drop(wanted);
     let torn = read.torn;
     let end = (read.end_line, read.end);
     crate::out::trace("import: read and parsed");
