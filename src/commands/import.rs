@@ -27,7 +27,8 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// the node it went into. A transcript that grew adds only its new turns; a
 /// torn last line is left for next time. A Claude Code subagent's
 /// transcript (under `subagents/`) is a session of its own,
-/// `claude-<sessionId>-<agentId>`; a Codex fork (`forked_from_id`) goes into
+/// `claude-<sessionId>-<agentId>`, linked from the `Task` call that ran it
+/// (`metadata.subagent_session`); a Codex fork (`forked_from_id`) goes into
 /// the session it was forked from, its new turns on a retry branch.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {

@@ -10,7 +10,10 @@
 //!   once) in metadata; its predecessor is the turn's user node or the
 //!   previous reply of the tool loop;
 //! - each `tool_use` block is a tool node called by its reply: input = the
-//!   call's arguments, output = the matching `tool_result`'s content;
+//!   call's arguments, output = the matching `tool_result`'s content; a
+//!   `Task` call whose result names a subagent (`toolUseResult.agentId`)
+//!   links that subagent's session (`metadata.subagent_session`, the session
+//!   its own transcript becomes);
 //! - a compaction (`system` `compact_boundary` and the summary that follows)
 //!   is a `context/compact` record node (visible, not a turn);
 //! - every other record (progress, system, snapshots, summaries, types not
@@ -213,6 +216,16 @@ fn map_lines(lines: Vec<Line>, seed: &Seed) -> Mapped {
                         it.open = false;
                         if b["is_error"].as_bool() == Some(true) {
                             it.metadata.insert("is_error".into(), true.into());
+                        }
+                        // A subagent's run (a `Task` call): its session.
+                        if let (Some(agent), Some(sid)) = (
+                            r["toolUseResult"]["agentId"].as_str(),
+                            r["sessionId"].as_str().or(m.session.as_deref()),
+                        ) {
+                            it.metadata.insert(
+                                "subagent_session".into(),
+                                format!("claude-{sid}-{agent}").into(),
+                            );
                         }
                         if made.is_none() {
                             made = Some(idx);

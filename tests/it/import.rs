@@ -364,7 +364,38 @@ fn rewinds_compactions_and_resume_copies() {
 fn a_subagent_transcript_is_a_session_of_its_own() {
     let env = TestEnv::new();
     let root = env.tmp.path().join("claude");
-    Transcript::two_turns().write(&root, "");
+    // Turn 3 runs a subagent: a Task call, its progress, its result.
+    let mut main = Transcript::two_turns();
+    main.user("u5", Some("a6"), "Find the tests with a subagent")
+        .reply(
+            "a9",
+            "u5",
+            "msg_9",
+            json!({"type": "tool_use", "id": "toolu_9", "name": "Task",
+            "input": {"description": "find tests", "prompt": "Find the tests"}}),
+        )
+        .record(
+            "progress",
+            "p9",
+            Some("a9"),
+            json!({"data": {"type": "agent_progress",
+            "agentId": "x1"}, "toolUseID": "toolu_9", "parentToolUseID": "toolu_9"}),
+        )
+        .record(
+            "user",
+            "r9",
+            Some("a9"),
+            json!({"message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_9", "content": "Found 3."}]},
+            "toolUseResult": {"agentId": "x1", "status": "completed"}}),
+        )
+        .reply(
+            "a10",
+            "r9",
+            "msg_10",
+            json!({"type": "text", "text": "There are 3 tests."}),
+        );
+    main.write(&root, "");
     let mut sub = Transcript::default();
     sub.user("s-u1", None, "Find the tests").reply(
         "s-a1",
@@ -381,7 +412,10 @@ fn a_subagent_transcript_is_a_session_of_its_own() {
     std::fs::write(dir.join("agent-x1.jsonl"), sub.text()).unwrap();
     // A dry run says what it would do and writes nothing.
     let plan = env.ok(&["import", "claude-code", root.to_str().unwrap(), "--dry-run"]);
-    assert!(plan.contains("would import 2 turn(s), 8 node(s)"), "{plan}");
+    assert!(
+        plan.contains("would import 3 turn(s), 12 node(s)"),
+        "{plan}"
+    );
     assert!(env.run(&["list"]).stdout.is_empty());
     let out = env.ok(&["--json", "import", "claude-code", root.to_str().unwrap()]);
     let sessions: Vec<String> = out
@@ -394,6 +428,17 @@ fn a_subagent_transcript_is_a_session_of_its_own() {
     let sub_session = format!("{SESSION}-x1");
     assert_eq!(env.history_files(&sub_session).len(), 2);
     env.assert_clean(&sub_session);
+    // The Task call links the subagent's session.
+    let task = env
+        .history_files(SESSION)
+        .into_iter()
+        .find(|f| f.contains("-t-t-toolu_9."))
+        .unwrap();
+    let task = node(&env, SESSION, &task);
+    assert_eq!(task["name"], "Task");
+    assert_eq!(task["output"], "Found 3.");
+    assert_eq!(task["metadata"]["subagent_session"], sub_session.as_str());
+    env.assert_clean(SESSION);
 }
 
 #[test]
