@@ -26,7 +26,6 @@
 //! rebuilt line for line.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -70,32 +69,12 @@ fn result_output(content: &Value) -> Value {
     }
 }
 
-/// Map a transcript's lines to nodes. A subagent's file (under
-/// `subagents/`) is a session of its own, named after its parent's:
-/// `claude-<sessionId>-<agentId>`.
-pub fn map(path: &Path, lines: Vec<Line>, seed: &Seed) -> Mapped {
-    let agent = lines
-        .iter()
-        .find_map(|l| {
-            l.record
-                .as_ref()?
-                .get("agentId")?
-                .as_str()
-                .map(str::to_string)
-        })
-        .filter(|_| path.components().any(|c| c.as_os_str() == "subagents"));
-    let mut m = map_lines(lines, seed);
-    if let Some(sid) = m.session.take() {
-        m.session = Some(match agent {
-            Some(a) => format!("claude-{sid}-{a}"),
-            None => format!("claude-{sid}"),
-        });
-    }
-    m
-}
-
-fn map_lines(lines: Vec<Line>, seed: &Seed) -> Mapped {
+/// Map a transcript's lines to nodes, after what `seed` says of the lines
+/// before them (an import of a grown transcript; empty from the start).
+pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
     let mut m = Mapped::default();
+    // The transcript's `sessionId`.
+    let mut sid: Option<String> = None;
     // (line, uuid) of every record with one, for the seed of the next run.
     let mut uuids: Vec<(usize, String)> = Vec::new();
     let mut typed_at: HashMap<usize, (String, String)> = HashMap::new();
@@ -163,8 +142,8 @@ fn map_lines(lines: Vec<Line>, seed: &Seed) -> Mapped {
             attach(&mut m.items, cur, &mut leading, l);
             continue;
         }
-        if m.session.is_none() {
-            m.session = r["sessionId"].as_str().map(str::to_string);
+        if sid.is_none() {
+            sid = r["sessionId"].as_str().map(str::to_string);
         }
         if m.cwd.is_none() {
             m.cwd = r["cwd"].as_str().map(str::to_string);
@@ -220,7 +199,7 @@ fn map_lines(lines: Vec<Line>, seed: &Seed) -> Mapped {
                         // A subagent's run (a `Task` call): its session.
                         if let (Some(agent), Some(sid)) = (
                             r["toolUseResult"]["agentId"].as_str(),
-                            r["sessionId"].as_str().or(m.session.as_deref()),
+                            r["sessionId"].as_str().or(sid.as_deref()),
                         ) {
                             it.metadata.insert(
                                 "subagent_session".into(),
@@ -441,7 +420,7 @@ mod tests {
 
     #[test]
     fn a_reply_of_several_records_is_one_node_and_its_tool_calls_are_called_by_it() {
-        let m = map_lines(
+        let m = map(
             lines(&[
                 user("u1", None, "2026-11-01T10:00:00Z", "hi"),
                 reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),
@@ -472,7 +451,7 @@ mod tests {
 
     #[test]
     fn a_rewind_names_the_older_reply_and_a_replay_is_no_node() {
-        let m = map_lines(
+        let m = map(
             lines(&[
                 user("u1", None, "2026-11-01T10:00:00Z", "hi"),
                 reply("a1", "u1", "msg_1", json!({"type": "text", "text": "one"})),

@@ -209,15 +209,8 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         let ptype = p["type"].as_str().unwrap_or("");
         match (r["type"].as_str().unwrap_or(""), ptype) {
             // The rollout's own (a fork may copy its original's too).
-            ("session_meta", _) if m.session.is_none() => {
-                m.session = p["id"]
-                    .as_str()
-                    .or(p["session_id"].as_str())
-                    .map(|id| format!("codex-{id}"));
-                m.forked_from = p["forked_from_id"].as_str().map(|id| format!("codex-{id}"));
-                if m.cwd.is_none() {
-                    m.cwd = p["cwd"].as_str().map(str::to_string);
-                }
+            ("session_meta", _) if m.cwd.is_none() => {
+                m.cwd = p["cwd"].as_str().map(str::to_string);
             }
             ("turn_context", _) => {
                 if let Some(md) = p["model"].as_str() {

@@ -76,9 +76,9 @@ impl Agent {
 
     /// Map lines to nodes: from the start, or after what `seed` (Claude
     /// Code) or `state` (Codex) says of the lines before them.
-    fn map(self, path: &Path, lines: Vec<Line>, seed: &Seed, state: Option<&Value>) -> Mapped {
+    fn map(self, lines: Vec<Line>, seed: &Seed, state: Option<&Value>) -> Mapped {
         match self {
-            Agent::ClaudeCode => claude::map(path, lines, seed),
+            Agent::ClaudeCode => claude::map(lines, seed),
             Agent::Codex => codex::map(lines, state),
         }
     }
@@ -163,11 +163,6 @@ impl Item {
 #[derive(Debug, Default)]
 pub struct Mapped {
     pub items: Vec<Item>,
-    /// The session the transcript is (`claude-<sessionId>`, `codex-<id>`),
-    /// when the transcript names it.
-    pub session: Option<String>,
-    /// The session it was forked from (Codex `forked_from_id`).
-    pub forked_from: Option<String>,
     pub cwd: Option<String>,
     /// The first reply's model: the session's agent id.
     pub model: Option<String>,
@@ -620,7 +615,7 @@ fn transcript_at(
     let torn = read.torn;
     let end = (read.end_line, read.end);
     crate::out::trace("import: read and parsed");
-    let mut mapped = agent.map(path, read.lines, &seed, state.as_ref());
+    let mut mapped = agent.map(read.lines, &seed, state.as_ref());
     crate::out::trace("import: mapped");
     // The first line of a tail held back for the next run.
     let mut held: Option<(usize, u64)> = None;
