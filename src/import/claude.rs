@@ -29,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{Indexed, Item, Line, Mapped, Seed, node_id, timestamp};
+use super::{Indexed, Item, Line, Mapped, Seed, attach, blocks_text, node_id, timestamp};
 use crate::layout::schema::ROOT;
 
 /// The typed text of a user record, if it is one (not a tool result, not
@@ -38,21 +38,13 @@ fn typed_text(r: &Value) -> Option<String> {
     if r["isMeta"].as_bool() == Some(true) || r["isCompactSummary"].as_bool() == Some(true) {
         return None;
     }
-    match &r["message"]["content"] {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(blocks) => {
-            if blocks.iter().any(|b| b["type"] == "tool_result") {
-                return None;
-            }
-            let text: Vec<&str> = blocks
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect();
-            (!text.is_empty()).then(|| text.join("\n"))
-        }
-        _ => None,
+    let content = &r["message"]["content"];
+    if let Value::Array(blocks) = content
+        && blocks.iter().any(|b| b["type"] == "tool_result")
+    {
+        return None;
     }
+    blocks_text(content, &["text"])
 }
 
 /// A tool result's content as text when it is text blocks, else as given.
@@ -378,14 +370,6 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
         })
         .collect();
     m
-}
-
-/// Keep a non-node line with the current node, or until the first one.
-fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<Line>, l: Line) {
-    match cur {
-        Some(i) => items[i].lines.push(l),
-        None => leading.push(l),
-    }
 }
 
 #[cfg(test)]

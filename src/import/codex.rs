@@ -33,25 +33,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{Item, Line, Mapped, node_id, timestamp};
+use super::{Item, Line, Mapped, attach, blocks_text, node_id, timestamp};
 use crate::layout::schema::ROOT;
-
-/// The text of a message's content blocks of `kind` (`input_text`,
-/// `output_text`), or the content itself when it is a string.
-fn blocks_text(content: &Value, kinds: &[&str]) -> Option<String> {
-    match content {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(blocks) => {
-            let text: Vec<&str> = blocks
-                .iter()
-                .filter(|b| b["type"].as_str().is_some_and(|t| kinds.contains(&t)))
-                .filter_map(|b| b["text"].as_str())
-                .collect();
-            (!text.is_empty()).then(|| text.join("\n"))
-        }
-        _ => None,
-    }
-}
 
 /// A call's arguments: the JSON string parsed, else as given.
 fn arguments(v: &Value) -> Value {
@@ -460,13 +443,5 @@ fn call_id(ptype: &str, p: &Value) -> Option<String> {
                 .map(str::to_string)
         }
         _ => None,
-    }
-}
-
-/// Keep a non-node line with the current node, or until the first one.
-fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<Line>, l: Line) {
-    match cur {
-        Some(i) => items[i].lines.push(l),
-        None => leading.push(l),
     }
 }

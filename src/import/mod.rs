@@ -284,6 +284,33 @@ pub(crate) fn node_id(prefix: &str, raw: &str) -> String {
     id
 }
 
+/// The text of a message's content blocks of `kinds` (`text`,
+/// `input_text`, `output_text`) joined, or the content itself when it is a
+/// string.
+pub(crate) fn blocks_text(content: &Value, kinds: &[&str]) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let text: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"].as_str().is_some_and(|t| kinds.contains(&t)))
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// Keep a line that makes no node with the current node, or, before the
+/// first node, until it comes.
+pub(crate) fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<Line>, l: Line) {
+    match cur {
+        Some(i) => items[i].lines.push(l),
+        None => leading.push(l),
+    }
+}
+
 /// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`).
 pub fn timestamp(s: &str) -> Option<f64> {
     let s = s.strip_suffix('Z').unwrap_or(s);
