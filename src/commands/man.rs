@@ -12,7 +12,8 @@ use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 
 /// Print a man page, or write them all: git-session(1), one
-/// git-session-<command>(1) per subcommand, git-session-layout(5) and
+/// git-session-<command>(1) per subcommand (and git-session-<command>-<sub>(1)
+/// per subcommand of one), git-session-layout(5) and
 /// git-session-json(7).
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
@@ -386,6 +387,17 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
             .name(name.clone())
             .bin_name(format!("git-session {}", sub.get_name()));
         out.push((format!("{name}.1"), render(cmd, &name)?));
+        // The pages its SUBCOMMANDS section names (`git-session-project-add`).
+        let nested = sub.get_subcommands().filter(|c| c.get_name() != "help");
+        for subsub in nested.filter(|_| sub.get_name() != "help") {
+            let name = format!("git-session-{}-{}", sub.get_name(), subsub.get_name());
+            let cmd = subsub.clone().name(name.clone()).bin_name(format!(
+                "git-session {} {}",
+                sub.get_name(),
+                subsub.get_name()
+            ));
+            out.push((format!("{name}.1"), render(cmd, &name)?));
+        }
     }
     out.push(("git-session-layout.5".into(), LAYOUT.as_bytes().to_vec()));
     out.push(("git-session-json.7".into(), json_page().into_bytes()));
