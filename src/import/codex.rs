@@ -94,27 +94,12 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
     let mut m = Mapped::default();
-    let kind = |l: &Line| -> (String, String) {
-        let r = l.record.as_ref();
-        let get = |k: &str| {
-            r.and_then(|r| r[k].as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        let p = r.and_then(|r| r["payload"]["type"].as_str()).unwrap_or("");
-        (get("type"), p.to_string())
-    };
     // Which copy of visible text makes the nodes.
     let has = |t: &str, p: &str, role: Option<&str>| {
-        lines.iter().any(|l| {
-            let (a, b) = kind(l);
-            a == t
-                && b == p
-                && role.is_none_or(|role| {
-                    l.record
-                        .as_ref()
-                        .is_some_and(|r| r["payload"]["role"] == role)
-                })
+        lines.iter().filter_map(|l| l.record.as_ref()).any(|r| {
+            r["type"] == t
+                && r["payload"]["type"] == p
+                && role.is_none_or(|role| r["payload"]["role"] == role)
         })
     };
     let user_from_events = start.user_events || has("event_msg", "user_message", None);
