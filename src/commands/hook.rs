@@ -272,6 +272,15 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
         Err(e) => return Err(e).io("resolve", &file),
     };
     let shown = file.display().to_string();
+    if let Ok(md) = std::fs::metadata(&target)
+        && !md.is_file()
+    {
+        return Err(Error::refused(
+            "hook::settings_not_a_file",
+            format!("`{shown}` is not a regular file"),
+            Some("point the agent's settings at a JSON file (nothing was written)".into()),
+        ));
+    }
     let before = match atomic::read(&target) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -2,6 +2,7 @@
 //! everything else left as it was; and the installed command, run as the
 //! agent runs it, records the conversation.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -167,6 +168,26 @@ fn install_creates_a_missing_file_edits_through_a_link_and_refuses_what_is_not_j
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hook::settings_not_json"));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "{ not json");
+
+    // A FIFO or a directory where the settings file goes: refused, left.
+    let odd = env.tmp.path().join("odd");
+    let f = odd.join(".claude/settings.json");
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&f)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = env.run(&[
+        "hook",
+        "install",
+        "claude-code",
+        "--project",
+        odd.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hook::settings_not_a_file"));
+    assert!(std::fs::symlink_metadata(&f).unwrap().file_type().is_fifo());
 }
 
 #[test]
