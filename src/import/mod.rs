@@ -548,6 +548,13 @@ pub enum Upto {
 }
 
 /// Import one transcript of `agent`.
+///
+/// Where it starts reading (the cursor) is read before the session lock:
+/// another run may move the cursor meanwhile. That is safe both ways: every
+/// line before any cursor ever written is in a node, and so is its uuid row
+/// (rows are written before the cursor), so lines this run did not read are
+/// in the session already, and lines it read that another run wrote are
+/// found there (their nodes exist) and added no second time.
 pub fn transcript(
     ctx: &Ctx,
     agent: Agent,
@@ -557,28 +564,6 @@ pub fn transcript(
     upto: Upto,
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
-    match transcript_at(ctx, agent, path, project, dry_run, upto, warn, false)? {
-        Some(out) => Ok(out),
-        None => Ok(
-            transcript_at(ctx, agent, path, project, dry_run, upto, warn, true)?
-                .expect("a whole read is never given up"),
-        ),
-    }
-}
-
-/// [`transcript`]; `whole`: read the transcript from its start, not from
-/// the cursor. `None`: the cursor moved back under us, read it whole.
-#[allow(clippy::too_many_arguments)]
-fn transcript_at(
-    ctx: &Ctx,
-    agent: Agent,
-    path: &Path,
-    project: Option<&str>,
-    dry_run: bool,
-    upto: Upto,
-    warn: &mut dyn FnMut(String),
-    whole: bool,
-) -> Result<Option<Outcome>> {
     crate::out::trace("import: start");
     // The session, from the transcript's first records: its own, or, for a
     // fork, the one it was forked from (when that was imported), where it
@@ -607,8 +592,7 @@ fn transcript_at(
     let mut rows = String::new();
     let mut state: Option<Value> = None;
     let mut from = (0, 0);
-    if !whole
-        && probed.is_some()
+    if probed.is_some()
         && let Ok(sd) = ctx.state.find_session(&session)
     {
         let cursors = Cursors::read(&sd, &session);
@@ -670,7 +654,7 @@ fn transcript_at(
             .push((t, "torn last line (left for the next import)".into()));
     }
     if mapped.items.is_empty() {
-        return Ok(Some(out));
+        return Ok(out);
     }
     let existing = ctx.state.find_session(&session).ok();
     // What is new: the nodes the session lacks, the lines after its cursor.
@@ -716,7 +700,7 @@ fn transcript_at(
         let (items, ..) = pending(existing.as_ref(), mapped.items)?;
         out.nodes = items.len();
         out.turns = items.iter().filter(|i| i.starts_turn()).count();
-        return Ok(Some(out));
+        return Ok(out);
     }
     let sd = match existing {
         Some(sd) => sd,
@@ -743,11 +727,6 @@ fn transcript_at(
     // cron job) add each node once.
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
     let (items, held_open, mut cursors, read_before) = pending(Some(&sd), mapped.items)?;
-    if read_before < from.1 {
-        // Another import moved the cursor back since it was read: read
-        // the transcript from its start.
-        return Ok(None);
-    }
     crate::out::trace("import: new items found");
     out.nodes = items.len();
     out.turns = items.iter().filter(|i| i.starts_turn()).count();
@@ -765,7 +744,7 @@ fn transcript_at(
             &mut |_| Ok(()),
             warn,
         )?;
-        return Ok(Some(out));
+        return Ok(out);
     }
     let mut meta = Meta::read(&sd.meta())?;
     let before = meta.clone();
@@ -852,7 +831,7 @@ fn transcript_at(
     if mirror::maintain_if_due(&sd, made)? == Some(false) {
         warn("`git` was not found: skipping background packing of the session repo".into());
     }
-    Ok(Some(out))
+    Ok(out)
 }
 
 /// The project a new session is bound to: `--project`, else the registered

@@ -696,3 +696,126 @@ fn a_transcript_rewritten_shorter_is_read_again_from_its_start() {
     env.assert_clean(SESSION);
     assert_eq!(env.ok(&["verify", SESSION]), "");
 }
+
+#[test]
+fn hooks_and_imports_racing_on_a_growing_transcript_add_each_line_once() {
+    // Each reads its cursor before it takes the session lock: another
+    // run may move the cursor on (or back) in between.
+    let env = TestEnv::new();
+    let full = Transcript::eventful();
+    let dir = env.tmp.path().join("claude");
+    let mut part = full.clone();
+    part.lines.truncate(6);
+    let file = part.write(&dir, "");
+    import(&env, &file);
+    for cut in [12, 16, full.lines.len()] {
+        let mut part = full.clone();
+        part.lines.truncate(cut);
+        part.write(&dir, "");
+        let event = json!({"session_id": SID, "transcript_path": file,
+            "hook_event_name": "UserPromptSubmit"})
+        .to_string();
+        let children: Vec<_> = (0..4)
+            .map(|i| {
+                let mut c = env.cmd();
+                if i % 2 == 0 {
+                    c.args(["import", "claude-code", file.to_str().unwrap()]);
+                } else {
+                    c.args(["hook", "claude-code"])
+                        .stdin(std::process::Stdio::piped());
+                }
+                let mut child = c
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                if let Some(mut stdin) = child.stdin.take() {
+                    use std::io::Write;
+                    stdin.write_all(event.as_bytes()).unwrap();
+                }
+                child
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    assert!(!env.state().join("git-session-hooks.log").exists());
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
+    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+}
+
+#[test]
+fn an_import_whose_cursor_moved_back_while_it_waited_adds_each_line_once() {
+    let env = TestEnv::new();
+    let full = Transcript::eventful();
+    let dir = env.tmp.path().join("claude");
+    let mut part = full.clone();
+    part.lines.truncate(12);
+    let file = part.write(&dir, "");
+    import(&env, &file);
+    full.write(&dir, "");
+    let sd = env.session_dir(SESSION);
+    // Another run holds the session and, as a hook in the middle of a turn
+    // would, moves the cursor back to a turn it holds back.
+    let holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys,time; f=open(sys.argv[1],'a'); fcntl.flock(f,fcntl.LOCK_EX); \
+             print('held', flush=True); time.sleep(1.5)",
+        ])
+        .arg(sd.join(".git/git-session.lock"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut holder = holder;
+    {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "held");
+    }
+    let waiting = env
+        .cmd()
+        .args(["import", "claude-code", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Line 1 (turn 1's message) and its offset: before everything written.
+    let offset = std::fs::read(&file)
+        .unwrap()
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    std::fs::write(
+        sd.join(".git/git-session/import.lines"),
+        format!("{{\"{SESSION}\":{{\"lines\":1,\"bytes\":{offset}}}}}\n"),
+    )
+    .unwrap();
+    holder.wait().unwrap();
+    let out = waiting.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
+    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    env.assert_clean(SESSION);
+}
