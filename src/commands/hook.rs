@@ -33,9 +33,10 @@ const HOOK_TIMEOUT: u64 = 60;
 /// (`UserPromptSubmit`, `PostToolUse`, `Stop`, `SubagentStop`, `PreCompact`,
 /// `SessionEnd`, …) and imports its `transcript_path` incrementally, as
 /// `import claude-code` does: at the end of a turn (`Stop`, `SubagentStop`,
-/// `PreCompact`, `SessionEnd`) everything, in the middle of one the turns
-/// before it, so each turn is one commit as with one import (a transcript
-/// that lags the event is caught up by the next call). `hook codex` does the
+/// `PreCompact`) every node so far, in the middle of one the turns before
+/// it, so each turn is one commit and the session ends as one import of the
+/// whole would make it (a transcript that lags the event is caught up by the
+/// next call); at `SessionEnd` also the records after the last node. `hook codex` does the
 /// same for Codex: its `notify` program gets the event as its last argument
 /// (`agent-turn-complete`, naming the thread, whose rollout is found under
 /// `$CODEX_HOME/sessions`), its hooks on stdin. A hook always exits 0 and
@@ -142,7 +143,8 @@ fn import(ctx: &Ctx, agent: Agent, event: &Value) -> Result<()> {
             // The end of a turn (or of the session) writes everything; an
             // event in the middle of a turn writes the turns before it.
             let upto = match event["hook_event_name"].as_str() {
-                Some("Stop" | "SubagentStop" | "SessionEnd" | "PreCompact") => Upto::End,
+                Some("SessionEnd") => Upto::Final,
+                Some("Stop" | "SubagentStop" | "PreCompact") => Upto::End,
                 _ => Upto::EndedTurns,
             };
             (PathBuf::from(path), upto)

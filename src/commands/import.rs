@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
             f,
             args.project.as_deref(),
             args.dry_run,
-            crate::import::Upto::End,
+            crate::import::Upto::Final,
             &mut |w| warnings.push(w),
         );
         progress.inc();

@@ -354,12 +354,7 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
             }
         }
     }
-    if !leading.is_empty()
-        && let Some(first) = m.items.first_mut()
-    {
-        leading.append(&mut first.lines);
-        first.lines = leading;
-    }
+    m.leftover = super::lead(&mut m.items, leading);
     m.index = uuids
         .into_iter()
         .map(|(line, uuid)| Indexed {

@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{Item, Line, Mapped, attach, blocks_text, node_id, timestamp};
+use super::{Item, Line, Mapped, attach, blocks_text, lead, node_id, timestamp};
 use crate::layout::schema::ROOT;
 
 /// A call's arguments: the JSON string parsed, else as given.
@@ -133,7 +133,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
     let mut started: Option<String> = start.started.clone();
     let mut last_top = start.last_top.clone().unwrap_or_else(|| ROOT.to_string());
     let mut model: Option<String> = start.model.clone();
-    let mut states: Vec<(usize, Value)> = Vec::new();
+    let mut states: Vec<(usize, State)> = Vec::new();
     let mut tool_of: HashMap<String, usize> = HashMap::new();
     let mut leading: Vec<Line> = Vec::new();
     let mut cur: Option<usize> = None;
@@ -158,7 +158,6 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
             assistant_items: seen.1,
             task_events: seen.2,
         };
-        let items_before = m.items.len();
         match (r["type"].as_str(), p["type"].as_str()) {
             (Some("event_msg"), Some("user_message")) => seen.0 = true,
             (Some("response_item"), Some("message")) if p["role"] == "assistant" => seen.1 = true,
@@ -368,11 +367,10 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
             }
             _ => {}
         }
-        if m.items.len() > items_before {
-            states.push((
-                l.line,
-                serde_json::to_value(&state).expect("a state serialises"),
-            ));
+        // The state before this line, kept where it changed: where a
+        // later run may start again (any line, a held-back record too).
+        if states.last().is_none_or(|(_, s)| *s != state) {
+            states.push((l.line, state));
         }
         l.record = Some(record);
         match made {
@@ -396,13 +394,8 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         task_events: seen.2,
     };
     m.states = states;
-    m.state_end = Some(serde_json::to_value(&end).expect("a state serialises"));
-    if !leading.is_empty()
-        && let Some(first) = m.items.first_mut()
-    {
-        leading.append(&mut first.lines);
-        first.lines = leading;
-    }
+    m.state_end = Some(end);
+    m.leftover = lead(&mut m.items, leading);
     m
 }
 

@@ -170,12 +170,15 @@ pub struct Mapped {
     pub duplicates: usize,
     /// Lines that are not JSON objects (kept raw).
     pub unparsed: usize,
+    /// Lines read that no node took (there was none): records after the
+    /// last node of a transcript read before.
+    pub leftover: Vec<Line>,
     /// Every record with a `uuid` (Claude Code) and the node it leads to.
     pub index: Vec<Indexed>,
-    /// The mapping's state before each line that made a node, and after
-    /// the last (Codex): where a later import starts again.
-    pub states: Vec<(usize, Value)>,
-    pub state_end: Option<Value>,
+    /// The mapping's state before a line, at each line where it changed,
+    /// and after the last line (Codex): where a later import starts again.
+    pub states: Vec<(usize, codex::State)>,
+    pub state_end: Option<codex::State>,
 }
 
 /// A record with a `uuid`, and the top-level node it leads to (what a
@@ -308,6 +311,19 @@ pub(crate) fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<L
     match cur {
         Some(i) => items[i].lines.push(l),
         None => leading.push(l),
+    }
+}
+
+/// Put the lines read before the first node with it; without a node, they
+/// are left over (returned).
+pub(crate) fn lead(items: &mut [Item], mut leading: Vec<Line>) -> Vec<Line> {
+    match items.first_mut() {
+        Some(first) => {
+            leading.append(&mut first.lines);
+            first.lines = leading;
+            Vec::new()
+        }
+        None => leading,
     }
 }
 
@@ -539,7 +555,12 @@ const BULK_NODES: usize = 64;
 /// How much of a transcript to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Upto {
-    /// Everything (an import, or the end of an agent's turn).
+    /// Everything, and records after the last node that no node can take
+    /// (they were read after it was written) in a `context/transcript`
+    /// record node of their own (an `import`, the end of a session).
+    Final,
+    /// Every node so far (the end of an agent's turn); records after the
+    /// last node wait for the next node, as in one import of the whole.
     End,
     /// The turns that are over: a later message has begun the next one (a
     /// hook in the middle of a turn). The turn still running waits, so that
@@ -640,6 +661,7 @@ pub fn transcript(
         mapped.items.truncate(last_turn);
     }
     let key = own;
+    let last = upto == Upto::Final;
     // Lines of another transcript than the session's own name it.
     let foreign = (key != session).then_some(key.as_str());
     let mut out = Outcome {
@@ -653,15 +675,28 @@ pub fn transcript(
         out.skipped
             .push((t, "torn last line (left for the next import)".into()));
     }
+    let existing = ctx.state.find_session(&session).ok();
+    // Records after the last node of a transcript read before: kept now at
+    // the end (`Final`), else they wait for the next node.
+    if mapped.items.is_empty() && last && existing.is_some() && !mapped.leftover.is_empty() {
+        let lines = std::mem::take(&mut mapped.leftover);
+        mapped.items.push(record_of(lines, foreign));
+    }
     if mapped.items.is_empty() {
         return Ok(out);
     }
-    let existing = ctx.state.find_session(&session).ok();
     // What is new: the nodes the session lacks, the lines after its cursor.
     type Pending = (Vec<Item>, Option<(usize, u64)>, Cursors, usize);
     let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<Pending> {
         let Some(sd) = sd else {
-            let (items, held) = new_items(items, &HashSet::new(), &|_| HashSet::new(), 0, foreign);
+            let (items, held) = new_items(
+                items,
+                &HashSet::new(),
+                &|_| HashSet::new(),
+                0,
+                foreign,
+                last,
+            );
             return Ok((items, held, Cursors::default(), 0));
         };
         let catalog = Catalog::load(sd)?;
@@ -689,7 +724,7 @@ pub fn transcript(
         };
         let cursors = Cursors::read(sd, &session);
         let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
-        let (items, held) = new_items(items, &done, &kept, read_before, foreign);
+        let (items, held) = new_items(items, &done, &kept, read_before, foreign, last);
         Ok((items, held, cursors, read_before))
     };
     if dry_run {
@@ -803,12 +838,15 @@ pub fn transcript(
     let state = match agent {
         Agent::ClaudeCode => None,
         Agent::Codex if next == end => mapped.state_end.take(),
+        // The state before line `next`: the last change at or before it.
         Agent::Codex => mapped
             .states
             .iter()
-            .find(|(l, _)| *l == next.0)
-            .map(|(_, v)| v.clone()),
-    };
+            .take_while(|(l, _)| *l <= next.0)
+            .last()
+            .map(|(_, s)| s.clone()),
+    }
+    .map(|s| serde_json::to_value(s).expect("a state serialises"));
     let bytes = (agent == Agent::ClaudeCode || state.is_some()).then_some(next.1);
     cursors.0.insert(
         key,
@@ -849,8 +887,9 @@ fn bind_to(ctx: &Ctx, project: Option<&str>, cwd: Option<&str>) -> Result<Option
 
 /// The items still to write: those not in the session yet. Lines read
 /// after the cursor that the mapping gave to a node already written go
-/// with the next new node (a written node is never changed), or, when
-/// there is none, into a `context/transcript` record node of their own.
+/// with the next new node (a written node is never changed); when there is
+/// none, they wait for one (held), or (`last`) go into a
+/// `context/transcript` record node of their own.
 ///
 /// After the cursor, a line may already be in a written node all the same
 /// (an import that died after writing nodes, before moving the cursor):
@@ -861,6 +900,7 @@ fn new_items(
     kept: &dyn Fn(&str) -> HashSet<usize>,
     read_before: usize,
     foreign: Option<&str>,
+    last: bool,
 ) -> (Vec<Item>, Option<(usize, u64)>) {
     let have: HashSet<usize> = items
         .iter()
@@ -897,35 +937,44 @@ fn new_items(
         }
         out.push(item);
     }
-    if !carried.is_empty() {
-        let first = carried[0].line;
-        let made_at = (carried[0].line, carried[0].byte);
-        let time = carried
-            .iter()
-            .filter_map(|l| l.record.as_ref()?["timestamp"].as_str().and_then(timestamp))
-            .next_back()
-            .unwrap_or(0.0);
-        let mut metadata = serde_json::Map::new();
-        metadata.insert("display".into(), "runtime".into());
-        out.push(Item {
-            id: match foreign {
-                Some(key) => node_id("k-", &format!("{key}-line{first}")),
-                None => format!("k-line{first}"),
-            },
-            role: "code",
-            predecessor: None,
-            caller: Some(crate::layout::schema::ROOT.into()),
-            name: Some("context/transcript".into()),
-            input: Value::Null,
-            output: Value::String(format!("{} transcript record(s)", carried.len())),
-            created_at: time,
-            metadata,
-            lines: carried,
-            open: false,
-            made_at,
-        });
+    if !carried.is_empty() && !last {
+        let first = (carried[0].line, carried[0].byte);
+        held = Some(held.map_or(first, |h: (usize, u64)| h.min(first)));
+    } else if !carried.is_empty() {
+        out.push(record_of(carried, foreign));
     }
     (out, held)
+}
+
+/// A `context/transcript` record node for lines no node can take (they
+/// come after nodes already written), dated by the last of them.
+fn record_of(lines: Vec<Line>, foreign: Option<&str>) -> Item {
+    let first = lines[0].line;
+    let made_at = (lines[0].line, lines[0].byte);
+    let time = lines
+        .iter()
+        .filter_map(|l| l.record.as_ref()?["timestamp"].as_str().and_then(timestamp))
+        .next_back()
+        .unwrap_or(0.0);
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("display".into(), "runtime".into());
+    Item {
+        id: match foreign {
+            Some(key) => node_id("k-", &format!("{key}-line{first}")),
+            None => format!("k-line{first}"),
+        },
+        role: "code",
+        predecessor: None,
+        caller: Some(crate::layout::schema::ROOT.into()),
+        name: Some("context/transcript".into()),
+        input: Value::Null,
+        output: Value::String(format!("{} transcript record(s)", lines.len())),
+        created_at: time,
+        metadata,
+        lines,
+        open: false,
+        made_at,
+    }
 }
 
 /// The first line (number, offset) the items were made from or hold.

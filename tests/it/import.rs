@@ -819,3 +819,73 @@ fn an_import_whose_cursor_moved_back_while_it_waited_adds_each_line_once() {
     assert_eq!(rebuilt(&env, SESSION), full.lines);
     env.assert_clean(SESSION);
 }
+
+#[test]
+fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them() {
+    // Turn 2 ends; a hook in the middle of the next event moves the cursor
+    // back to it; then a record comes that belongs after turn 2's reply.
+    let mut full = Transcript::two_turns();
+    full.record(
+        "system",
+        "s2",
+        Some("a6"),
+        json!({"subtype": "turn_duration", "durationMs": 900}),
+    );
+    let trailing = full.lines.len();
+    full.user("u3", Some("s2"), "One more thing").reply(
+        "a7",
+        "u3",
+        "msg_7",
+        json!({"type": "text", "text": "Sure."}),
+    );
+    let events = |env: &TestEnv, cuts: &[(usize, &str)]| {
+        let dir = env.tmp.path().join("claude");
+        for &(cut, event) in cuts {
+            let mut part = full.clone();
+            part.lines.truncate(cut);
+            let file = part.write(&dir, "");
+            let out = hook(
+                env,
+                &json!({"session_id": SID, "transcript_path": file, "hook_event_name": event}),
+            );
+            assert!(out.status.success());
+        }
+    };
+    // `before`: the lines up to turn 2's reply; `trailing`: and the record.
+    let before = trailing - 1;
+    let env = TestEnv::new();
+    events(
+        &env,
+        &[
+            (before, "Stop"),
+            (before, "UserPromptSubmit"),
+            (trailing, "Stop"),
+            (full.lines.len(), "Stop"),
+        ],
+    );
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
+    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    // At the end of a session (or with `import`), such records are kept at
+    // once, in a record node of their own.
+    let ended = TestEnv::new();
+    events(
+        &ended,
+        &[
+            (before, "Stop"),
+            (before, "UserPromptSubmit"),
+            (trailing, "SessionEnd"),
+        ],
+    );
+    let files = ended.history_files(SESSION);
+    let k = files
+        .iter()
+        .find(|f| f.contains("-t-k-line"))
+        .unwrap_or_else(|| panic!("{files:?}"));
+    assert_eq!(node(&ended, SESSION, k)["name"], "context/transcript");
+    let mut part = full.clone();
+    part.lines.truncate(trailing);
+    assert_eq!(rebuilt(&ended, SESSION), part.lines);
+    ended.assert_clean(SESSION);
+}

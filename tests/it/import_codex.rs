@@ -414,7 +414,7 @@ fn imports_at_every_line_of_a_growing_rollout_end_as_one_import_of_it() {
     let one = TestEnv::new();
     import(&one, &full.write(one.tmp.path(), ""));
     let mid = TestEnv::new(); // hooks in the middle of turns
-    let end = TestEnv::new(); // `import` (everything so far) at every line
+    let end = TestEnv::new(); // `Stop` (every node so far) at every line
     for cut in 1..=full.lines.len() {
         let mut part = full.clone();
         part.lines.truncate(cut);
@@ -425,7 +425,13 @@ fn imports_at_every_line_of_a_growing_rollout_end_as_one_import_of_it() {
             &json!({"transcript_path": f, "hook_event_name": "UserPromptSubmit"}),
         );
         assert!(out.status.success());
-        import(&end, &part.write(end.tmp.path(), ""));
+        let f = part.write(end.tmp.path(), "");
+        let out = hook_with(
+            &end,
+            &["hook", "codex"],
+            &json!({"transcript_path": f, "hook_event_name": "Stop"}),
+        );
+        assert!(out.status.success());
     }
     let f = full.write(mid.tmp.path(), "");
     hook_with(
