@@ -594,6 +594,17 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     env.ok(&["verify", "--all"]);
 }
 
+/// `env`'s session is the one a single import of `full` makes: the same
+/// nodes, every line kept once; git and `verify` find nothing wrong.
+fn assert_as_one_import(env: &TestEnv, full: &Transcript) {
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    assert_eq!(shape(env, SESSION), shape(&one, SESSION));
+    assert_eq!(rebuilt(env, SESSION), full.lines);
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+}
+
 /// What a node is, without the records it carries: id, role, links, text.
 fn shape(env: &TestEnv, session: &str) -> Vec<Value> {
     env.history_files(session)
@@ -746,12 +757,7 @@ fn hooks_and_imports_racing_on_a_growing_transcript_add_each_line_once() {
         }
     }
     assert!(!env.state().join("git-session-hooks.log").exists());
-    let one = TestEnv::new();
-    import(&one, &full.write(one.tmp.path(), ""));
-    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
-    assert_eq!(rebuilt(&env, SESSION), full.lines);
-    env.assert_clean(SESSION);
-    assert_eq!(env.ok(&["verify", SESSION]), "");
+    assert_as_one_import(&env, &full);
 }
 
 #[test]
@@ -813,11 +819,7 @@ fn an_import_whose_cursor_moved_back_while_it_waited_adds_each_line_once() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let one = TestEnv::new();
-    import(&one, &full.write(one.tmp.path(), ""));
-    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
-    assert_eq!(rebuilt(&env, SESSION), full.lines);
-    env.assert_clean(SESSION);
+    assert_as_one_import(&env, &full);
 }
 
 #[test]
@@ -863,10 +865,7 @@ fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them()
             (full.lines.len(), "Stop"),
         ],
     );
-    let one = TestEnv::new();
-    import(&one, &full.write(one.tmp.path(), ""));
-    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
-    assert_eq!(rebuilt(&env, SESSION), full.lines);
+    assert_as_one_import(&env, &full);
     // At the end of a session (or with `import`), such records are kept at
     // once, in a record node of their own.
     let ended = TestEnv::new();
