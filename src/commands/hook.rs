@@ -235,16 +235,12 @@ fn settings_file(a: &InstallArgs) -> Result<PathBuf> {
         (Agent::ClaudeCode, None) => {
             match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
                 Some(d) => PathBuf::from(d).join("settings.json"),
-                None => std::env::var_os("HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(|h| PathBuf::from(h).join(".claude").join("settings.json"))
-                    .ok_or_else(|| {
-                        Error::usage(
-                            "usage::no_home",
-                            "no `$HOME`, so no user settings file",
-                            Some("use `--project DIR`".into()),
-                        )
-                    })?,
+                None => crate::layout::paths::home_dir(
+                    "no `$HOME`, so no user settings file",
+                    "use `--project DIR`",
+                )?
+                .join(".claude")
+                .join("settings.json"),
             }
         }
         (Agent::Codex, None) => crate::import::codex_home()?.join("hooks.json"),

@@ -58,18 +58,13 @@ impl Agent {
 
     /// Where the agent keeps its transcripts.
     pub fn default_root(self) -> Result<PathBuf> {
-        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let home = || {
-            non_empty("HOME").map(PathBuf::from).ok_or_else(|| {
-                crate::error::Error::usage(
-                    "usage::no_home",
-                    "no `$HOME`, so no default transcript directory",
-                    Some("give the transcripts' paths".into()),
-                )
-            })
-        };
         Ok(match self {
-            Agent::ClaudeCode => home()?.join(".claude").join("projects"),
+            Agent::ClaudeCode => crate::layout::paths::home_dir(
+                "no `$HOME`, so no default transcript directory",
+                "give the transcripts' paths",
+            )?
+            .join(".claude")
+            .join("projects"),
             Agent::Codex => codex_home()?.join("sessions"),
         })
     }
@@ -89,16 +84,11 @@ pub fn codex_home() -> Result<PathBuf> {
     if let Some(h) = std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(h));
     }
-    std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(|h| PathBuf::from(h).join(".codex"))
-        .ok_or_else(|| {
-            crate::error::Error::usage(
-                "usage::no_home",
-                "neither `$CODEX_HOME` nor `$HOME` is set",
-                Some("set `CODEX_HOME` or give the rollouts' paths".into()),
-            )
-        })
+    Ok(crate::layout::paths::home_dir(
+        "neither `$CODEX_HOME` nor `$HOME` is set",
+        "set `CODEX_HOME` or give the rollouts' paths",
+    )?
+    .join(".codex"))
 }
 
 /// One line of a transcript.
@@ -613,15 +603,16 @@ pub fn transcript(
     let mut rows = String::new();
     let mut state: Option<Value> = None;
     let mut from = (0, 0);
+    let existing = ctx.state.find_session(&session).ok();
     if probed.is_some()
-        && let Ok(sd) = ctx.state.find_session(&session)
+        && let Some(sd) = &existing
     {
-        let cursors = Cursors::read(&sd, &session);
+        let cursors = Cursors::read(sd, &session);
         let cursor = cursors.0.get(&own);
         let at = window(path, cursor);
         match agent {
             Agent::ClaudeCode => {
-                if let Some(r) = Seed::load(&sd).filter(|_| at.1 > 0) {
+                if let Some(r) = Seed::load(sd).filter(|_| at.1 > 0) {
                     rows = r;
                     from = at;
                 }
@@ -661,7 +652,7 @@ pub fn transcript(
         mapped.items.truncate(last_turn);
     }
     let key = own;
-    let last = upto == Upto::Final;
+    let final_run = upto == Upto::Final;
     // Lines of another transcript than the session's own name it.
     let foreign = (key != session).then_some(key.as_str());
     let mut out = Outcome {
@@ -675,10 +666,9 @@ pub fn transcript(
         out.skipped
             .push((t, "torn last line (left for the next import)".into()));
     }
-    let existing = ctx.state.find_session(&session).ok();
     // Records after the last node of a transcript read before: kept now at
     // the end (`Final`), else they wait for the next node.
-    if mapped.items.is_empty() && last && existing.is_some() && !mapped.leftover.is_empty() {
+    if mapped.items.is_empty() && final_run && existing.is_some() && !mapped.leftover.is_empty() {
         let lines = std::mem::take(&mut mapped.leftover);
         mapped.items.push(record_of(lines, foreign));
     }
@@ -695,7 +685,7 @@ pub fn transcript(
                 &|_| HashSet::new(),
                 0,
                 foreign,
-                last,
+                final_run,
             );
             return Ok((items, held, Cursors::default(), 0));
         };
@@ -724,7 +714,7 @@ pub fn transcript(
         };
         let cursors = Cursors::read(sd, &session);
         let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
-        let (items, held) = new_items(items, &done, &kept, read_before, foreign, last);
+        let (items, held) = new_items(items, &done, &kept, read_before, foreign, final_run);
         Ok((items, held, cursors, read_before))
     };
     if dry_run {
@@ -785,7 +775,7 @@ pub fn transcript(
     let before = meta.clone();
     // Every new node, then one mirror run: one commit per turn (each dated
     // by its nodes), their objects in one pack.
-    let last = items.iter().map(|i| i.created_at).fold(0.0, f64::max);
+    let latest = items.iter().map(|i| i.created_at).fold(0.0, f64::max);
     // Every line before `next` is in a node now.
     let next = [held, held_open].into_iter().flatten().min().unwrap_or(end);
     // The list's preview: the latest user message.
@@ -809,8 +799,8 @@ pub fn transcript(
             meta.set("_auto_titled", true);
         }
     }
-    if last > meta.f64("updated_at").unwrap_or(0.0) {
-        meta.set("updated_at", last);
+    if latest > meta.f64("updated_at").unwrap_or(0.0) {
+        meta.set("updated_at", latest);
     }
     atomic::write(&sd.meta(), &meta.to_json())?;
     crate::out::trace("import: nodes written");
@@ -818,7 +808,7 @@ pub fn transcript(
         &sd,
         &session,
         &CommitOptions {
-            now: last,
+            now: latest,
             // A pack for many commits; a hook's turn or two as loose
             // objects, as `commit-turn` writes them (a pack costs more).
             bulk: out.nodes > BULK_NODES,
@@ -888,7 +878,7 @@ fn bind_to(ctx: &Ctx, project: Option<&str>, cwd: Option<&str>) -> Result<Option
 /// The items still to write: those not in the session yet. Lines read
 /// after the cursor that the mapping gave to a node already written go
 /// with the next new node (a written node is never changed); when there is
-/// none, they wait for one (held), or (`last`) go into a
+/// none, they wait for one (held), or (`final_run`) go into a
 /// `context/transcript` record node of their own.
 ///
 /// After the cursor, a line may already be in a written node all the same
@@ -900,7 +890,7 @@ fn new_items(
     kept: &dyn Fn(&str) -> HashSet<usize>,
     read_before: usize,
     foreign: Option<&str>,
-    last: bool,
+    final_run: bool,
 ) -> (Vec<Item>, Option<(usize, u64)>) {
     let have: HashSet<usize> = items
         .iter()
@@ -937,7 +927,7 @@ fn new_items(
         }
         out.push(item);
     }
-    if !carried.is_empty() && !last {
+    if !carried.is_empty() && !final_run {
         let first = (carried[0].line, carried[0].byte);
         held = Some(held.map_or(first, |h: (usize, u64)| h.min(first)));
     } else if !carried.is_empty() {

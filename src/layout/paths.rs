@@ -49,6 +49,15 @@ pub struct StateDir {
     pub root: PathBuf,
 }
 
+/// `$HOME` (set and not empty), else a usage error saying `message` (what
+/// cannot be found without it) with `help`.
+pub fn home_dir(message: &str, help: &str) -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::usage("usage::no_home", message.to_string(), Some(help.into())))
+}
+
 impl StateDir {
     /// `--state-dir`, `$OPENPROGRAM_HOME`, `~/.openprogram-$OPENPROGRAM_PROFILE`, `~/.openprogram`.
     pub fn resolve(flag: Option<&Path>) -> Result<Self> {
@@ -58,13 +67,10 @@ impl StateDir {
         } else if let Some(home) = non_empty("OPENPROGRAM_HOME") {
             PathBuf::from(home)
         } else {
-            let home = non_empty("HOME").map(PathBuf::from).ok_or_else(|| {
-                Error::usage(
-                    "usage::no_home",
-                    "cannot find the state directory: `$HOME` is not set",
-                    Some("pass `--state-dir DIR` or set `OPENPROGRAM_HOME`".into()),
-                )
-            })?;
+            let home = home_dir(
+                "cannot find the state directory: `$HOME` is not set",
+                "pass `--state-dir DIR` or set `OPENPROGRAM_HOME`",
+            )?;
             match non_empty("OPENPROGRAM_PROFILE") {
                 Some(profile) => {
                     let profile = profile.to_string_lossy().into_owned();

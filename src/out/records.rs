@@ -97,7 +97,8 @@ pub struct Commit {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Imported {
-    /// The session the transcript is (`claude-<sessionId>`).
+    /// The session the transcript went into (`claude-<sessionId>`,
+    /// `codex-<id>`, or for a Codex fork the session it was forked from).
     pub session: String,
     /// The transcript file.
     pub path: String,

@@ -81,15 +81,13 @@ fn install_keeps_every_other_key_and_hook_and_twice_is_a_no_op() {
     );
     // Everything else as it was: the file minus our hooks is the original.
     let mut stripped = after.clone();
-    for (event, groups) in stripped["hooks"].as_object_mut().unwrap() {
-        let groups = groups.as_array_mut().unwrap();
-        groups.retain(|g| {
+    for groups in stripped["hooks"].as_object_mut().unwrap().values_mut() {
+        groups.as_array_mut().unwrap().retain(|g| {
             !g["hooks"][0]["command"]
                 .as_str()
                 .unwrap()
                 .contains("git-session")
         });
-        let _ = event;
     }
     stripped["hooks"]
         .as_object_mut()
