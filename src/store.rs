@@ -42,7 +42,8 @@ pub fn create(
 ) -> Result<Created> {
     ids::session_id(&spec.id)?;
     state.ensure()?;
-    if let Ok(sd) = state.find_session(&spec.id) {
+    // A session that is there but refused (a planted link) stays refused.
+    if let Some(sd) = state.find_session_if_any(&spec.id)? {
         return Ok(Created::Existing(sd));
     }
     let target = match &spec.project {
@@ -105,9 +106,10 @@ pub fn create(
                 std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::DirectoryNotEmpty
             ) =>
         {
-            // Another process published it first: theirs stands.
+            // Another process published it first: theirs stands, checked
+            // as any session found.
             let _ = std::fs::remove_dir_all(&staging);
-            return Ok(Created::Existing(SessionDir::new(target)));
+            return Ok(Created::Existing(state.find_session(&spec.id)?));
         }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);

@@ -593,17 +593,21 @@ pub fn transcript(
         }
     });
     crate::layout::ids::session_id(&own)?;
-    let session = forked_from
-        .filter(|_| ctx.state.find_session(&own).is_err())
-        .filter(|f| crate::layout::ids::session_id(f).is_ok() && ctx.state.find_session(f).is_ok())
-        .unwrap_or_else(|| own.clone());
+    let is_session = |id: &str| -> Result<bool> {
+        Ok(crate::layout::ids::session_id(id).is_ok()
+            && ctx.state.find_session_if_any(id)?.is_some())
+    };
+    let session = match forked_from {
+        Some(f) if !is_session(&own)? && is_session(&f)? => f,
+        _ => own.clone(),
+    };
     // A transcript imported before is read from its cursor on, what came
     // before known from the uuid rows (Claude Code) or the state kept in
     // the cursor (Codex).
     let mut rows = String::new();
     let mut state: Option<Value> = None;
     let mut from = (0, 0);
-    let existing = ctx.state.find_session(&session).ok();
+    let existing = ctx.state.find_session_if_any(&session)?;
     if probed.is_some()
         && let Some(sd) = &existing
     {

@@ -225,6 +225,16 @@ impl StateDir {
     /// in a standard place, its meta.json must not name another id; through
     /// `locations.json` (a path anyone may have edited), its meta.json must
     /// name this id.
+    /// [`find_session`](Self::find_session), `None` when there is no such
+    /// session; every other failure (a planted link, a bad id) is an error.
+    pub fn find_session_if_any(&self, id: &str) -> Result<Option<SessionDir>> {
+        match self.find_session(id) {
+            Ok(sd) => Ok(Some(sd)),
+            Err(Error::SessionNotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     pub fn find_session(&self, id: &str) -> Result<SessionDir> {
         ids::session_id(id)?;
         self.check_links()?;

@@ -8,21 +8,21 @@ use std::time::Duration;
 use crate::env::TestEnv;
 
 /// An outside file with known bytes, and a check that it kept them.
-struct Victim {
-    path: PathBuf,
+pub(crate) struct Victim {
+    pub(crate) path: PathBuf,
 }
 
 const VICTIM: &[u8] = b"the user's own file\n";
 
 impl Victim {
-    fn new(env: &TestEnv, name: &str) -> Victim {
+    pub(crate) fn new(env: &TestEnv, name: &str) -> Victim {
         let path = env.tmp.path().join("outside").join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, VICTIM).unwrap();
         Victim { path }
     }
 
-    fn untouched(&self, what: &str) {
+    pub(crate) fn untouched(&self, what: &str) {
         assert_eq!(
             std::fs::read(&self.path).unwrap(),
             VICTIM,

@@ -888,3 +888,47 @@ fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them()
     assert_eq!(rebuilt(&ended, SESSION), part.lines);
     ended.assert_clean(SESSION);
 }
+
+#[test]
+fn links_and_fifos_planted_at_the_import_files_are_never_written_through() {
+    use crate::attacks::Victim;
+    // The cursor and the uuid rows of an imported session.
+    for rel in [
+        ".git/git-session/import.lines",
+        ".git/git-session/import.uuids",
+    ] {
+        let env = TestEnv::new();
+        let mut part = Transcript::two_turns();
+        part.lines.truncate(12);
+        let file = part.write(env.tmp.path(), "");
+        import(&env, &file);
+        Transcript::two_turns().write(env.tmp.path(), "");
+        let at = env.session_dir(SESSION).join(rel);
+        let victim = Victim::new(&env, "victim");
+        std::fs::remove_file(&at).unwrap();
+        std::os::unix::fs::symlink(&victim.path, &at).unwrap();
+        let err = env.fails(&["import", "claude-code", file.to_str().unwrap()], 1);
+        assert!(err.contains("symbolic link"), "{rel}: {err}");
+        victim.untouched(rel);
+        std::fs::remove_file(&at).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&at)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = env.fails(&["import", "claude-code", file.to_str().unwrap()], 1);
+        assert!(
+            err.contains("not a regular file") || err.contains("special"),
+            "{rel}: {err}"
+        );
+    }
+    // The hook log: a failure is not written through a link (and the hook
+    // still exits 0).
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.state()).unwrap();
+    let victim = Victim::new(&env, "bashrc");
+    std::os::unix::fs::symlink(&victim.path, env.state().join("git-session-hooks.log")).unwrap();
+    let out = hook(&env, &json!({"hook_event_name": "Stop"}));
+    assert_eq!(out.status.code(), Some(0));
+    victim.untouched("git-session-hooks.log");
+}
