@@ -116,6 +116,10 @@ pub enum Command {
     Grep(Lazy<commands::grep::GrepArgs>),
     Import(Lazy<commands::import::ImportArgs>),
     Hook(Lazy<commands::hook::HookArgs>),
+    Remote(Lazy<commands::remote::RemoteArgs>),
+    Push(Lazy<commands::remote::PushArgs>),
+    Fetch(Lazy<commands::remote::FetchArgs>),
+    Clone(Lazy<commands::remote::CloneArgs>),
 }
 
 /// A subcommand's arguments, built only when that subcommand is parsed (or
@@ -230,6 +234,10 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Grep(Lazy(a)) => commands::grep::run(&ctx, a),
         Command::Import(Lazy(a)) => commands::import::run(&ctx, a),
         Command::Hook(Lazy(a)) => commands::hook::run(&ctx, a),
+        Command::Remote(Lazy(a)) => commands::remote::remote(&ctx, a),
+        Command::Push(Lazy(a)) => commands::remote::push(&ctx, a),
+        Command::Fetch(Lazy(a)) => commands::remote::fetch(&ctx, a),
+        Command::Clone(Lazy(a)) => commands::remote::clone(&ctx, a),
     }
 }
 

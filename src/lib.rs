@@ -19,5 +19,6 @@ pub mod read;
 pub mod relocate;
 pub mod session;
 pub mod store;
+pub mod sync;
 pub mod verify;
 pub mod view;

@@ -23,6 +23,7 @@ pub mod nodes;
 pub mod project;
 pub mod recover;
 pub mod relocate;
+pub mod remote;
 pub mod schema;
 pub mod show;
 pub mod title;

@@ -10,11 +10,15 @@
 //! - [`refs`]: references, through gix's ref transactions;
 //! - [`locks`]: the one stale-lock policy;
 //! - [`maintenance`]: background packing, the one place git runs;
-//! - [`project`]: a user's project repository.
+//! - [`project`]: a user's project repository;
+//! - [`copy`]: objects of commits copied from one repository to another
+//!   (`push` and `fetch`, through the transfer repository);
+//! - [`transport`]: git run for `push`, `fetch` and `ls-remote`.
 
 use gix::ObjectId;
 use gix::refs::FullName;
 
+mod copy;
 pub mod index;
 pub mod locks;
 pub mod maintenance;
@@ -22,13 +26,14 @@ mod objects;
 pub mod project;
 mod refs;
 mod repo;
+pub mod transport;
 mod trees;
 
 pub use gix::ObjectId as Oid;
 pub use index::{Index, IndexEntry, PendingIndex, Staged, index_lock_is_ours};
 pub use locks::{FOREIGN_LOCK, STALE_LOCK};
 pub use maintenance::{Maintenance, Spawned, hold_maintenance, spawn_maintenance, untrusted_git};
-pub use repo::{SessionRepo, write_pinned_config};
+pub use repo::{SessionRepo, init_transfer_repo, write_pinned_config};
 
 use crate::error::{Error, Result};
 
@@ -88,6 +93,39 @@ pub enum RefUpdate {
     AttachHead { branch: String },
     /// Point HEAD at a commit (detached).
     DetachHead { commit: ObjectId },
+    /// Set any reference (a full name, `refs/remotes/origin/main`) to `new`,
+    /// if it holds what `expected` says.
+    Set {
+        name: String,
+        expected: Expected,
+        new: ObjectId,
+        message: String,
+    },
+    /// Delete a reference (a full name) that holds `old`.
+    Delete { name: String, old: ObjectId },
+}
+
+/// What a reference must hold for [`RefUpdate::Set`] to apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    Any,
+    Absent,
+    Is(ObjectId),
+}
+
+fn full_name(name: &str) -> Result<FullName> {
+    FullName::try_from(name.to_string()).map_err(|e| {
+        Error::usage(
+            "usage::ref_name",
+            format!("invalid reference name `{name}`: {e}"),
+            None,
+        )
+    })
+}
+
+/// Whether `name` is a valid full reference name.
+pub fn valid_ref_name(name: &str) -> bool {
+    FullName::try_from(name.to_string()).is_ok()
 }
 
 fn full_branch(name: &str) -> Result<FullName> {

@@ -96,6 +96,13 @@ impl Writer {
         }
     }
 
+    /// Whether `id` is written, or about to be, by this process.
+    pub(super) fn pending(&self, id: &ObjectId) -> bool {
+        self.written_ids.contains(id)
+            || self.bulk.as_ref().is_some_and(|b| b.ids.contains(id))
+            || self.loose.contains(id)
+    }
+
     /// Hand a loose object to the writer thread.
     fn send(&mut self, kind: gix::objs::Kind, buf: Vec<u8>, id: ObjectId) -> bool {
         let thread = self.thread.get_or_insert_with(|| {

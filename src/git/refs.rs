@@ -5,7 +5,7 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
-use super::{Head, RefUpdate, SessionRepo, full_branch};
+use super::{Expected, Head, RefUpdate, SessionRepo, full_branch, full_name};
 use crate::error::{Error, Result};
 
 /// How long a ref another process holds locked is waited for: a live git
@@ -58,6 +58,34 @@ impl SessionRepo {
                     PreviousValue::Any,
                     "checkout",
                 ),
+                RefUpdate::Set {
+                    name,
+                    expected,
+                    new,
+                    message,
+                } => (
+                    full_name(name)?,
+                    Target::Object(*new),
+                    match expected {
+                        Expected::Any => PreviousValue::Any,
+                        Expected::Absent => PreviousValue::MustNotExist,
+                        Expected::Is(old) => PreviousValue::MustExistAndMatch(Target::Object(*old)),
+                    },
+                    message.as_str(),
+                ),
+                RefUpdate::Delete { name, old } => {
+                    let name = full_name(name)?;
+                    self.refuse_linked_log(name.as_bstr())?;
+                    edits.push(RefEdit {
+                        change: Change::Delete {
+                            expected: PreviousValue::MustExistAndMatch(Target::Object(*old)),
+                            log: RefLog::AndReference,
+                        },
+                        name,
+                        deref: false,
+                    });
+                    continue;
+                }
             };
             self.refuse_linked_log(name.as_bstr())?;
             edits.push(RefEdit {
@@ -119,6 +147,11 @@ impl SessionRepo {
         }
     }
 
+    /// The commit the reference `name` (a full name) points to.
+    pub fn ref_tip(&self, name: &str) -> Result<Option<ObjectId>> {
+        self.ref_target(name.as_bytes().as_bstr())
+    }
+
     pub fn head(&self) -> Result<Head> {
         use gix::refs::Target;
         let head = self
@@ -169,16 +202,25 @@ impl SessionRepo {
 
     /// Every local branch: `(short name, tip)`, sorted by name.
     pub fn branches(&self) -> Result<Vec<(String, ObjectId)>> {
+        self.refs_under("refs/heads/")
+    }
+
+    /// Every reference whose full name starts with `prefix` (which ends in
+    /// `/`): `(the name after the prefix, tip)`, sorted by name.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
         use gix::refs::Target;
-        let what = "list branches";
+        let what = "list references";
         let platform = self.refs.iter().map_err(|e| self.err(what, e))?;
-        let prefix = b"refs/heads/"
-            .try_into()
-            .map_err(|e| self.err(what, Box::new(e)))?;
+        let rel: &gix::bstr::BStr = prefix.as_bytes().as_bstr();
+        let prefix_name = rel.try_into().map_err(|e| self.err(what, Box::new(e)))?;
         let mut out = Vec::new();
-        for r in platform.prefixed(prefix).map_err(|e| self.err(what, e))? {
-            let r = r.map_err(|e| self.err("read a branch", e))?;
-            let name = r.name.shorten().to_str_lossy().into_owned();
+        for r in platform
+            .prefixed(prefix_name)
+            .map_err(|e| self.err(what, e))?
+        {
+            let r = r.map_err(|e| self.err("read a reference", e))?;
+            let full = r.name.as_bstr().to_str_lossy().into_owned();
+            let name = full.strip_prefix(prefix).unwrap_or(&full).to_string();
             let tip = match r.target {
                 Target::Object(id) => Some(id),
                 Target::Symbolic(next) => self.ref_target(next.as_bstr()).ok().flatten(),

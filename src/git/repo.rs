@@ -48,6 +48,33 @@ impl SessionRepo {
     /// Create `.git` in `dir` with branch `main`, the pinned config and an empty
     /// root commit `session init` dated `time`. Returns the root commit.
     pub fn init(dir: &Path, time: f64) -> Result<ObjectId> {
+        let mut me = SessionRepo::init_empty(dir)?;
+        let tree = me.write(gix::objs::Tree::empty())?;
+        let root = me.write_commit(tree, &[], "session init\n", time)?;
+        me.sync_objects()?;
+        me.update_refs(&[RefUpdate::Create {
+            branch: MAIN.into(),
+            new: root,
+            message: "commit (initial): session init".into(),
+        }])?;
+        let mut index = super::index::Index(gix::index::File::from_state(
+            gix::index::State::new(gix::hash::Kind::Sha1),
+            me.index_path(),
+        ));
+        me.write_index(&mut index)?;
+        let sd = SessionDir::new(dir.to_path_buf());
+        sd.write_snapshot(&crate::layout::paths::Snapshot {
+            commit: Some(root.to_string()),
+            turns: 0,
+            pending: None,
+        })?;
+        Ok(root)
+    }
+
+    /// Create `.git` in `dir` with the pinned config, our temp files
+    /// excluded and the private directory, but no commit and no branch (a
+    /// fetched session's come from the remote).
+    pub fn init_empty(dir: &Path) -> Result<SessionRepo> {
         // Isolated: a user's global `init.defaultBranch` must not rename `main`.
         // Known capabilities: probing would create and delete test files.
         let mac = cfg!(target_os = "macos");
@@ -79,28 +106,9 @@ impl SessionRepo {
             )
             .as_bytes(),
         )?;
-        let mut me = SessionRepo::open(dir)?;
-        let tree = me.write(gix::objs::Tree::empty())?;
-        let root = me.write_commit(tree, &[], "session init\n", time)?;
-        me.sync_objects()?;
-        me.update_refs(&[RefUpdate::Create {
-            branch: MAIN.into(),
-            new: root,
-            message: "commit (initial): session init".into(),
-        }])?;
-        let mut index = super::index::Index(gix::index::File::from_state(
-            gix::index::State::new(gix::hash::Kind::Sha1),
-            me.index_path(),
-        ));
-        me.write_index(&mut index)?;
         let sd = SessionDir::new(dir.to_path_buf());
         std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
-        sd.write_snapshot(&crate::layout::paths::Snapshot {
-            commit: Some(root.to_string()),
-            turns: 0,
-            pending: None,
-        })?;
-        Ok(root)
+        SessionRepo::open(dir)
     }
 
     /// Open a session repo: its own config is read and checked (no global or
@@ -268,6 +276,25 @@ impl SessionRepo {
         out.dedup();
         Ok(out)
     }
+}
+
+/// Create the transfer repository at `dir` (`<state>/sync/repo`), a
+/// repository with an empty work tree and the pinned config; nothing when
+/// it exists. It holds only objects copied from sessions or fetched, and
+/// the tracking refs of fetches: deleting it loses nothing.
+pub fn init_transfer_repo(dir: &Path) -> Result<()> {
+    if dir.join(".git").is_dir() {
+        return Ok(());
+    }
+    let repo: gix::Repository = gix::ThreadSafeRepository::init_opts(
+        dir,
+        gix::create::Kind::WithWorktree,
+        gix::create::Options::default(),
+        gix::open::Options::isolated(),
+    )
+    .map_err(|e| Error::git("create the transfer repository", dir, e))?
+    .into();
+    write_pinned_config(repo.git_dir())
 }
 
 /// Replace `git_dir/config` with the tool's own: the repository basics and

@@ -121,6 +121,30 @@ impl StateDir {
     pub fn hook_log(&self) -> PathBuf {
         self.root.join("git-session-hooks.log")
     }
+    /// `<state>/sync/`: what `remote`, `push` and `fetch` keep (SPEC §5.20).
+    pub fn sync_dir(&self) -> PathBuf {
+        self.root.join("sync")
+    }
+    /// The configured remotes: an object keyed by name, `{"url": …}` each.
+    pub fn remotes_json(&self) -> PathBuf {
+        self.sync_dir().join("remotes.json")
+    }
+    /// The sync lock: one `push`, `fetch` or `remote` change at a time. Taken
+    /// before the registry lock.
+    pub fn sync_lock(&self) -> PathBuf {
+        self.sync_dir().join("sync.lock")
+    }
+    /// The transfer repository: a cache of the objects last pushed or
+    /// fetched (rebuildable from the sessions and the remote), from which
+    /// git pushes and into which it fetches.
+    pub fn sync_repo(&self) -> PathBuf {
+        self.sync_dir().join("repo")
+    }
+    /// What a push still has to send to remote `name`: one line per ref,
+    /// rewritten as batches are confirmed.
+    pub fn push_queue(&self, name: &str) -> PathBuf {
+        self.sync_dir().join(format!("queue-{name}"))
+    }
     /// Repo of a session in the default project.
     pub fn default_session_dir(&self, id: &str) -> PathBuf {
         self.sessions().join(id)

@@ -366,23 +366,31 @@ pub fn discover(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
 pub fn rebuild(state: &StateDir) -> Result<Index> {
     let mut index = Index::new();
     for (id, dir) in discover(state)? {
-        let sd = super::SessionDir::new(dir);
-        let Ok(meta) = super::schema::Meta::read(&sd.meta()) else {
-            continue;
-        };
-        let catalog = super::history::Catalog::peek(&sd)?;
-        let preview = catalog
-            .rev_entries()
-            .filter(|e| e.letter == 'u')
-            .filter_map(|e| super::history::read_node(&sd.history(), &e).ok())
-            .find(|n| n.starts_turn())
-            .map(|n| super::schema::preview(&n.text()));
-        index.insert(
-            id.clone(),
-            super::schema::index_row(&meta, &id, preview.as_deref()),
-        );
+        if let Some(row) = fresh_row(&super::SessionDir::new(dir), &id)? {
+            index.insert(id, row);
+        }
     }
     Ok(index)
+}
+
+/// The index row of the session in `sd`, from its meta.json, with the
+/// preview of the latest user node; `None` when meta.json does not parse.
+pub fn fresh_row(sd: &super::SessionDir, id: &str) -> Result<Option<Row>> {
+    let Ok(meta) = super::schema::Meta::read(&sd.meta()) else {
+        return Ok(None);
+    };
+    let catalog = super::history::Catalog::peek(sd)?;
+    let preview = catalog
+        .rev_entries()
+        .filter(|e| e.letter == 'u')
+        .filter_map(|e| super::history::read_node(&sd.history(), &e).ok())
+        .find(|n| n.starts_turn())
+        .map(|n| super::schema::preview(&n.text()));
+    Ok(Some(super::schema::index_row(
+        &meta,
+        id,
+        preview.as_deref(),
+    )))
 }
 
 /// Rows of `index` (as a reader sees it) whose fields disagree with the rows

@@ -155,6 +155,13 @@ impl Printer {
         }
     }
 
+    /// Whether progress is shown (a person watches stderr: a terminal, and
+    /// neither `--json` nor `-q`).
+    pub fn progress_shown(&self) -> bool {
+        use std::io::IsTerminal;
+        !self.json && !self.quiet && !self.silent && std::io::stderr().is_terminal()
+    }
+
     /// A warning on stderr (shown even under `-q`? no: `-q` silences notes,
     /// warnings still show).
     pub fn warn(&self, text: impl AsRef<str>) {
@@ -169,8 +176,7 @@ pub struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
     pub fn new(printer: &Printer, len: u64, what: &str) -> Progress {
-        use std::io::IsTerminal;
-        if printer.json || printer.quiet || !std::io::stderr().is_terminal() {
+        if !printer.progress_shown() {
             return Progress(None);
         }
         let bar = indicatif::ProgressBar::with_draw_target(

@@ -762,6 +762,119 @@ pub struct Error {
     pub exit: u8,
 }
 
+/// `remote add`, `remote list`: one configured remote.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Remote {
+    /// Its name.
+    pub name: String,
+    /// Its URL, as git is given it.
+    pub url: String,
+    /// Refs a push has yet to get confirmed (its queue).
+    pub queued: usize,
+}
+
+/// `remote remove`: a remote forgotten (nothing on it is touched).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RemoteRemoved {
+    /// Its name.
+    pub name: String,
+}
+
+/// `push`: one ref sent (or planned, under `--dry-run`).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PushedRef {
+    /// The remote's name.
+    pub remote: String,
+    /// The session; null for a project's record.
+    pub session: Option<String>,
+    /// The session's branch; null for a project's record.
+    pub branch: Option<String>,
+    /// The ref on the remote (`refs/sessions/<shard>/<id>/heads/<branch>`, `refs/projects/<id>`).
+    pub remote_ref: String,
+    /// The commit sent.
+    pub commit: String,
+    /// What the remote had before; null when it had no such ref.
+    pub old: Option<String>,
+    /// `created`, `advanced`, `rejected` (the remote has turns this machine lacks: fetch first) or `planned`.
+    pub status: String,
+    /// git's words for it.
+    pub summary: String,
+}
+
+/// `push`: the run, last.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PushSummary {
+    /// The remote's name.
+    pub remote: String,
+    /// Sessions looked at.
+    pub sessions: usize,
+    /// Refs sent and taken.
+    pub pushed: usize,
+    /// Refs the remote had already.
+    pub up_to_date: usize,
+    /// Refs the remote refused (left in the queue).
+    pub rejected: usize,
+    /// Sessions not pushed, with the reason.
+    pub skipped: Vec<SkippedSession>,
+    /// Push requests made.
+    pub batches: usize,
+    /// Objects copied into the transfer repository.
+    pub objects: usize,
+}
+
+/// A session a command left out, and why.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SkippedSession {
+    /// The session id.
+    pub session: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// `fetch`, `clone`: what became of one session of the remote.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Fetched {
+    /// The remote's name.
+    pub remote: String,
+    /// The session id.
+    pub session: String,
+    /// `created`, `fast_forward`, `up_to_date`, `ahead` (push sends this machine's turns),
+    /// `diverged` (see `message`), `taken` (`--take` resolved it) or `refused` (see `message`).
+    pub outcome: String,
+    /// The session directory; null when refused.
+    pub path: Option<PathBuf>,
+    /// The remote's branches of the session.
+    pub branches: Vec<String>,
+    /// What to do next, or why it was refused; null when there is nothing to say.
+    pub message: Option<String>,
+}
+
+/// `fetch`, `clone`: the run, last.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct FetchSummary {
+    /// The remote's name.
+    pub remote: String,
+    /// Sessions of the remote looked at.
+    pub sessions: usize,
+    /// New on this machine.
+    pub created: usize,
+    /// Brought up to the remote's turns.
+    pub fast_forward: usize,
+    /// Both sides have turns the other lacks.
+    pub diverged: usize,
+    /// Resolved by `--take`.
+    pub taken: usize,
+    /// Not brought in.
+    pub refused: usize,
+}
+
 /// `batch`: the end of one request's answer.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -826,6 +939,12 @@ records! {
     Baseline => "baseline",
     Demo => "demo",
     SessionRow<'_> => "session",
+    Remote => "remote",
+    RemoteRemoved => "remote_removed",
+    PushedRef => "pushed_ref",
+    PushSummary => "push_summary",
+    Fetched => "fetched",
+    FetchSummary => "fetch_summary",
     Error => "error",
     Exit => "exit",
 }

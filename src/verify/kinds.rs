@@ -21,6 +21,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "diverged",
+        meaning: "a fetch found that this machine and a remote both added turns to the session; the remote's tips are kept as refs/remotes/<remote>/<branch>",
+        fix: "git-session fetch <remote> --take local|remote <session>",
+        repair: NOTHING,
+    },
+    Kind {
         code: "meta_missing",
         meaning: "the session has no meta.json",
         fix: "restore it from git",

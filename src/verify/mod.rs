@@ -372,6 +372,21 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
     check_mirror(
         &mut c, sd, &repo, &nodes, &groups, &on_disk, &files, damaged,
     );
+    for d in crate::sync::divergences(sd, &repo) {
+        c.add(
+            "diverged",
+            &sd.git_dir(),
+            format!(
+                "this machine and remote `{}` both added turns: `{}/{}` holds {} node(s) that are not here",
+                d.remote, d.remote, d.branch, d.missing
+            ),
+            format!(
+                "git-session fetch {} --take local {id} (this machine's conversation stays current) or --take remote {id}; both keep every turn",
+                d.remote
+            ),
+            false,
+        );
+    }
     c.out
 }
 

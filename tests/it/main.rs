@@ -22,6 +22,7 @@ mod projects;
 mod read;
 mod records;
 mod registry;
+mod sync;
 mod timetravel;
 mod trust;
 mod verify;

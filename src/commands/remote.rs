@@ -1,0 +1,401 @@
+//! `remote add|list|remove`, `push`, `fetch`, `clone` (SPEC §5.20); the
+//! work is `crate::sync`.
+//!
+//! Reads and writes: `sync/remotes.json` (under the sync lock), the
+//! transfer repository `sync/repo`, the push queue `sync/queue-<remote>`;
+//! `fetch` also each fetched session (its repository, files, index row,
+//! location, project). Locks: the sync lock, then the registry, then each
+//! session. Prints: one record per ref pushed or session fetched, then a
+//! summary.
+
+use crate::context::Ctx;
+use crate::error::{Error, Result, exit};
+use crate::out::records;
+use crate::sync::{self, Selection, Take, remotes};
+
+/// Remotes: git repositories that hold every session, for several machines.
+///
+/// A remote is any URL git pushes to (`https://`, `ssh://`, `git@host:path`,
+/// `file://`, a path); git's own credentials, ssh and helpers are used. The
+/// sessions live there under `refs/sessions/<shard>/<id>/heads/<branch>`,
+/// outside `refs/heads`, so a plain `git clone` of it fetches none of them.
+#[derive(Debug, clap::Args)]
+pub struct RemoteArgs {
+    #[command(subcommand)]
+    pub command: RemoteCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RemoteCommand {
+    /// Add a remote (kept in the state dir's `sync/remotes.json`)
+    Add {
+        /// Its name (`origin`)
+        name: String,
+        /// Its URL
+        url: String,
+    },
+    /// List the remotes, with the refs each push queue still holds
+    List,
+    /// Forget a remote (nothing on it, and no session, is touched)
+    Remove {
+        /// Its name
+        name: String,
+    },
+}
+
+/// Send sessions to a remote: each branch a fast-forward, never forced.
+///
+/// Refs the remote has at the same commit are left alone; the rest go in
+/// requests of at most 1,000 refs. A ref the remote refuses (it has turns
+/// this machine has not fetched) is reported and stays queued: run `fetch`,
+/// resolve, push again. A push that is killed leaves its queue
+/// (`sync/queue-<remote>`), which the next `push` sends; only refs the
+/// remote confirmed leave it. Exit 1 when a ref was refused or a session
+/// could not be read.
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    /// The remote [default: the only one, else `origin`], then the sessions
+    /// [default: every session]
+    #[arg(value_name = "REMOTE | SESSION")]
+    pub args: Vec<String>,
+    /// Every session (the default when none is named)
+    #[arg(long)]
+    pub all: bool,
+    /// Say what would be sent; send nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Bring sessions from a remote to this machine.
+///
+/// A session new here is built, checked as `verify` checks one (no link,
+/// no submodule, no `.git`, ids that match) and only then published, with
+/// its index row and its project: a project this machine does not know is
+/// registered from the remote's record, its path shown as missing until
+/// `git-session relocate` points it at the local checkout. A session the
+/// remote has more turns of is brought up to them. When both machines
+/// added turns to one session, nothing is merged: the remote's tips are
+/// kept as `refs/remotes/<remote>/<branch>` in the session's repository,
+/// `verify` reports it, and `--take local|remote SESSION` resolves it: the
+/// remote's history stays as it is, this machine's extra turns are
+/// renumbered after it and committed as a retry branch, and the side named
+/// is the current conversation. Exit 1 when a session diverged or was
+/// refused.
+#[derive(Debug, clap::Args)]
+pub struct FetchArgs {
+    /// The remote [default: the only one, else `origin`], then the sessions
+    /// [default: every session]
+    #[arg(value_name = "REMOTE | SESSION")]
+    pub args: Vec<String>,
+    /// Every session (the default when none is named)
+    #[arg(long)]
+    pub all: bool,
+    /// Resolve the named sessions' divergence: `local` keeps this machine's
+    /// conversation current, `remote` the remote's; both keep every turn
+    #[arg(long, value_name = "SIDE", value_parser = ["local", "remote"])]
+    pub take: Option<String>,
+}
+
+/// Set up this machine from a remote: add it as `origin`, fetch every
+/// session.
+///
+/// The state dir is `--state-dir` (or the usual one); it may exist, but
+/// must not have a remote `origin` already.
+#[derive(Debug, clap::Args)]
+pub struct CloneArgs {
+    /// The remote's URL
+    pub url: String,
+    /// The remote's name here
+    #[arg(long, default_value = "origin")]
+    pub name: String,
+}
+
+pub fn remote(ctx: &Ctx, args: RemoteArgs) -> Result<u8> {
+    match args.command {
+        RemoteCommand::Add { name, url } => {
+            remotes::check_name(&name)?;
+            remotes::check_url(&url)?;
+            add(ctx, &name, &url)?;
+            ctx.out.record(&records::Remote {
+                name: name.clone(),
+                url: url.clone(),
+                queued: 0,
+            });
+            ctx.out.line(format!("{name}\t{url}"));
+        }
+        RemoteCommand::List => {
+            for (name, row) in remotes::read(&ctx.state)? {
+                let url = remotes::url(&row).unwrap_or_default().to_string();
+                let queued = crate::layout::atomic::read_to_string(ctx.state.push_queue(&name))
+                    .map_or(0, |t| t.lines().count());
+                ctx.out.line(if queued > 0 {
+                    format!("{name}\t{url}\t({queued} ref(s) queued)")
+                } else {
+                    format!("{name}\t{url}")
+                });
+                ctx.out.record(&records::Remote { name, url, queued });
+            }
+        }
+        RemoteCommand::Remove { name } => {
+            remotes::check_name(&name)?;
+            let removed =
+                remotes::update(&ctx.state, ctx.locks, |r| Ok(r.remove(&name).is_some()))?;
+            if !removed {
+                return Err(no_remote(ctx, &name));
+            }
+            let _ = std::fs::remove_file(ctx.state.push_queue(&name));
+            ctx.out
+                .record(&records::RemoteRemoved { name: name.clone() });
+            ctx.out.note(format!("removed remote `{name}`"));
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn no_remote(ctx: &Ctx, name: &str) -> Error {
+    let known: Vec<String> = remotes::read(&ctx.state)
+        .map(|r| r.into_keys().collect())
+        .unwrap_or_default();
+    Error::refused(
+        "sync::no_remote",
+        format!("no remote `{name}`"),
+        Some(crate::layout::paths::did_you_mean(
+            name,
+            &known,
+            "`git-session remote list` shows",
+        )),
+    )
+}
+
+fn add(ctx: &Ctx, name: &str, url: &str) -> Result<()> {
+    remotes::update(&ctx.state, ctx.locks, |r| {
+        if let Some(old) = r.get(name) {
+            if remotes::url(old) == Some(url) {
+                return Ok(());
+            }
+            return Err(Error::refused(
+                "sync::remote_exists",
+                format!(
+                    "remote `{name}` exists with URL `{}`",
+                    remotes::url(old).unwrap_or_default()
+                ),
+                Some(format!(
+                    "remove it first: `git-session remote remove {name}`"
+                )),
+            ));
+        }
+        let mut row = serde_json::Map::new();
+        row.insert("url".into(), url.into());
+        r.insert(name.to_string(), row);
+        Ok(())
+    })
+}
+
+/// The remote and the sessions of `push`'s and `fetch`'s arguments: the
+/// first names a remote when one has that name.
+fn remote_and_sessions(
+    ctx: &Ctx,
+    args: &[String],
+    all: bool,
+) -> Result<(String, String, Selection)> {
+    let known = remotes::read(&ctx.state)?;
+    let (name, rest) = match args.first() {
+        Some(first) if known.contains_key(first) => (Some(first.as_str()), &args[1..]),
+        _ => (None, args),
+    };
+    let (name, url) = remotes::resolve(&ctx.state, name)?;
+    if all && !rest.is_empty() {
+        return Err(Error::usage(
+            "usage::all_and_sessions",
+            "`--all` and session ids do not go together",
+            Some("give one or the other".to_string()),
+        ));
+    }
+    let selection = if rest.is_empty() {
+        Selection::All
+    } else {
+        for id in rest {
+            crate::layout::ids::session_id(id)?;
+        }
+        Selection::Some(rest.to_vec())
+    };
+    Ok((name, url, selection))
+}
+
+pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
+    let (name, url, selection) = remote_and_sessions(ctx, &args.args, args.all)?;
+    let report = sync::push(
+        &ctx.state,
+        &name,
+        &url,
+        &selection,
+        ctx.locks,
+        &ctx.out,
+        args.dry_run,
+    )?;
+    let mut pushed = 0;
+    let mut rejected = 0;
+    for r in &report.refs {
+        match r.status.as_str() {
+            "rejected" => {
+                rejected += 1;
+                ctx.out.warn(format!(
+                    "{} refused `{}`: {} (run `git-session fetch {name}{}`)",
+                    name,
+                    r.remote_ref,
+                    r.summary,
+                    r.session
+                        .as_ref()
+                        .map(|s| format!(" {s}"))
+                        .unwrap_or_default()
+                ));
+            }
+            "planned" => ctx
+                .out
+                .line(format!("would push {} {}", r.commit, r.remote_ref)),
+            _ => pushed += 1,
+        }
+        ctx.out.record(r);
+    }
+    for (s, why) in &report.skipped {
+        ctx.out.warn(format!("session `{s}` not pushed: {why}"));
+    }
+    ctx.out.record(&records::PushSummary {
+        remote: name.clone(),
+        sessions: report.sessions,
+        pushed,
+        up_to_date: report.up_to_date,
+        rejected,
+        skipped: report
+            .skipped
+            .iter()
+            .map(|(s, r)| records::SkippedSession {
+                session: s.clone(),
+                reason: r.clone(),
+            })
+            .collect(),
+        batches: report.batches,
+        objects: report.objects,
+    });
+    if !args.dry_run {
+        ctx.out.line(format!(
+            "{name}: {pushed} ref(s) pushed, {} up to date, {rejected} refused, {} session(s) skipped",
+            report.up_to_date,
+            report.skipped.len()
+        ));
+    }
+    Ok(if rejected > 0 || !report.skipped.is_empty() {
+        exit::NO
+    } else {
+        exit::OK
+    })
+}
+
+pub fn fetch(ctx: &Ctx, args: FetchArgs) -> Result<u8> {
+    let (name, url, selection) = remote_and_sessions(ctx, &args.args, args.all)?;
+    let take = match args.take.as_deref() {
+        None => None,
+        Some(side) => {
+            if matches!(selection, Selection::All) {
+                return Err(Error::usage(
+                    "usage::take_needs_sessions",
+                    "`--take` resolves the sessions it is given, not every session",
+                    Some(format!(
+                        "name them: `git-session fetch {name} --take {side} SESSION…`"
+                    )),
+                ));
+            }
+            Some(if side == "local" {
+                Take::Local
+            } else {
+                Take::Remote
+            })
+        }
+    };
+    run_fetch(ctx, &name, &url, &selection, take)
+}
+
+fn run_fetch(
+    ctx: &Ctx,
+    name: &str,
+    url: &str,
+    selection: &Selection,
+    take: Option<Take>,
+) -> Result<u8> {
+    let out = ctx.out;
+    let mut summary = records::FetchSummary {
+        remote: name.to_string(),
+        sessions: 0,
+        created: 0,
+        fast_forward: 0,
+        diverged: 0,
+        taken: 0,
+        refused: 0,
+    };
+    let mut count = |f: &records::Fetched| {
+        summary.sessions += 1;
+        match f.outcome.as_str() {
+            "created" => summary.created += 1,
+            "fast_forward" => summary.fast_forward += 1,
+            "diverged" => summary.diverged += 1,
+            "taken" => summary.taken += 1,
+            "refused" => summary.refused += 1,
+            _ => {}
+        }
+    };
+    sync::fetch(
+        &ctx.state,
+        name,
+        url,
+        selection,
+        take,
+        ctx.locks,
+        &ctx.out,
+        &mut |f| {
+            count(&f);
+            match f.outcome.as_str() {
+                "refused" | "diverged" => out.warn(format!(
+                    "session `{}` {}: {}",
+                    f.session,
+                    f.outcome,
+                    f.message.as_deref().unwrap_or("")
+                )),
+                "up_to_date" | "ahead" => {}
+                _ => out.line(format!(
+                    "{}\t{}{}",
+                    f.session,
+                    f.outcome,
+                    f.message
+                        .as_ref()
+                        .map(|m| format!("\t{m}"))
+                        .unwrap_or_default()
+                )),
+            }
+            out.record(&f);
+        },
+    )?;
+    ctx.out.line(format!(
+        "{name}: {} session(s): {} new, {} brought up to date, {} diverged, {} resolved, {} refused",
+        summary.sessions,
+        summary.created,
+        summary.fast_forward,
+        summary.diverged,
+        summary.taken,
+        summary.refused
+    ));
+    let failed = summary.diverged + summary.refused > 0;
+    ctx.out.record(&summary);
+    Ok(if failed { exit::NO } else { exit::OK })
+}
+
+pub fn clone(ctx: &Ctx, args: CloneArgs) -> Result<u8> {
+    remotes::check_name(&args.name)?;
+    remotes::check_url(&args.url)?;
+    add(ctx, &args.name, &args.url)?;
+    ctx.out.note(format!(
+        "cloning sessions from `{}` into `{}`",
+        args.url,
+        ctx.state.root.display()
+    ));
+    run_fetch(ctx, &args.name, &args.url, &Selection::All, None)
+}

@@ -1,0 +1,174 @@
+//! Objects of commits copied from one repository to another, in-process:
+//! `push` copies a session's new turns into the transfer repository (from
+//! which git sends them), `fetch` copies fetched turns from there into a
+//! session repository. Written in bulk mode: one pack, whatever the count.
+//!
+//! The rule that makes the walk stop early: a repository that has a commit
+//! has everything it reaches. Objects are written children first (blobs and
+//! subtrees before their tree, a tree and the parents before their commit)
+//! and refs move only after the pack is synced, so a run killed at any
+//! point leaves packs for which the rule holds.
+
+use std::collections::{HashMap, HashSet};
+
+use gix::ObjectId;
+use gix::objs::Kind;
+
+use super::SessionRepo;
+use crate::error::Result;
+
+impl SessionRepo {
+    /// Whether this repository has `id`, counting what this process is
+    /// about to write.
+    fn knows(&self, id: &ObjectId) -> Result<bool> {
+        if self.objects.pending(id) {
+            return Ok(true);
+        }
+        Ok(self.repo()?.objects.exists_without_refresh(id))
+    }
+
+    /// Copy from `src` every object that the commits reachable from `tips`
+    /// hold and this repository lacks, in bulk mode (call
+    /// [`Self::sync_objects`] before a ref points at them). Returns how
+    /// many objects were copied.
+    pub fn copy_from(&mut self, src: &SessionRepo, tips: &[ObjectId]) -> Result<usize> {
+        self.begin_bulk();
+        // The commits to copy, parents before children.
+        let mut order: Vec<(ObjectId, Option<ObjectId>, Vec<u8>)> = Vec::new();
+        let mut seen: HashSet<ObjectId> = HashSet::new();
+        let mut stack: Vec<(ObjectId, bool)> = Vec::new();
+        for t in tips {
+            if !self.knows(t)? {
+                stack.push((*t, false));
+            }
+        }
+        let mut decoded: HashMap<ObjectId, (ObjectId, Vec<ObjectId>, Vec<u8>)> = HashMap::new();
+        while let Some((id, parents_done)) = stack.pop() {
+            if parents_done {
+                let (tree, parents, data) = decoded.remove(&id).expect("decoded on the way down");
+                let parent_tree = match parents.first() {
+                    Some(p) => Some(src.commit_info(*p)?.tree),
+                    None => None,
+                };
+                order.push((tree, parent_tree, data));
+                continue;
+            }
+            if !seen.insert(id) {
+                continue;
+            }
+            let data = src.raw_object(id, Kind::Commit)?;
+            let (tree, parents) = {
+                let commit = gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1)
+                    .map_err(|e| src.err(&format!("decode commit {id}"), e))?;
+                (commit.tree(), commit.parents().collect::<Vec<ObjectId>>())
+            };
+            stack.push((id, true));
+            for p in &parents {
+                if !seen.contains(p) && !self.knows(p)? {
+                    stack.push((*p, false));
+                }
+            }
+            decoded.insert(id, (tree, parents, data));
+        }
+        let mut copied = 0;
+        for (tree, parent_tree, data) in order {
+            copied += self.copy_tree(src, tree, parent_tree, &mut seen)?;
+            self.write_raw(Kind::Commit, data)?;
+            copied += 1;
+        }
+        Ok(copied)
+    }
+
+    /// Copy tree `id` and what it holds, skipping what `parent` (the same
+    /// path's tree in the parent commit, which is copied already) holds
+    /// unchanged.
+    fn copy_tree(
+        &mut self,
+        src: &SessionRepo,
+        id: ObjectId,
+        parent: Option<ObjectId>,
+        seen: &mut HashSet<ObjectId>,
+    ) -> Result<usize> {
+        if seen.contains(&id) || self.knows(&id)? {
+            return Ok(0);
+        }
+        seen.insert(id);
+        let data = src.raw_object(id, Kind::Tree)?;
+        let before: HashMap<Vec<u8>, ObjectId> = match parent {
+            Some(p) if p != id => tree_entries(src, &src.raw_object(p, Kind::Tree)?, p)?
+                .into_iter()
+                .map(|(name, _, oid)| (name, oid))
+                .collect(),
+            _ => HashMap::new(),
+        };
+        let mut copied = 0;
+        for (name, mode, oid) in tree_entries(src, &data, id)? {
+            let old = before.get(&name).copied();
+            if old == Some(oid) {
+                continue;
+            }
+            if mode.is_tree() {
+                copied += self.copy_tree(src, oid, old, seen)?;
+            } else if mode.is_commit() {
+                // A submodule's commit lives elsewhere; it is not ours to copy.
+            } else if seen.insert(oid) && !self.knows(&oid)? {
+                let blob = src.raw_object(oid, Kind::Blob)?;
+                self.write_raw(Kind::Blob, blob)?;
+                copied += 1;
+            }
+        }
+        self.write_raw(Kind::Tree, data)?;
+        Ok(copied + 1)
+    }
+
+    /// A commit (in bulk mode) whose tree holds one file, `name`: a
+    /// project's record on the remote.
+    pub fn write_file_commit(
+        &mut self,
+        name: &str,
+        data: Vec<u8>,
+        message: &str,
+        time: f64,
+    ) -> Result<ObjectId> {
+        self.begin_bulk();
+        let blob = self.write_blob(data)?;
+        let tree = gix::objs::Tree {
+            entries: vec![gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: name.into(),
+                oid: blob,
+            }],
+        };
+        let tree = self.write(tree)?;
+        self.write_commit(tree, &[], message, time)
+    }
+
+    /// The bytes of object `id`, which must be of `kind`.
+    pub(super) fn raw_object(&self, id: ObjectId, kind: Kind) -> Result<Vec<u8>> {
+        let o = self
+            .repo()?
+            .find_object(id)
+            .map_err(|e| self.err(&format!("read object {id}"), e))?;
+        if o.kind != kind {
+            return Err(self.err(
+                &format!("read object {id}"),
+                format!("it is a {}, not a {kind}", o.kind),
+            ));
+        }
+        Ok(o.detach().data)
+    }
+}
+
+fn tree_entries(
+    repo: &SessionRepo,
+    data: &[u8],
+    id: ObjectId,
+) -> Result<Vec<(Vec<u8>, gix::objs::tree::EntryMode, ObjectId)>> {
+    let tree = gix::objs::TreeRef::from_bytes(data, gix::hash::Kind::Sha1)
+        .map_err(|e| repo.err(&format!("decode tree {id}"), e))?;
+    Ok(tree
+        .entries
+        .iter()
+        .map(|e| (e.filename.to_vec(), e.mode, e.oid.to_owned()))
+        .collect())
+}

@@ -1,0 +1,836 @@
+//! Sessions on several machines (SPEC §5.20): `push`, `fetch` and `clone`
+//! through any git remote.
+//!
+//! One remote repository holds every session. A session's branches are
+//! `refs/sessions/<shard>/<id>/heads/<branch>` there (the shard is the id's
+//! last two characters), outside `refs/heads`, so a plain `git clone` of
+//! the remote fetches none of them; each bound project's name and path is
+//! `refs/projects/<project_id>`, a commit holding `project.json`.
+//!
+//! git does the transport, from the transfer repository `<state>/sync/repo`:
+//! `push` copies each session's new objects there (one pack) and pushes
+//! fast-forwards only, never forced, at most [`BATCH`] refs a request;
+//! `fetch` fetches there and then brings each session's turns into its own
+//! repository, validated like a legacy repository before anything is
+//! published. The transfer repository holds copies only: deleting it loses
+//! nothing.
+//!
+//! Locks: the sync lock (one `push`, `fetch` or `remote` change at a time),
+//! then the registry, then each session.
+
+pub mod remotes;
+mod take;
+mod tree;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::{Expected, Oid, RefUpdate, SessionRepo};
+use crate::layout::lock::{self, LockOptions};
+use crate::layout::paths::Snapshot;
+use crate::layout::schema::Meta;
+use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, projects, registry};
+use crate::out::records;
+
+pub use take::Take;
+
+/// At most this many ref updates go in one push request (hosts cope badly
+/// with tens of thousands). `GIT_SESSION_PUSH_BATCH` lowers it (tests).
+pub const BATCH: usize = 1000;
+
+pub const SESSION_REFS: &str = "refs/sessions/";
+pub const PROJECT_REFS: &str = "refs/projects/";
+
+/// The shard of a session id: its last two characters (`.` as `_`, since
+/// a ref name component cannot start with a dot).
+pub fn shard(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(2)..]
+        .iter()
+        .map(|c| if *c == '.' { '_' } else { *c })
+        .collect();
+    if tail.len() < 2 {
+        format!("{tail}_")
+    } else {
+        tail
+    }
+}
+
+/// `refs/sessions/<shard>/<id>/heads/`: where a session's branches are on
+/// the remote. `None` for an id that cannot be part of a ref name
+/// (`a..b`, `x.lock`).
+pub fn remote_prefix(id: &str) -> Option<String> {
+    let prefix = format!("{SESSION_REFS}{}/{id}/heads/", shard(id));
+    crate::git::valid_ref_name(&format!("{prefix}main")).then_some(prefix)
+}
+
+/// The session and branch a remote ref names, given its name after
+/// `refs/sessions/`; `None` for a ref that is not a session branch in its
+/// shard (it is skipped, never trusted).
+pub fn parse_remote_ref(rel: &str) -> Option<(String, String)> {
+    let mut parts = rel.splitn(4, '/');
+    let (sh, id, heads, branch) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    if heads != "heads" || ids::session_id(id).is_err() || shard(id) != sh || branch.is_empty() {
+        return None;
+    }
+    crate::git::valid_ref_name(&format!("refs/heads/{branch}"))
+        .then(|| (id.to_string(), branch.to_string()))
+}
+
+/// Where `remote`'s tips are kept in the transfer repository.
+fn tracking(remote: &str) -> String {
+    format!("refs/remotes/{remote}/")
+}
+
+fn batch_size() -> usize {
+    std::env::var("GIT_SESSION_PUSH_BATCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(BATCH)
+        .min(BATCH)
+}
+
+/// The transfer repository, created on first use.
+fn transfer_repo(state: &StateDir) -> Result<SessionRepo> {
+    let dir = state.sync_repo();
+    atomic::refuse_unsafe(&dir)?;
+    atomic::refuse_unsafe(&dir.join(".git"))?;
+    crate::git::init_transfer_repo(&dir)?;
+    SessionRepo::open(&dir)
+}
+
+/// Which sessions a command is about.
+#[derive(Debug, Clone)]
+pub enum Selection {
+    All,
+    Some(Vec<String>),
+}
+
+impl Selection {
+    fn wants(&self, id: &str) -> bool {
+        match self {
+            Selection::All => true,
+            Selection::Some(ids) => ids.iter().any(|i| i == id),
+        }
+    }
+}
+
+/// One ref a push sends.
+#[derive(Debug, Clone)]
+struct Update {
+    session: String,
+    branch: Option<String>,
+    remote_ref: String,
+    new: Oid,
+    old: Option<Oid>,
+}
+
+/// What `push` did.
+#[derive(Debug, Default)]
+pub struct PushReport {
+    pub refs: Vec<records::PushedRef>,
+    pub sessions: usize,
+    pub up_to_date: usize,
+    pub skipped: Vec<(String, String)>,
+    pub batches: usize,
+    pub objects: usize,
+}
+
+/// Push the selected sessions' branches (and their projects' records) to
+/// `remote`. Refs the remote has at the same commit are left; everything
+/// else is sent as a fast-forward in batches, and what a killed run did not
+/// get confirmed stays in the queue (`sync/queue-<remote>`) for the next.
+pub fn push(
+    state: &StateDir,
+    remote: &str,
+    url: &str,
+    selection: &Selection,
+    locks: LockOptions,
+    printer: &crate::out::Printer,
+    dry_run: bool,
+) -> Result<PushReport> {
+    let _sync = remotes::lock(state, locks)?;
+    let mut transfer = transfer_repo(state)?;
+    let mut report = PushReport::default();
+    let targets: Vec<(String, PathBuf)> = match selection {
+        Selection::All => registry::discover(state)?,
+        Selection::Some(ids) => ids
+            .iter()
+            .map(|id| Ok((id.clone(), state.find_session(id)?.dir)))
+            .collect::<Result<_>>()?,
+    };
+    let on_remote: HashMap<String, Oid> =
+        crate::git::transport::ls_remote(&transfer.dir, url, &[SESSION_REFS, PROJECT_REFS])?
+            .into_iter()
+            .collect();
+    crate::out::trace("push: remote listed");
+    let known_projects = projects::read(state)?;
+    let mut wanted_projects: BTreeSet<String> = BTreeSet::new();
+    let mut updates: Vec<Update> = Vec::new();
+    let mut looked: BTreeSet<String> = BTreeSet::new();
+    let progress = crate::out::Progress::new(printer, targets.len() as u64, "copying sessions");
+    for (id, dir) in &targets {
+        progress.inc();
+        looked.insert(id.clone());
+        let Some(prefix) = remote_prefix(id) else {
+            report
+                .skipped
+                .push((id.clone(), "its id cannot be part of a git ref name".into()));
+            continue;
+        };
+        let sd = SessionDir::new(dir.clone());
+        match collect_session(&sd, id, &prefix, &on_remote, &mut transfer, dry_run) {
+            Ok((mut ups, same, project, copied)) => {
+                report.sessions += 1;
+                report.up_to_date += same;
+                report.objects += copied;
+                if let Some(p) = project {
+                    wanted_projects.insert(p);
+                }
+                updates.append(&mut ups);
+            }
+            Err(e) => report.skipped.push((id.clone(), e.to_string())),
+        }
+    }
+    progress.finish();
+    for pid in wanted_projects {
+        let name = format!("{PROJECT_REFS}{pid}");
+        if on_remote.contains_key(&name) || !crate::git::valid_ref_name(&name) {
+            continue;
+        }
+        let Some(p) = known_projects.get(&pid) else {
+            continue;
+        };
+        let record = project_record(&pid, p);
+        let time = p.get("created_at").and_then(Value::as_f64).unwrap_or(0.0);
+        let commit = if dry_run {
+            crate::git::blob_id(&record)
+        } else {
+            transfer.write_file_commit("project.json", record, &format!("project {pid}\n"), time)?
+        };
+        updates.push(Update {
+            session: String::new(),
+            branch: None,
+            remote_ref: name,
+            new: commit,
+            old: None,
+        });
+    }
+    if !dry_run {
+        transfer.sync_objects()?;
+        transfer.release_packs();
+    }
+    crate::out::trace("push: objects copied");
+    // What an earlier run left unconfirmed, for sessions not pushed now.
+    let queue_path = state.push_queue(remote);
+    let planned: BTreeSet<String> = updates.iter().map(|u| u.remote_ref.clone()).collect();
+    for (name, new) in read_queue(&queue_path) {
+        if planned.contains(&name) || on_remote.get(&name) == Some(&new) {
+            continue;
+        }
+        let Some(rel) = name.strip_prefix(SESSION_REFS) else {
+            continue;
+        };
+        let Some((session, branch)) = parse_remote_ref(rel) else {
+            continue;
+        };
+        // A session looked at now is pushed as it is now.
+        if looked.contains(&session) || !transfer.object_exists(new) {
+            continue;
+        }
+        updates.push(Update {
+            session,
+            branch: Some(branch),
+            old: on_remote.get(&name).copied(),
+            remote_ref: name,
+            new,
+        });
+    }
+    if dry_run {
+        for u in &updates {
+            report
+                .refs
+                .push(pushed_record(remote, u, "planned", String::new()));
+        }
+        return Ok(report);
+    }
+    let mut pending: Vec<Update> = updates;
+    write_queue(&queue_path, &pending)?;
+    let size = batch_size();
+    let progress_git = printer.progress_shown();
+    while !pending.is_empty() {
+        let take = pending.len().min(size);
+        let batch: Vec<Update> = pending.drain(..take).collect();
+        let specs: Vec<String> = batch
+            .iter()
+            .map(|u| format!("{}:{}", u.new, u.remote_ref))
+            .collect();
+        atomic::crash_point("push-batch");
+        let answers = crate::git::transport::push(&transfer.dir, url, &specs, progress_git)?;
+        report.batches += 1;
+        let by_name: HashMap<&str, &crate::git::transport::PushedRef> =
+            answers.iter().map(|a| (a.name.as_str(), a)).collect();
+        let mut unconfirmed = Vec::new();
+        for u in batch {
+            let status = match by_name.get(u.remote_ref.as_str()) {
+                Some(a) if a.ok => {
+                    let status = if u.old.is_none() {
+                        "created"
+                    } else {
+                        "advanced"
+                    };
+                    report
+                        .refs
+                        .push(pushed_record(remote, &u, status, a.summary.clone()));
+                    continue;
+                }
+                Some(a) => ("rejected", a.summary.clone()),
+                None => ("rejected", "the remote did not answer for it".to_string()),
+            };
+            report
+                .refs
+                .push(pushed_record(remote, &u, status.0, status.1));
+            unconfirmed.push(u);
+        }
+        // Only confirmed refs leave the queue: refused ones stay for the
+        // next run, after a fetch.
+        let mut left: Vec<Update> = unconfirmed;
+        left.extend(pending.iter().cloned());
+        write_queue(&queue_path, &left)?;
+    }
+    Ok(report)
+}
+
+fn pushed_record(remote: &str, u: &Update, status: &str, summary: String) -> records::PushedRef {
+    records::PushedRef {
+        remote: remote.to_string(),
+        session: (!u.session.is_empty()).then(|| u.session.clone()),
+        branch: u.branch.clone(),
+        remote_ref: u.remote_ref.clone(),
+        commit: u.new.to_string(),
+        old: u.old.map(|o| o.to_string()),
+        status: status.to_string(),
+        summary,
+    }
+}
+
+/// The queue of refs still to push: `<id> <remote ref>` per line.
+fn read_queue(path: &Path) -> Vec<(String, Oid)> {
+    let Ok(text) = atomic::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let (id, name) = l.split_once(' ')?;
+            Some((name.to_string(), Oid::from_hex(id.as_bytes()).ok()?))
+        })
+        .collect()
+}
+
+fn write_queue(path: &Path, updates: &[Update]) -> Result<()> {
+    if updates.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).io("remove", path),
+            _ => Ok(()),
+        };
+    }
+    let text: String = updates
+        .iter()
+        .map(|u| format!("{} {}\n", u.new, u.remote_ref))
+        .collect();
+    atomic::write(path, text.as_bytes())
+}
+
+/// One session's branches to push, with their objects copied into the
+/// transfer repository: `(updates, refs already there, its project when
+/// bound, objects copied)`.
+fn collect_session(
+    sd: &SessionDir,
+    id: &str,
+    prefix: &str,
+    on_remote: &HashMap<String, Oid>,
+    transfer: &mut SessionRepo,
+    dry_run: bool,
+) -> Result<(Vec<Update>, usize, Option<String>, usize)> {
+    sd.check_links()?;
+    let repo = SessionRepo::open(&sd.dir)?;
+    let _shared = lock::acquire(
+        &sd.lock_file(),
+        lock::Kind::Shared,
+        LockOptions {
+            timeout: std::time::Duration::from_secs(30),
+            no_wait: false,
+            announce: false,
+        },
+    )?;
+    let mut updates = Vec::new();
+    let mut same = 0;
+    let mut tips = Vec::new();
+    for (branch, tip) in repo.branches()? {
+        let name = format!("{prefix}{branch}");
+        if !crate::git::valid_ref_name(&name) {
+            continue;
+        }
+        let old = on_remote.get(&name).copied();
+        if old == Some(tip) {
+            same += 1;
+            continue;
+        }
+        tips.push(tip);
+        updates.push(Update {
+            session: id.to_string(),
+            branch: Some(branch),
+            remote_ref: name,
+            new: tip,
+            old,
+        });
+    }
+    let copied = if dry_run || tips.is_empty() {
+        0
+    } else {
+        transfer.copy_from(&repo, &tips)?
+    };
+    let project = Meta::read(&sd.meta())
+        .ok()
+        .and_then(|m| m.str("project_id").map(str::to_string))
+        .filter(|p| p != "default" && ids::project_id(p).is_ok());
+    Ok((updates, same, project, copied))
+}
+
+/// `project.json` of a project's record on the remote.
+fn project_record(id: &str, p: &Map<String, Value>) -> Vec<u8> {
+    let mut m = Map::new();
+    m.insert("id".into(), id.into());
+    for k in ["name", "path", "created_at"] {
+        if let Some(v) = p.get(k) {
+            m.insert(k.into(), v.clone());
+        }
+    }
+    let mut bytes = serde_json::to_vec_pretty(&Value::Object(m)).expect("json");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// What `fetch` did to one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// New on this machine: published.
+    Created,
+    /// The remote had more turns: taken.
+    FastForward,
+    UpToDate,
+    /// This machine has more turns: `push` sends them.
+    Ahead,
+    /// Both have turns the other lacks: the remote's tips are kept as
+    /// `refs/remotes/<remote>/<branch>`; `fetch --take` resolves it.
+    Diverged,
+    /// `--take` resolved a divergence.
+    Taken,
+    /// Not brought in (its records say why).
+    Refused,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Created => "created",
+            Outcome::FastForward => "fast_forward",
+            Outcome::UpToDate => "up_to_date",
+            Outcome::Ahead => "ahead",
+            Outcome::Diverged => "diverged",
+            Outcome::Taken => "taken",
+            Outcome::Refused => "refused",
+        }
+    }
+}
+
+/// Fetch the selected sessions from `remote` and bring each into its
+/// repository; with `take`, resolve the named sessions' divergence.
+#[allow(clippy::too_many_arguments)]
+pub fn fetch(
+    state: &StateDir,
+    remote: &str,
+    url: &str,
+    selection: &Selection,
+    take: Option<Take>,
+    locks: LockOptions,
+    printer: &crate::out::Printer,
+    on_session: &mut dyn FnMut(records::Fetched),
+) -> Result<Vec<Outcome>> {
+    let _sync = remotes::lock(state, locks)?;
+    let transfer = transfer_repo(state)?;
+    let track = tracking(remote);
+    let mut specs = vec![format!("+{PROJECT_REFS}*:{track}projects/*")];
+    match selection {
+        Selection::All => specs.push(format!("+{SESSION_REFS}*:{track}sessions/*")),
+        Selection::Some(ids) => {
+            for id in ids {
+                ids::session_id(id)?;
+                let prefix = remote_prefix(id).ok_or_else(|| {
+                    Error::usage(
+                        "usage::session_ref",
+                        format!("session `{id}` cannot be fetched: its id cannot be part of a git ref name"),
+                        None,
+                    )
+                })?;
+                let rel = prefix.strip_prefix(SESSION_REFS).expect("a session prefix");
+                specs.push(format!("+{prefix}*:{track}sessions/{rel}*"));
+            }
+        }
+    }
+    crate::git::transport::fetch(&transfer.dir, url, &specs, printer.progress_shown())?;
+    crate::out::trace("fetch: fetched");
+    let transfer = SessionRepo::open(&transfer.dir)?;
+    let mut sessions: BTreeMap<String, BTreeMap<String, Oid>> = BTreeMap::new();
+    for (rel, tip) in transfer.refs_under(&format!("{track}sessions/"))? {
+        match parse_remote_ref(&rel) {
+            Some((id, branch)) if selection.wants(&id) => {
+                sessions.entry(id).or_default().insert(branch, tip);
+            }
+            Some(_) => {}
+            None => printer.warn(format!(
+                "remote `{remote}`: `refs/sessions/{rel}` is not a session branch; skipped"
+            )),
+        }
+    }
+    if let Selection::Some(ids) = selection {
+        for id in ids {
+            if !sessions.contains_key(id) {
+                return Err(Error::refused(
+                    "sync::not_on_remote",
+                    format!("session `{id}` is not on remote `{remote}`"),
+                    Some(format!(
+                        "push it from the machine that has it: `git-session push {remote} {id}`"
+                    )),
+                ));
+            }
+        }
+    }
+    let mut outcomes = Vec::new();
+    let progress =
+        crate::out::Progress::new(printer, sessions.len() as u64, "bringing sessions in");
+    for (id, branches) in &sessions {
+        progress.inc();
+        let result = fetch_one(state, remote, &transfer, id, branches, take, locks);
+        let (outcome, path, message) = match result {
+            Ok((o, p, m)) => (o, Some(p), m),
+            Err(e) => (Outcome::Refused, None, Some(e.to_string())),
+        };
+        outcomes.push(outcome);
+        progress.suspend(|| {
+            on_session(records::Fetched {
+                remote: remote.to_string(),
+                session: id.clone(),
+                outcome: outcome.name().to_string(),
+                path,
+                branches: branches.keys().cloned().collect(),
+                message,
+            })
+        });
+    }
+    progress.finish();
+    Ok(outcomes)
+}
+
+/// Bring one session in: `(what happened, its directory, a note)`.
+fn fetch_one(
+    state: &StateDir,
+    remote: &str,
+    transfer: &SessionRepo,
+    id: &str,
+    branches: &BTreeMap<String, Oid>,
+    take: Option<Take>,
+    locks: LockOptions,
+) -> Result<(Outcome, PathBuf, Option<String>)> {
+    let newest = tree::newest_tip(transfer, branches)?;
+    let Some(sd) = state.find_session_if_any(id)? else {
+        let path = create(state, remote, transfer, id, branches, &newest, locks)?;
+        return Ok((Outcome::Created, path, None));
+    };
+    sd.check_links()?;
+    let _lock = lock::session(&sd, lock::Kind::Exclusive, locks)?;
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    let tips: Vec<Oid> = branches.values().copied().collect();
+    repo.copy_from(transfer, &tips)?;
+    repo.sync_objects()?;
+    repo.release_packs();
+    // The remote's tips, as git keeps a remote's: `refs/remotes/<r>/<b>`.
+    let mut updates: Vec<RefUpdate> = branches
+        .iter()
+        .map(|(b, tip)| RefUpdate::Set {
+            name: format!("refs/remotes/{remote}/{b}"),
+            expected: Expected::Any,
+            new: *tip,
+            message: format!("fetch: {remote}"),
+        })
+        .collect();
+    for (b, old) in repo.refs_under(&format!("refs/remotes/{remote}/"))? {
+        if !branches.contains_key(&b) {
+            updates.push(RefUpdate::Delete {
+                name: format!("refs/remotes/{remote}/{b}"),
+                old,
+            });
+        }
+    }
+    repo.update_refs(&updates)?;
+    let rel = tree::relation(&sd, &repo, branches, &newest)?;
+    let outcome = match (rel, take) {
+        (tree::Relation::Same, _) => Outcome::UpToDate,
+        (tree::Relation::Ahead, _) => Outcome::Ahead,
+        (tree::Relation::Behind, _) => {
+            tree::fast_forward(&sd, &mut repo, branches, &newest)?;
+            refresh_row(state, &sd, id, locks)?;
+            Outcome::FastForward
+        }
+        (tree::Relation::Diverged, None) => {
+            return Ok((
+                Outcome::Diverged,
+                sd.dir.clone(),
+                Some(format!(
+                    "this machine and `{remote}` both have turns the other lacks; the remote's are kept as `{remote}/<branch>`: `git-session fetch {remote} --take local {id}` keeps this machine's conversation current, `--take remote` the remote's; both keep every turn"
+                )),
+            ));
+        }
+        (tree::Relation::Diverged, Some(t)) => {
+            let note = take::apply(&sd, &mut repo, id, remote, branches, &newest, t)?;
+            refresh_row(state, &sd, id, locks)?;
+            return Ok((Outcome::Taken, sd.dir.clone(), Some(note)));
+        }
+    };
+    Ok((outcome, sd.dir.clone(), None))
+}
+
+/// A remote's tip a session has not taken in (see [`divergences`]).
+pub struct Divergence {
+    pub remote: String,
+    pub branch: String,
+    /// Node files of the remote's tip that are not in `history/`.
+    pub missing: usize,
+}
+
+/// The remote tips (`refs/remotes/<remote>/<branch>`, kept by `fetch`)
+/// whose node files are not all in the session's `history/`: both sides
+/// added turns, and `fetch --take` is owed.
+pub fn divergences(sd: &SessionDir, repo: &SessionRepo) -> Vec<Divergence> {
+    let Ok(tips) = repo.refs_under("refs/remotes/") else {
+        return Vec::new();
+    };
+    if tips.is_empty() {
+        return Vec::new();
+    }
+    let Ok(here) = tree::names_on_disk(sd) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (rel, tip) in tips {
+        let Some((remote, branch)) = rel.split_once('/') else {
+            continue;
+        };
+        let Ok(info) = repo.commit_info(tip) else {
+            continue;
+        };
+        let missing = tree::history_names(repo, info.tree)
+            .map(|names| names.difference(&here).count())
+            .unwrap_or(0);
+        if missing > 0 {
+            out.push(Divergence {
+                remote: remote.to_string(),
+                branch: branch.to_string(),
+                missing,
+            });
+        }
+    }
+    out
+}
+
+/// Rewrite the session's index row from its meta.json.
+fn refresh_row(state: &StateDir, sd: &SessionDir, id: &str, locks: LockOptions) -> Result<()> {
+    let Some(row) = registry::fresh_row(sd, id)? else {
+        return Ok(());
+    };
+    let id = id.to_string();
+    registry::update_index(
+        state,
+        locks,
+        || registry::rebuild(state),
+        move |index| {
+            index.insert(id, row);
+        },
+    )?;
+    Ok(())
+}
+
+/// A session new on this machine: built in a staging directory beside its
+/// place, checked as `verify` checks a session, then published by rename,
+/// with its index row, its location and its project (registered, from the
+/// remote's record, when this machine does not know it).
+fn create(
+    state: &StateDir,
+    remote: &str,
+    transfer: &SessionRepo,
+    id: &str,
+    branches: &BTreeMap<String, Oid>,
+    newest: &tree::Newest,
+    locks: LockOptions,
+) -> Result<PathBuf> {
+    let meta = tree::meta_of(transfer, newest)?;
+    if meta.str("id") != Some(id) {
+        return Err(Error::refused(
+            "sync::meta_mismatch",
+            format!(
+                "the remote's session `{id}` has a meta.json that names {}",
+                meta.str("id")
+                    .map_or("no session".to_string(), |o| format!("session `{o}`"))
+            ),
+            Some(
+                "nothing was written; the remote holds a session that is not what its refs say"
+                    .into(),
+            ),
+        ));
+    }
+    let project = meta
+        .str("project_id")
+        .filter(|p| *p != "default")
+        .map(str::to_string);
+    if let Some(p) = &project {
+        ids::project_id(p)?;
+    }
+    state.ensure()?;
+    let target = match &project {
+        Some(p) => state.project_session_dir(p, id),
+        None => state.default_session_dir(id),
+    };
+    let parent = target
+        .parent()
+        .expect("a session dir has a parent")
+        .to_path_buf();
+    std::fs::create_dir_all(&parent).io("create", &parent)?;
+    atomic::refuse_unsafe(&parent)?;
+    let staging = parent.join(format!("{TEMP_PREFIX}fetch-{id}-{}", ids::generate("")));
+    let result = (|| {
+        std::fs::create_dir(&staging).io("create", &staging)?;
+        let mut repo = SessionRepo::init_empty(&staging)?;
+        let tips: Vec<Oid> = branches.values().copied().collect();
+        repo.copy_from(transfer, &tips)?;
+        repo.sync_objects()?;
+        repo.release_packs();
+        let sd = SessionDir::new(staging.clone());
+        tree::check_out(&repo, &sd, newest.tree, tree::Existing::Refuse, None)?;
+        let mut updates: Vec<RefUpdate> = branches
+            .iter()
+            .map(|(b, tip)| RefUpdate::Create {
+                branch: b.clone(),
+                new: *tip,
+                message: format!("fetch: {remote}"),
+            })
+            .collect();
+        updates.extend(branches.iter().map(|(b, tip)| RefUpdate::Set {
+            name: format!("refs/remotes/{remote}/{b}"),
+            expected: Expected::Absent,
+            new: *tip,
+            message: format!("fetch: {remote}"),
+        }));
+        updates.push(RefUpdate::AttachHead {
+            branch: newest.branch.clone(),
+        });
+        repo.update_refs(&updates)?;
+        let mut index = repo.index_from_tree(newest.tree)?;
+        repo.write_index(&mut index)?;
+        sd.write_snapshot(&Snapshot {
+            commit: Some(newest.commit.to_string()),
+            turns: 0,
+            pending: None,
+        })?;
+        // Validated as a legacy repository before it is published.
+        let check = crate::verify::check_session(id, &sd);
+        if check.problems() > 0 {
+            let shown: Vec<String> = check
+                .findings
+                .iter()
+                .filter(|f| f.severity == records::Severity::Problem)
+                .take(3)
+                .map(|f| format!("{}: {}", f.kind, f.message))
+                .collect();
+            return Err(Error::refused(
+                "sync::fetched_invalid",
+                format!("the remote's session `{id}` does not verify: {}", shown.join("; ")),
+                Some("nothing was published; repair it on the machine that pushed it, then push again".into()),
+            ));
+        }
+        atomic::sync_dir(&staging)?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    atomic::crash_point("fetch-before-publish");
+    if let Err(e) = std::fs::rename(&staging, &target) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e).io("publish the session", &target);
+    }
+    atomic::sync_dir(&parent)?;
+    if let Some(p) = &project {
+        register_project(state, remote, transfer, p, locks)?;
+        crate::project::add_session(state, p, id, locks)?;
+        registry::set_locations(state, &[(id.to_string(), target.clone())], locks)?;
+    }
+    refresh_row(state, &SessionDir::new(target.clone()), id, locks)?;
+    Ok(target)
+}
+
+/// Register project `pid` when this machine does not know it: its name and
+/// path from the remote's record (a path that does not exist here shows as
+/// missing; `git-session relocate` points it at the local checkout).
+fn register_project(
+    state: &StateDir,
+    remote: &str,
+    transfer: &SessionRepo,
+    pid: &str,
+    locks: LockOptions,
+) -> Result<()> {
+    let record = transfer
+        .ref_tip(&format!("{}projects/{pid}", tracking(remote)))?
+        .and_then(|c| transfer.commit_info(c).ok())
+        .and_then(|info| {
+            transfer
+                .tree_entry(info.tree, "project.json")
+                .ok()
+                .flatten()
+        })
+        .and_then(|blob| transfer.read_blob(blob).ok())
+        .and_then(|b| serde_json::from_slice::<Map<String, Value>>(&b).ok())
+        .unwrap_or_default();
+    let now = crate::out::now();
+    projects::update(state, locks, |ps| {
+        if ps.contains_key(pid) {
+            return Ok(());
+        }
+        let text = |k: &str| record.get(k).and_then(Value::as_str).map(str::to_string);
+        let mut row = Map::new();
+        row.insert("id".into(), pid.into());
+        row.insert(
+            "name".into(),
+            text("name").unwrap_or_else(|| pid.to_string()).into(),
+        );
+        row.insert("path".into(), text("path").map_or(Value::Null, Value::from));
+        row.insert("is_default".into(), false.into());
+        row.insert("session_ids".into(), Value::Array(Vec::new()));
+        row.insert("status".into(), "active".into());
+        row.insert(
+            "created_at".into(),
+            record
+                .get("created_at")
+                .and_then(Value::as_f64)
+                .unwrap_or(now)
+                .into(),
+        );
+        row.insert("auto_commit".into(), false.into());
+        ps.insert(pid.to_string(), row);
+        Ok(())
+    })
+}

@@ -1,0 +1,152 @@
+//! `<state>/sync/remotes.json`: the remotes `push` and `fetch` use, an
+//! object keyed by name, `{"url": …}` each (an open object: unknown keys
+//! survive). Written atomically under the sync lock.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, IoContext, Result};
+use crate::layout::lock::{self, LockOptions};
+use crate::layout::{StateDir, atomic};
+
+pub type Remotes = BTreeMap<String, Map<String, Value>>;
+
+/// The URL of a remote's row.
+pub fn url(row: &Map<String, Value>) -> Option<&str> {
+    row.get("url").and_then(Value::as_str)
+}
+
+pub fn read(state: &StateDir) -> Result<Remotes> {
+    let path = state.remotes_json();
+    atomic::refuse_unsafe(&state.sync_dir())?;
+    atomic::refuse_unsafe(&path)?;
+    let bytes = match atomic::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Remotes::new()),
+        Err(e) => return Err(e).io("read", path),
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Ok(m
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                Value::Object(r) if url(&r).is_some() => Some((k, r)),
+                _ => None,
+            })
+            .collect()),
+        _ => Err(Error::corrupt(&path, "remotes.json does not parse")),
+    }
+}
+
+/// Create `<state>/sync/` (never through a link) and take the sync lock.
+pub fn lock(state: &StateDir, locks: LockOptions) -> Result<lock::Lock> {
+    state.ensure()?;
+    let dir = state.sync_dir();
+    atomic::refuse_unsafe(&dir)?;
+    std::fs::create_dir_all(&dir).io("create", &dir)?;
+    atomic::refuse_unsafe(&state.sync_lock())?;
+    lock::acquire(&state.sync_lock(), lock::Kind::Exclusive, locks)
+}
+
+/// Read-modify-write under the sync lock.
+pub fn update<T>(
+    state: &StateDir,
+    locks: LockOptions,
+    edit: impl FnOnce(&mut Remotes) -> Result<T>,
+) -> Result<T> {
+    let _sync = lock(state, locks)?;
+    let mut remotes = read(state)?;
+    let out = edit(&mut remotes)?;
+    let mut bytes = serde_json::to_vec_pretty(&remotes).expect("an object serializes");
+    bytes.push(b'\n');
+    atomic::write(&state.remotes_json(), &bytes)?;
+    Ok(out)
+}
+
+/// A remote's name: 1-64 characters of `[A-Za-z0-9._-]`, not starting with
+/// `.` or `-` (it names a file and refs).
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['.', '-'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::usage(
+            "usage::remote_name",
+            format!("invalid remote name `{name}`"),
+            Some(
+                "a remote name is 1-64 characters of [A-Za-z0-9._-], not starting with `.` or `-`"
+                    .into(),
+            ),
+        ))
+    }
+}
+
+/// A URL git may be given: not an option, one line, and not the `ext::`
+/// transport (which runs a command named in the URL).
+pub fn check_url(url: &str) -> Result<()> {
+    let bad = |why: &str| {
+        Err(Error::usage(
+            "usage::remote_url",
+            format!("invalid remote URL `{url}`: {why}"),
+            Some(
+                "give a URL git can push to: `https://…`, `ssh://…`, `git@host:path`, `file:///…` or a path"
+                    .into(),
+            ),
+        ))
+    };
+    if url.is_empty() {
+        return bad("it is empty");
+    }
+    if url.starts_with('-') {
+        return bad("it starts with `-`");
+    }
+    if url.contains(['\n', '\r', '\0']) {
+        return bad("it holds a line break");
+    }
+    if url.to_ascii_lowercase().starts_with("ext::") {
+        return bad("the `ext::` transport runs a command and is refused");
+    }
+    Ok(())
+}
+
+/// The remote to use: the one named, else the only one, else `origin`.
+pub fn resolve(state: &StateDir, name: Option<&str>) -> Result<(String, String)> {
+    let remotes = read(state)?;
+    let pick = match name {
+        Some(n) => remotes.get_key_value(n),
+        None if remotes.len() == 1 => remotes.iter().next(),
+        None => remotes.get_key_value("origin"),
+    };
+    match pick {
+        Some((n, row)) => Ok((
+            n.clone(),
+            url(row).expect("read keeps rows with a url").into(),
+        )),
+        None => {
+            let known: Vec<&str> = remotes.keys().map(String::as_str).collect();
+            Err(Error::refused(
+                "sync::no_remote",
+                match name {
+                    Some(n) => format!("no remote `{n}`"),
+                    None if known.is_empty() => "no remote is configured".to_string(),
+                    None => format!(
+                        "several remotes and none is `origin` ({}): name one",
+                        known.join(", ")
+                    ),
+                },
+                Some(if known.is_empty() {
+                    "add one: `git-session remote add origin URL`".into()
+                } else {
+                    format!("remotes: {}", known.join(", "))
+                }),
+            ))
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! `fetch --take local|remote`: resolve a session that both this machine
+//! and the remote carried on, losing nothing and forcing nothing.
+//!
+//! The rule: the remote's history is published, so it stays as it is; the
+//! turns only this machine has are replayed on top of it. Node ids are
+//! unique, seqs are not: each of this machine's nodes the remote lacks gets
+//! the next seq after the remote's last (its file renamed to match, its
+//! content otherwise unchanged) and is committed again, turn by turn, by
+//! the mirror. A replayed turn continues from the node it continued from
+//! before, which the remote's branch has since moved past, so it becomes a
+//! retry branch: the two continuations are siblings in the DAG, as a rewind
+//! would have made them. `local` makes this machine's conversation the
+//! current one (`head_id`, git HEAD); `remote` makes the remote's. This
+//! machine's old tips are kept as `refs/kept/<remote>/<branch>-<commit>`.
+//! Everything is a fast-forward for the remote afterwards.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::Value;
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::{Expected, Oid, RefUpdate, SessionRepo};
+use crate::layout::paths::{Naming, parse_node_file_name};
+use crate::layout::schema::Meta;
+use crate::layout::{SessionDir, atomic};
+
+use super::tree::{self, Existing, Newest};
+
+/// Whose conversation is current after the divergence is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    Local,
+    Remote,
+}
+
+pub fn apply(
+    sd: &SessionDir,
+    repo: &mut SessionRepo,
+    id: &str,
+    remote: &str,
+    branches: &BTreeMap<String, Oid>,
+    newest: &Newest,
+    take: Take,
+) -> Result<String> {
+    let theirs = tree::history_blobs(repo, newest.tree)?;
+    let their_ids: HashSet<String> = theirs
+        .keys()
+        .filter_map(|f| parse_node_file_name(f).map(|(_, _, id)| id.to_string()))
+        .collect();
+    let mut next = theirs
+        .keys()
+        .filter_map(|f| parse_node_file_name(f).map(|(seq, _, _)| seq))
+        .max()
+        .map_or(0, |s| s + 1);
+    // This machine's nodes the remote lacks, by id (a file of a node the
+    // remote has under another seq is a copy left by an interrupted take).
+    let mut ours: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut stale: Vec<String> = Vec::new();
+    for f in tree::names_on_disk(sd)? {
+        if theirs.contains_key(&f) {
+            continue;
+        }
+        let Some((seq, _, nid)) = parse_node_file_name(&f) else {
+            continue;
+        };
+        if their_ids.contains(nid) {
+            stale.push(f.clone());
+            continue;
+        }
+        match ours.get(nid) {
+            Some((s, _)) if *s >= seq => stale.push(f.clone()),
+            Some((_, older)) => {
+                stale.push(older.clone());
+                ours.insert(nid.to_string(), (seq, f.clone()));
+            }
+            None => {
+                ours.insert(nid.to_string(), (seq, f.clone()));
+            }
+        }
+    }
+    let mut replay: Vec<(u64, String)> = ours.into_values().collect();
+    replay.sort();
+    let local_meta = atomic::read(sd.meta())
+        .ok()
+        .and_then(|b| Meta::parse(&b).ok());
+    let local_head = local_meta
+        .as_ref()
+        .and_then(|m| m.head_id().map(str::to_string));
+
+    // 1. The remote's files (node files it has and this machine lacks
+    //    included); this machine's other files stay under `local`.
+    let existing = match take {
+        Take::Local => Existing::Keep,
+        Take::Remote => Existing::Replace,
+    };
+    tree::check_out(repo, sd, newest.tree, existing, None)?;
+    // 2. This machine's nodes, renumbered after the remote's.
+    let history = sd.history();
+    let mut renamed = 0;
+    for (_, file) in &replay {
+        let path = history.join(file);
+        let bytes = atomic::read(&path).io("read", &path)?;
+        let mut node: serde_json::Map<String, Value> = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(&path, format!("the node does not parse: {e}")))?;
+        let (_, _, nid) = parse_node_file_name(file).expect("a node file name");
+        let role = node
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("user")
+            .to_string();
+        node.insert("seq".into(), next.into());
+        let name = Naming::of(file).file_name(next, &role, nid);
+        let out = serde_json::to_vec(&Value::Object(node)).expect("json");
+        if !atomic::create_new(&history.join(&name), &out)? {
+            return Err(Error::corrupt(
+                history.join(&name),
+                "a node file of that name exists already",
+            ));
+        }
+        next += 1;
+        renamed += 1;
+    }
+    // 3. meta.json: the chosen side's head.
+    let mut meta = Meta::read(&sd.meta())?;
+    match take {
+        Take::Local => {
+            if let Some(m) = &local_meta {
+                meta = m.clone();
+            }
+        }
+        Take::Remote => {
+            let remote_meta = tree::meta_of(repo, newest)?;
+            meta.set(
+                "head_id",
+                remote_meta.0.get("head_id").cloned().unwrap_or(Value::Null),
+            );
+        }
+    }
+    if take == Take::Local
+        && let Some(h) = &local_head
+    {
+        meta.set("head_id", h.as_str());
+    }
+    atomic::write(&sd.meta(), &meta.to_json())?;
+    // 4. The old names go once the new ones are written.
+    for (_, file) in &replay {
+        remove(&history.join(file))?;
+    }
+    for file in &stale {
+        remove(&history.join(file))?;
+    }
+    let _ = std::fs::remove_file(sd.catalog_stamp());
+    // 5. Branches: the remote's; this machine's old tips kept aside.
+    let local: BTreeMap<String, Oid> = repo.branches()?.into_iter().collect();
+    let remote_tips: Vec<Oid> = branches.values().copied().collect();
+    let mut updates = Vec::new();
+    for (b, tip) in &local {
+        let kept = format!("refs/kept/{remote}/{b}-{}", tip.to_hex_with_len(12));
+        match branches.get(b) {
+            Some(r) if r == tip => continue,
+            Some(r) => {
+                if !tree::is_ancestor(repo, *tip, *r)? {
+                    updates.push(keep(kept, *tip));
+                }
+                updates.push(RefUpdate::Set {
+                    name: format!("refs/heads/{b}"),
+                    expected: Expected::Is(*tip),
+                    new: *r,
+                    message: format!("fetch --take: {remote}'s"),
+                });
+            }
+            None => {
+                let mut inside = false;
+                for r in &remote_tips {
+                    inside |= tree::is_ancestor(repo, *tip, *r)?;
+                }
+                if !inside {
+                    updates.push(keep(kept, *tip));
+                    updates.push(RefUpdate::Delete {
+                        name: format!("refs/heads/{b}"),
+                        old: *tip,
+                    });
+                }
+            }
+        }
+    }
+    for (b, tip) in branches {
+        if !local.contains_key(b) {
+            updates.push(RefUpdate::Create {
+                branch: b.clone(),
+                new: *tip,
+                message: format!("fetch --take: {remote}'s"),
+            });
+        }
+    }
+    updates.push(RefUpdate::AttachHead {
+        branch: newest.branch.clone(),
+    });
+    tree::publish(sd, repo, &updates, newest)?;
+    // 6. The replayed nodes committed, turn by turn.
+    let opts = crate::mirror::CommitOptions {
+        now: crate::out::now(),
+        ..Default::default()
+    };
+    let made = crate::mirror::commit_pending(sd, id, &opts, &mut |_| Ok(()), &mut |_| {})?;
+    let reopened = SessionRepo::open(&sd.dir)?;
+    if take == Take::Remote && !made.is_empty() {
+        // The remote's conversation is current: HEAD back on its branch.
+        reopened.update_refs(&[RefUpdate::AttachHead {
+            branch: newest.branch.clone(),
+        }])?;
+    }
+    let branch_note = made
+        .iter()
+        .filter(|m| m.new_branch)
+        .map(|m| format!("`{}`", m.branch))
+        .collect::<Vec<_>>();
+    let current = match take {
+        Take::Local => "this machine's".to_string(),
+        Take::Remote => format!("`{remote}`'s"),
+    };
+    Ok(format!(
+        "{renamed} node(s) only this machine had were renumbered after the remote's and committed in {} turn(s){}; {current} conversation is current",
+        made.len(),
+        if branch_note.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", branch_note.join(", "))
+        }
+    ))
+}
+
+fn keep(name: String, tip: Oid) -> RefUpdate {
+    RefUpdate::Set {
+        name,
+        expected: Expected::Any,
+        new: tip,
+        message: "fetch --take: kept".into(),
+    }
+}
+
+fn remove(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).io("remove", path),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,601 @@
+//! `remote`, `push`, `fetch`, `clone` (issue 24): two state dirs play two
+//! machines, against real git remotes (a bare repository over `file://`,
+//! and `git daemon` on 127.0.0.1).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::env::TestEnv;
+
+/// A bare repository that keeps a reflog of every ref (to prove nothing was
+/// forced).
+fn bare_remote(env: &TestEnv, name: &str) -> (PathBuf, String) {
+    let dir = env.tmp.path().join(name);
+    env.git_ok(
+        env.tmp.path(),
+        &["init", "-q", "--bare", dir.to_str().unwrap()],
+    );
+    env.git_ok(&dir, &["config", "core.logAllRefUpdates", "always"]);
+    let url = format!("file://{}", dir.display());
+    (dir, url)
+}
+
+fn records(out: &str, kind: &str) -> Vec<Value> {
+    out.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == kind)
+        .map(|v| v["data"].clone())
+        .collect()
+}
+
+/// The conversation as `show --json` prints it: (role, text) per node.
+fn conversation(env: &TestEnv, session: &str) -> Vec<(String, String)> {
+    records(&env.ok(&["--json", "show", session]), "node")
+        .iter()
+        .map(|n| {
+            (
+                n["role"].as_str().unwrap_or("").to_string(),
+                n["node"]["output"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every node's text in the session's files.
+fn all_texts(env: &TestEnv, session: &str) -> Vec<String> {
+    let mut t: Vec<String> = records(&env.ok(&["--json", "nodes", session]), "session_node")
+        .iter()
+        .map(|n| n["node"]["output"].as_str().unwrap_or("").to_string())
+        .collect();
+    t.sort();
+    t
+}
+
+fn remote_refs(env: &TestEnv, remote: &Path) -> Vec<String> {
+    env.git_ok(remote, &["for-each-ref", "--format=%(refname)"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every reflog entry of the remote moves a ref forward: created, or the
+/// old commit is an ancestor of the new one.
+fn assert_nothing_forced(env: &TestEnv, remote: &Path) {
+    let logs = remote.join("logs");
+    let mut entries = 0;
+    for e in walkdir::WalkDir::new(&logs).into_iter().flatten() {
+        if !e.file_type().is_file() {
+            continue;
+        }
+        for line in std::fs::read_to_string(e.path()).unwrap().lines() {
+            let mut f = line.split(' ');
+            let (old, new) = (f.next().unwrap(), f.next().unwrap());
+            entries += 1;
+            if old.chars().all(|c| c == '0') {
+                continue;
+            }
+            let anc = env.git_in(remote, &["merge-base", "--is-ancestor", old, new]);
+            assert!(
+                anc.status.success(),
+                "forced: {} {line}",
+                e.path().display()
+            );
+        }
+    }
+    assert!(entries > 0, "the remote keeps no reflog");
+}
+
+fn fsck(env: &TestEnv, dir: &Path) {
+    let out = env.git_in(dir, &["fsck", "--strict", "--no-progress"]);
+    assert!(
+        out.status.success(),
+        "fsck in {}: {}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn verify_all(env: &TestEnv) {
+    env.ok(&["verify", "--all"]);
+}
+
+#[test]
+fn two_machines_push_clone_continue_and_fetch() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let (proj, pid) = a.project("work", &[]);
+    a.ok(&["init", "s1", "--project", &pid]);
+    a.turn("s1", "first question", &["read"]);
+    a.turn("s1", "second question", &[]);
+    a.ok(&["init", "s2"]);
+    a.turn("s2", "other session", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    let listed = a.ok(&["--json", "remote", "list"]);
+    assert_eq!(records(&listed, "remote")[0]["url"], url.as_str());
+    let out = a.ok(&["--json", "push"]);
+    let summary = &records(&out, "push_summary")[0];
+    assert_eq!(summary["pushed"], 3, "two branches and a project: {out}");
+    assert_eq!(summary["rejected"], 0);
+    let refs = remote_refs(&a, &remote);
+    assert!(
+        refs.contains(&"refs/sessions/s1/s1/heads/main".to_string()),
+        "{refs:?}"
+    );
+    assert!(refs.contains(&format!("refs/projects/{pid}")), "{refs:?}");
+    assert!(
+        refs.iter().all(|r| !r.starts_with("refs/heads/")),
+        "{refs:?}"
+    );
+    // A plain clone of the remote fetches no session.
+    let plain = a.tmp.path().join("plain");
+    a.git_ok(
+        a.tmp.path(),
+        &["clone", "-q", &url, plain.to_str().unwrap()],
+    );
+    assert_eq!(a.git_ok(&plain, &["for-each-ref"]), "");
+    // Nothing new: a second push sends nothing.
+    let again = a.ok(&["--json", "push"]);
+    assert_eq!(records(&again, "push_summary")[0]["pushed"], 0, "{again}");
+
+    // The project's directory is not on the second machine.
+    std::fs::rename(&proj, a.tmp.path().join("work-moved")).unwrap();
+    let cloned = b.ok(&["--json", "clone", &url]);
+    let fetched = records(&cloned, "fetched");
+    assert_eq!(fetched.len(), 2, "{cloned}");
+    assert!(
+        fetched.iter().all(|f| f["outcome"] == "created"),
+        "{cloned}"
+    );
+    assert_eq!(conversation(&a, "s1"), conversation(&b, "s1"));
+    assert_eq!(conversation(&a, "s2"), conversation(&b, "s2"));
+    let bound = b.state().join("sessions/projects").join(&pid).join("s1");
+    assert!(
+        bound.join("meta.json").is_file(),
+        "bound session in its project's place"
+    );
+    let locations: Value =
+        serde_json::from_slice(&std::fs::read(b.state().join("sessions/locations.json")).unwrap())
+            .unwrap();
+    assert!(locations["s1"].as_str().is_some(), "{locations}");
+    let projects = records(&b.ok(&["--json", "project", "list"]), "project");
+    let p = projects
+        .iter()
+        .find(|p| p["id"] == pid.as_str())
+        .expect("registered");
+    assert_eq!(p["path_missing"], true, "{p}");
+    assert_eq!(p["name"], "work");
+    let here = b.tmp.path().join("checkout");
+    std::fs::create_dir_all(&here).unwrap();
+    b.ok(&["relocate", &pid, here.to_str().unwrap()]);
+    let listed = b.ok(&["--json", "list"]);
+    assert_eq!(records(&listed, "session").len(), 2, "index rows: {listed}");
+
+    std::fs::rename(a.tmp.path().join("work-moved"), &proj).unwrap();
+    // The second machine carries on, and pushes.
+    b.turn("s2", "continued on b", &[]);
+    b.ok(&["push"]);
+    let out = a.ok(&["--json", "fetch"]);
+    let fetched = records(&out, "fetched");
+    let s2 = fetched.iter().find(|f| f["session"] == "s2").unwrap();
+    assert_eq!(s2["outcome"], "fast_forward", "{out}");
+    let s1 = fetched.iter().find(|f| f["session"] == "s1").unwrap();
+    // The relocation record on b is a new turn-less commit: s1 moved too.
+    assert!(
+        s1["outcome"] == "fast_forward" || s1["outcome"] == "up_to_date",
+        "{out}"
+    );
+    assert_eq!(conversation(&a, "s2"), conversation(&b, "s2"));
+    assert!(
+        conversation(&a, "s2")
+            .iter()
+            .any(|(_, t)| t == "continued on b")
+    );
+    for env in [&a, &b] {
+        verify_all(env);
+    }
+    a.assert_clean("s2");
+    b.assert_clean("s2");
+    fsck(&b, &bound);
+    fsck(&a, &remote);
+    // The first machine carries on from there: its next turn follows b's.
+    a.turn("s2", "back on a", &[]);
+    assert_eq!(
+        a.git("s2", &["branch", "--format=%(refname:short)"]).trim(),
+        "main"
+    );
+    a.ok(&["push"]);
+    assert_nothing_forced(&a, &remote);
+}
+
+#[test]
+fn push_and_clone_through_git_daemon() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, _) = bare_remote(&a, "served.git");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut c = Command::new("git");
+    a.isolate(&mut c);
+    let mut daemon = c
+        .args([
+            "daemon",
+            "--enable=receive-pack",
+            "--export-all",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+        ])
+        .arg(format!("--port={port}"))
+        .arg(format!("--base-path={}", a.tmp.path().display()))
+        .arg(a.tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("git daemon starts");
+    let url = format!("git://127.0.0.1:{port}/served.git");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "git daemon did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        a.ok(&["init", "d1"]);
+        a.turn("d1", "over the daemon", &["grep"]);
+        a.ok(&["remote", "add", "origin", &url]);
+        a.ok(&["push", "origin", "d1"]);
+        b.ok(&["clone", &url]);
+        assert_eq!(conversation(&a, "d1"), conversation(&b, "d1"));
+        b.turn("d1", "and back", &[]);
+        b.ok(&["push", "origin"]);
+        a.ok(&["fetch", "origin", "d1"]);
+        assert_eq!(conversation(&a, "d1"), conversation(&b, "d1"));
+        verify_all(&a);
+        verify_all(&b);
+        a.assert_clean("d1");
+        fsck(&a, &remote);
+        assert_nothing_forced(&a, &remote);
+    }));
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// Both machines add a turn to one session: both turns survive, the
+/// divergence is reported, and either `--take` resolves it.
+#[test]
+fn divergence_is_reported_and_resolved_either_way() {
+    for side in ["remote", "local"] {
+        let a = TestEnv::new();
+        let b = TestEnv::new();
+        let (remote, url) = bare_remote(&a, "remote.git");
+        a.ok(&["init", "s1"]);
+        a.turn("s1", "common", &[]);
+        a.ok(&["remote", "add", "origin", &url]);
+        a.ok(&["push"]);
+        b.ok(&["clone", &url]);
+        a.turn("s1", "from a", &["read"]);
+        b.turn("s1", "from b", &[]);
+        a.ok(&["push"]);
+        let refused = b.fails(&["push"], 1);
+        assert!(refused.contains("fetch"), "{refused}");
+        let out = b.run(&["--json", "fetch"]);
+        assert_eq!(out.status.code(), Some(1));
+        let f = &records(&String::from_utf8_lossy(&out.stdout), "fetched")[0];
+        assert_eq!(f["outcome"], "diverged");
+        // Nothing of b's changed meanwhile, and verify says what to do.
+        assert!(conversation(&b, "s1").iter().any(|(_, t)| t == "from b"));
+        let v = b.run(&["--json", "verify", "s1"]);
+        assert_eq!(v.status.code(), Some(1));
+        let findings = records(&String::from_utf8_lossy(&v.stdout), "finding");
+        let d = findings
+            .iter()
+            .find(|f| f["kind"] == "diverged")
+            .expect("reported");
+        assert!(d["fix"].as_str().unwrap().contains("--take"), "{d}");
+        assert!(b.git("s1", &["branch", "-r"]).contains("origin/main"));
+
+        let out = b.ok(&["--json", "fetch", "--take", side, "s1"]);
+        assert_eq!(records(&out, "fetched")[0]["outcome"], "taken", "{out}");
+        verify_all(&b);
+        let texts = all_texts(&b, "s1");
+        for t in ["from a", "from b", "re: from a", "re: from b"] {
+            assert!(texts.iter().any(|x| x == t), "{t} lost: {texts:?}");
+        }
+        let current = conversation(&b, "s1");
+        let expected = if side == "remote" { "from a" } else { "from b" };
+        assert!(
+            current.iter().any(|(_, t)| t == expected),
+            "--take {side}: {current:?}"
+        );
+        // Both continuations are branches of the conversation, and the
+        // current one goes on.
+        assert_eq!(
+            records(&b.ok(&["--json", "branch", "s1"]), "branch").len(),
+            2
+        );
+        b.turn("s1", "after the take", &[]);
+        b.assert_clean("s1");
+        assert_eq!(
+            records(&b.ok(&["--json", "branch", "s1"]), "branch").len(),
+            2
+        );
+        let texts = all_texts(&b, "s1");
+        b.ok(&["push"]);
+        let out = a.ok(&["--json", "fetch"]);
+        assert_eq!(
+            records(&out, "fetched")[0]["outcome"],
+            "fast_forward",
+            "{out}"
+        );
+        assert_eq!(all_texts(&a, "s1"), texts);
+        verify_all(&a);
+        a.assert_clean("s1");
+        fsck(&a, &remote);
+        assert_nothing_forced(&a, &remote);
+    }
+}
+
+/// Sessions made through one `batch` process (fast): `n` sessions of one
+/// turn each.
+fn many_sessions(env: &TestEnv, n: usize) {
+    let mut child = env
+        .cmd()
+        .arg("batch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..n {
+        let s = format!("m{i:04}");
+        for argv in [
+            vec!["append", &s, "--create", "--text", "question"],
+            vec!["append", &s, "--role", "assistant", "--text", "answer"],
+            vec!["commit-turn", &s],
+        ] {
+            writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_push_killed_midway_is_finished_by_the_next() {
+    let a = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    many_sessions(&a, 500);
+    a.ok(&["remote", "add", "origin", &url]);
+    let mut push = a
+        .cmd()
+        .arg("push")
+        .env("GIT_SESSION_PUSH_BATCH", "40")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the remote has taken some refs, before it has them all.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let n = remote_refs(&a, &remote).len();
+        if n >= 40 || push.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the push made no progress"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let _ = push.kill();
+    let _ = push.wait();
+    let partial = remote_refs(&a, &remote).len();
+    assert!(partial < 500, "killed too late to test anything: {partial}");
+    if partial > 0 {
+        let queue = a.state().join("sync/queue-origin");
+        assert!(queue.is_file(), "a killed push leaves its queue");
+    }
+    let out = a.ok(&["--json", "push"]);
+    let summary = &records(&out, "push_summary")[0];
+    assert_eq!(summary["rejected"], 0, "{summary}");
+    let refs = remote_refs(&a, &remote);
+    assert_eq!(refs.len(), 500, "every session is on the remote");
+    assert!(
+        !a.state().join("sync/queue-origin").exists(),
+        "queue drained"
+    );
+    assert_nothing_forced(&a, &remote);
+    fsck(&a, &remote);
+    // And what is there is every session, whole.
+    let b = TestEnv::new();
+    b.ok(&["clone", &url]);
+    assert_eq!(records(&b.ok(&["--json", "list"]), "session").len(), 500);
+    verify_all(&b);
+}
+
+/// A commit on the remote whose tree is built by hand: `entries` are
+/// `mktree` lines with `{meta}` standing for a blob of meta.json.
+fn plant(env: &TestEnv, remote: &Path, refname: &str, id: &str, extra: &[(&str, &str, &str)]) {
+    let work = env
+        .tmp
+        .path()
+        .join(format!("plant-{}", refname.replace('/', "_")));
+    env.git_ok(env.tmp.path(), &["init", "-q", work.to_str().unwrap()]);
+    env.git_ok(&work, &["config", "user.name", "Mallory"]);
+    env.git_ok(&work, &["config", "user.email", "m@example.com"]);
+    let blob = |data: &str| -> String {
+        let mut c = Command::new("git");
+        env.isolate(&mut c);
+        let mut child = c
+            .current_dir(&work)
+            .args(["hash-object", "-w", "--stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(data.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let meta = blob(&format!(
+        r#"{{"id":"{id}","title":"t","created_at":1,"updated_at":1}}"#
+    ));
+    let mut lines = format!("100644 blob {meta}\tmeta.json\n");
+    for (mode, name, content) in extra {
+        let kind = if *mode == "040000" { "tree" } else { "blob" };
+        let oid = if kind == "tree" {
+            let inner = blob(content);
+            mktree(env, &work, &format!("100644 blob {inner}\tconfig\n"))
+        } else {
+            blob(content)
+        };
+        lines.push_str(&format!("{mode} {kind} {oid}\t{name}\n"));
+    }
+    let tree = mktree(env, &work, &lines);
+    let commit = env.git_ok(&work, &["commit-tree", &tree, "-m", "turn 1: planted"]);
+    env.git_ok(
+        &work,
+        &[
+            "push",
+            "-q",
+            remote.to_str().unwrap(),
+            &format!("{}:{refname}", commit.trim()),
+        ],
+    );
+}
+
+fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
+    let mut c = Command::new("git");
+    env.isolate(&mut c);
+    let mut child = c
+        .current_dir(dir)
+        .args(["mktree", "--missing"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn hostile_sessions_on_the_remote_are_refused_and_run_nothing() {
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&b, "remote.git");
+    let outside = b.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let pwned = b.tmp.path().join("pwned");
+    let hook = format!(
+        "[core]\n\tfsmonitor = touch {}\n\thooksPath = {}\n",
+        pwned.display(),
+        outside.display()
+    );
+    // A `.git/config` carried in the tree, a link out of the session, a
+    // link in place of history/, a meta.json naming another session, an
+    // id that is not one, a ref in the wrong shard.
+    plant(
+        &b,
+        &remote,
+        "refs/sessions/g1/hg1/heads/main",
+        "hg1",
+        &[("040000", ".git", &hook)],
+    );
+    plant(
+        &b,
+        &remote,
+        "refs/sessions/l1/hl1/heads/main",
+        "hl1",
+        &[("120000", "workdir", outside.to_str().unwrap())],
+    );
+    plant(
+        &b,
+        &remote,
+        "refs/sessions/l2/hl2/heads/main",
+        "hl2",
+        &[("120000", "history", "/etc")],
+    );
+    plant(&b, &remote, "refs/sessions/m1/hm1/heads/main", "other", &[]);
+    plant(&b, &remote, "refs/sessions/rf/-rf/heads/main", "-rf", &[]);
+    plant(&b, &remote, "refs/sessions/zz/ok1/heads/main", "ok1", &[]);
+    let out = b.run(&["--json", "clone", &url]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fetched = records(&String::from_utf8_lossy(&out.stdout), "fetched");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        fetched.len(),
+        4,
+        "the bad id and the wrong shard are skipped: {fetched:?} {stderr}"
+    );
+    for f in &fetched {
+        assert_eq!(f["outcome"], "refused", "{f}");
+    }
+    assert!(stderr.contains("not a session branch"), "{stderr}");
+    assert!(!pwned.exists(), "a fetched config ran a program");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written outside"
+    );
+    let sessions = b.state().join("sessions");
+    let left: Vec<String> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".json") && !n.ends_with(".lock") && !n.ends_with(".journal"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "nothing published, no staging left: {left:?}"
+    );
+    verify_all(&b);
+}
+
+#[test]
+fn remote_commands_refuse_bad_input() {
+    let env = TestEnv::new();
+    env.fails(&["push"], 1);
+    env.fails(&["remote", "add", "-x", "file:///tmp/x"], 2);
+    env.fails(&["remote", "add", "o", "ext::sh -c touch% /tmp/p"], 2);
+    env.fails(&["remote", "add", "o", "--upload-pack=touch"], 2);
+    env.ok(&["remote", "add", "o", "file:///tmp/one"]);
+    env.ok(&["remote", "add", "o", "file:///tmp/one"]);
+    let err = env.fails(&["remote", "add", "o", "file:///tmp/two"], 1);
+    assert!(err.contains("remote_exists"), "{err}");
+    env.fails(&["remote", "remove", "nope"], 1);
+    env.fails(&["fetch", "--take", "local"], 2);
+    let unreachable = env.fails(&["push"], 1);
+    assert!(unreachable.contains("sync::transport"), "{unreachable}");
+    env.ok(&["remote", "remove", "o"]);
+    assert_eq!(env.ok(&["remote", "list"]), "");
+}
