@@ -17,10 +17,13 @@ use gix::objs::Kind;
 use super::SessionRepo;
 use crate::error::Result;
 
+/// Objects read from one repository for another, children first.
+pub type Objects = Vec<(Kind, ObjectId, Vec<u8>)>;
+
 impl SessionRepo {
     /// Whether this repository has `id`, counting what this process is
     /// about to write.
-    fn knows(&self, id: &ObjectId) -> Result<bool> {
+    pub fn knows(&self, id: &ObjectId) -> Result<bool> {
         if self.objects.pending(id) {
             return Ok(true);
         }
@@ -32,93 +35,120 @@ impl SessionRepo {
     /// [`Self::sync_objects`] before a ref points at them). Returns how
     /// many objects were copied.
     pub fn copy_from(&mut self, src: &SessionRepo, tips: &[ObjectId]) -> Result<usize> {
+        let objects = src.objects_for(tips, &|id| self.knows(id))?;
+        self.write_copied(objects)
+    }
+
+    /// Write objects [`Self::objects_for`] read (in bulk mode), in their
+    /// order. Returns how many there were.
+    pub fn write_copied(&mut self, objects: Objects) -> Result<usize> {
         self.begin_bulk();
+        let n = objects.len();
+        for (kind, id, data) in objects {
+            self.push_bulk(kind, id, data)?;
+        }
+        Ok(n)
+    }
+
+    /// Every object the commits reachable from `tips` hold that `known`
+    /// says the other repository lacks, children first (blobs and subtrees
+    /// before their tree, a commit after its tree and its parents). Reads
+    /// only: several repositories can be read at once, each on a thread.
+    pub fn objects_for(
+        &self,
+        tips: &[ObjectId],
+        known: &dyn Fn(&ObjectId) -> Result<bool>,
+    ) -> Result<Objects> {
         // The commits to copy, parents before children.
-        let mut order: Vec<(ObjectId, Option<ObjectId>, Vec<u8>)> = Vec::new();
+        let mut order: Vec<(ObjectId, ObjectId, Option<ObjectId>, Vec<u8>)> = Vec::new();
         let mut seen: HashSet<ObjectId> = HashSet::new();
         let mut stack: Vec<(ObjectId, bool)> = Vec::new();
         for t in tips {
-            if !self.knows(t)? {
+            if !known(t)? {
                 stack.push((*t, false));
             }
         }
         let mut decoded: HashMap<ObjectId, (ObjectId, Vec<ObjectId>, Vec<u8>)> = HashMap::new();
+        let mut trees: HashMap<ObjectId, ObjectId> = HashMap::new();
         while let Some((id, parents_done)) = stack.pop() {
             if parents_done {
                 let (tree, parents, data) = decoded.remove(&id).expect("decoded on the way down");
                 let parent_tree = match parents.first() {
-                    Some(p) => Some(src.commit_info(*p)?.tree),
+                    Some(p) => Some(match trees.get(p) {
+                        Some(t) => *t,
+                        None => self.commit_info(*p)?.tree,
+                    }),
                     None => None,
                 };
-                order.push((tree, parent_tree, data));
+                trees.insert(id, tree);
+                order.push((id, tree, parent_tree, data));
                 continue;
             }
             if !seen.insert(id) {
                 continue;
             }
-            let data = src.raw_object(id, Kind::Commit)?;
+            let data = self.raw_object(id, Kind::Commit)?;
             let (tree, parents) = {
                 let commit = gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1)
-                    .map_err(|e| src.err(&format!("decode commit {id}"), e))?;
+                    .map_err(|e| self.err(&format!("decode commit {id}"), e))?;
                 (commit.tree(), commit.parents().collect::<Vec<ObjectId>>())
             };
             stack.push((id, true));
             for p in &parents {
-                if !seen.contains(p) && !self.knows(p)? {
+                if !seen.contains(p) && !known(p)? {
                     stack.push((*p, false));
                 }
             }
             decoded.insert(id, (tree, parents, data));
         }
-        let mut copied = 0;
-        for (tree, parent_tree, data) in order {
-            copied += self.copy_tree(src, tree, parent_tree, &mut seen)?;
-            self.write_raw(Kind::Commit, data)?;
-            copied += 1;
+        let mut out = Objects::new();
+        for (id, tree, parent_tree, data) in order {
+            self.tree_objects(tree, parent_tree, &mut seen, &mut out)?;
+            out.push((Kind::Commit, id, data));
         }
-        Ok(copied)
+        Ok(out)
     }
 
-    /// Copy tree `id` and what it holds, skipping what `parent` (the same
-    /// path's tree in the parent commit, which is copied already) holds
-    /// unchanged.
-    fn copy_tree(
-        &mut self,
-        src: &SessionRepo,
+    /// Tree `id` and what it holds, skipping what `parent` (the same
+    /// path's tree in the parent commit, which goes first) holds unchanged.
+    fn tree_objects(
+        &self,
         id: ObjectId,
         parent: Option<ObjectId>,
         seen: &mut HashSet<ObjectId>,
-    ) -> Result<usize> {
-        if seen.contains(&id) || self.knows(&id)? {
-            return Ok(0);
+        out: &mut Objects,
+    ) -> Result<()> {
+        // What a tree holds is not looked up in the other repository (a
+        // lookup per object was a third of a copy's cost): what the parent
+        // holds unchanged is skipped, and an object copied although the
+        // other side has it (the same file in two sessions) is only a
+        // duplicate, which git allows across packs.
+        if !seen.insert(id) {
+            return Ok(());
         }
-        seen.insert(id);
-        let data = src.raw_object(id, Kind::Tree)?;
+        let data = self.raw_object(id, Kind::Tree)?;
         let before: HashMap<Vec<u8>, ObjectId> = match parent {
-            Some(p) if p != id => tree_entries(src, &src.raw_object(p, Kind::Tree)?, p)?
+            Some(p) if p != id => tree_entries(self, &self.raw_object(p, Kind::Tree)?, p)?
                 .into_iter()
                 .map(|(name, _, oid)| (name, oid))
                 .collect(),
             _ => HashMap::new(),
         };
-        let mut copied = 0;
-        for (name, mode, oid) in tree_entries(src, &data, id)? {
+        for (name, mode, oid) in tree_entries(self, &data, id)? {
             let old = before.get(&name).copied();
             if old == Some(oid) {
                 continue;
             }
             if mode.is_tree() {
-                copied += self.copy_tree(src, oid, old, seen)?;
+                self.tree_objects(oid, old, seen, out)?;
             } else if mode.is_commit() {
                 // A submodule's commit lives elsewhere; it is not ours to copy.
-            } else if seen.insert(oid) && !self.knows(&oid)? {
-                let blob = src.raw_object(oid, Kind::Blob)?;
-                self.write_raw(Kind::Blob, blob)?;
-                copied += 1;
+            } else if seen.insert(oid) {
+                out.push((Kind::Blob, oid, self.raw_object(oid, Kind::Blob)?));
             }
         }
-        self.write_raw(Kind::Tree, data)?;
-        Ok(copied + 1)
+        out.push((Kind::Tree, id, data));
+        Ok(())
     }
 
     /// A commit (in bulk mode) whose tree holds one file, `name`: a
@@ -145,6 +175,13 @@ impl SessionRepo {
 
     /// The bytes of object `id`, which must be of `kind`.
     pub(super) fn raw_object(&self, id: ObjectId, kind: Kind) -> Result<Vec<u8>> {
+        // A turn's objects are loose until the next roll-up: read without
+        // opening the repository.
+        if let Some((k, data)) = self.objects.read_loose(&id)
+            && k == kind
+        {
+            return Ok(data);
+        }
         let o = self
             .repo()?
             .find_object(id)

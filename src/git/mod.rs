@@ -18,17 +18,19 @@
 use gix::ObjectId;
 use gix::refs::FullName;
 
-mod copy;
+pub mod copy;
 pub mod index;
 pub mod locks;
 pub mod maintenance;
 mod objects;
+pub use objects::{Compressed, Compressor};
 pub mod project;
 mod refs;
 mod repo;
 pub mod transport;
 mod trees;
 
+pub use copy::Objects;
 pub use gix::ObjectId as Oid;
 pub use index::{Index, IndexEntry, PendingIndex, Staged, index_lock_is_ours};
 pub use locks::{FOREIGN_LOCK, STALE_LOCK};

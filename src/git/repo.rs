@@ -135,6 +135,30 @@ impl SessionRepo {
         })
     }
 
+    /// The session repo in `dir` opened to read its refs and objects only:
+    /// its config is not read (nothing is written, nothing runs). `push`
+    /// reads every session this way.
+    pub fn open_for_reading(dir: &Path) -> Result<SessionRepo> {
+        let git_dir = dir.join(".git");
+        if !git_dir.is_dir() {
+            return Err(Error::corrupt(
+                dir,
+                "the session has no `.git` repository".to_string(),
+            ));
+        }
+        Ok(SessionRepo {
+            gix: std::cell::OnceCell::new(),
+            refs: gix::refs::file::Store::at(git_dir.clone(), Default::default()),
+            config: OwnConfig {
+                name: None,
+                email: None,
+            },
+            dir: dir.to_path_buf(),
+            objects: super::objects::Writer::new(&git_dir),
+            git_dir,
+        })
+    }
+
     /// The repository opened with gix, for reading objects; opened on first
     /// use, reading only its own config (no global or system config, no
     /// environment).

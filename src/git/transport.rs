@@ -24,7 +24,9 @@ pub fn git(dir: &Path) -> Command {
         "gc.auto=0",
         "maintenance.auto=false",
         "protocol.ext.allow=never",
-        "transfer.fsckObjects=true",
+        // Not `transfer.`: over `file://` it would reach the receiving
+        // side of a push too (the remote's own config decides there).
+        "fetch.fsckObjects=true",
         // A session whose tree holds `.git` is refused on its own (its
         // checkout is checked); it must not stop every other one.
         "fetch.fsck.hasDotgit=warn",
@@ -110,11 +112,30 @@ pub struct PushedRef {
     pub summary: String,
 }
 
-/// Push `specs` (`<id>:<full remote name>`, never forced) to `url` in one
-/// request. The refs the remote took and refused, as git reports them
+/// Where [`push`] stages the refs of one request in the transfer
+/// repository: `refs/push/<the remote name without refs/>`.
+const STAGED: &str = "refs/push/";
+
+/// Push `updates` (`(commit, full remote name)`, never forced) to `url` in
+/// one request. The refs the remote took and refused, as git reports them
 /// (`--porcelain`); an error when git reports nothing (the remote could not
 /// be reached).
-pub fn push(dir: &Path, url: &str, specs: &[String], progress: bool) -> Result<Vec<PushedRef>> {
+///
+/// The refs are staged in the transfer repository's `packed-refs` (one
+/// file, written here: gix's transaction would create a lock file per ref)
+/// and pushed with one wildcard refspec: given a thousand `<id>:<ref>`
+/// arguments, git took 0.6 s where the wildcard takes 0.3 s
+/// (`bench/push.py`).
+pub fn push(
+    dir: &Path,
+    url: &str,
+    updates: &[(ObjectId, String)],
+    progress: bool,
+) -> Result<Vec<PushedRef>> {
+    if updates.is_empty() {
+        return Ok(Vec::new());
+    }
+    stage(dir, updates)?;
     let mut c = git(dir);
     // Not `--quiet`: it silences the porcelain lines too.
     c.args(["push", "--porcelain", "--no-verify"]);
@@ -123,11 +144,13 @@ pub fn push(dir: &Path, url: &str, specs: &[String], progress: bool) -> Result<V
     } else {
         "--no-progress"
     });
-    c.arg(url).args(specs);
+    c.arg(url).arg(format!("{STAGED}*:refs/*"));
     if progress {
         c.stderr(Stdio::inherit());
     }
-    let out = run(c, "push", url)?;
+    let out = run(c, "push", url);
+    stage(dir, &[])?;
+    let out = out?;
     let mut refs = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let mut parts = line.splitn(3, '\t');
@@ -144,10 +167,66 @@ pub fn push(dir: &Path, url: &str, specs: &[String], progress: bool) -> Result<V
             summary: summary.to_string(),
         });
     }
-    if refs.is_empty() && !specs.is_empty() {
+    if refs.is_empty() {
         return Err(failed("push", url, last_lines(&out.stderr)));
     }
     Ok(refs)
+}
+
+/// Make `updates` the staged refs of the transfer repository in `dir`
+/// (none: clear them), keeping every other packed ref.
+fn stage(dir: &Path, updates: &[(ObjectId, String)]) -> Result<()> {
+    use crate::error::IoContext;
+    let git_dir = dir.join(".git");
+    let path = git_dir.join("packed-refs");
+    let old = match crate::layout::atomic::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).io("read", &path),
+    };
+    // No loose ref may shadow a staged one.
+    let loose = git_dir.join(STAGED.trim_end_matches('/'));
+    if loose.exists() {
+        std::fs::remove_dir_all(&loose).io("remove", &loose)?;
+    }
+    let mut lines: Vec<(String, String)> = Vec::new();
+    let mut keep_peeled = false;
+    for line in old.lines() {
+        if line.starts_with('#') {
+            continue;
+        }
+        if let Some(peeled) = line.strip_prefix('^') {
+            if keep_peeled && let Some(last) = lines.last_mut() {
+                last.1.push_str(&format!("\n^{peeled}"));
+            }
+            continue;
+        }
+        let Some((id, name)) = line.split_once(' ') else {
+            continue;
+        };
+        keep_peeled = !name.starts_with(STAGED);
+        if keep_peeled {
+            lines.push((name.to_string(), id.to_string()));
+        }
+    }
+    for (id, name) in updates {
+        let rel = name.strip_prefix("refs/").unwrap_or(name);
+        lines.push((format!("{STAGED}{rel}"), id.to_string()));
+    }
+    if lines.is_empty() && old.is_empty() {
+        return Ok(());
+    }
+    lines.sort();
+    let mut text = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+    for (name, rest) in lines {
+        let (id, peeled) = rest.split_once('\n').unwrap_or((&rest, ""));
+        text.push_str(&format!("{id} {name}\n"));
+        if !peeled.is_empty() {
+            text.push_str(peeled);
+            text.push('\n');
+        }
+    }
+    crate::layout::atomic::write(&path, text.as_bytes())
 }
 
 /// Fetch `specs` (`+<remote pattern>:<local pattern>`, into tracking refs of
@@ -166,4 +245,39 @@ pub fn fetch(dir: &Path, url: &str, specs: &[String], progress: bool) -> Result<
         return Err(failed("fetch", url, last_lines(&out.stderr)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Staging keeps every other packed ref (and its peeled line), and
+    /// clearing leaves only those.
+    #[test]
+    fn staged_refs_replace_only_staged_refs() {
+        let dir = tempfile::tempdir().unwrap();
+        let git_dir = dir.path().join(".git");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        let a = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let b = ObjectId::from_hex(b"2222222222222222222222222222222222222222").unwrap();
+        std::fs::write(
+            git_dir.join("packed-refs"),
+            format!(
+                "# pack-refs with: peeled fully-peeled sorted \n{a} refs/push/sessions/old\n{a} refs/remotes/o/x\n{a} refs/tags/t\n^{b}\n"
+            ),
+        )
+        .unwrap();
+        stage(dir.path(), &[(b, "refs/sessions/s1/s1/heads/main".into())]).unwrap();
+        let text = std::fs::read_to_string(git_dir.join("packed-refs")).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "# pack-refs with: peeled fully-peeled sorted \n{b} refs/push/sessions/s1/s1/heads/main\n{a} refs/remotes/o/x\n{a} refs/tags/t\n^{b}\n"
+            )
+        );
+        stage(dir.path(), &[]).unwrap();
+        let text = std::fs::read_to_string(git_dir.join("packed-refs")).unwrap();
+        assert!(!text.contains("refs/push/"), "{text}");
+        assert!(text.contains(&format!("{a} refs/tags/t\n^{b}\n")), "{text}");
+    }
 }

@@ -329,6 +329,19 @@ fn fold_locked(
 /// Every valid session directory (the directory exists and holds a parsable
 /// `meta.json`): the default place, bound projects' places, `locations.json`.
 pub fn discover(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
+    Ok(candidates(state)?
+        .into_iter()
+        .filter(|(_, p)| {
+            crate::layout::atomic::read(p.join("meta.json"))
+                .ok()
+                .is_some_and(|b| super::schema::Meta::parse(&b).is_ok())
+        })
+        .collect())
+}
+
+/// [`discover`] without parsing each meta.json: the directories with a
+/// valid id and a `meta.json` file.
+pub fn candidates(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
     let mut found = BTreeMap::new();
     let mut scan = |dir: PathBuf| {
         let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -352,14 +365,7 @@ pub fn discover(state: &StateDir) -> Result<Vec<(String, PathBuf)>> {
             found.entry(id).or_insert(path);
         }
     }
-    Ok(found
-        .into_iter()
-        .filter(|(_, p)| {
-            crate::layout::atomic::read(p.join("meta.json"))
-                .ok()
-                .is_some_and(|b| super::schema::Meta::parse(&b).is_ok())
-        })
-        .collect())
+    Ok(found.into_iter().collect())
 }
 
 /// Rebuild every row from `meta.json`, with the preview of the latest user node.

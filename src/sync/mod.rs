@@ -157,7 +157,7 @@ pub fn push(
     let mut transfer = transfer_repo(state)?;
     let mut report = PushReport::default();
     let targets: Vec<(String, PathBuf)> = match selection {
-        Selection::All => registry::discover(state)?,
+        Selection::All => registry::candidates(state)?,
         Selection::Some(ids) => ids
             .iter()
             .map(|id| Ok((id.clone(), state.find_session(id)?.dir)))
@@ -171,32 +171,66 @@ pub fn push(
     let known_projects = projects::read(state)?;
     let mut wanted_projects: BTreeSet<String> = BTreeSet::new();
     let mut updates: Vec<Update> = Vec::new();
-    let mut looked: BTreeSet<String> = BTreeSet::new();
+    let looked: BTreeSet<String> = targets.iter().map(|(id, _)| id.clone()).collect();
     let progress = crate::out::Progress::new(printer, targets.len() as u64, "copying sessions");
-    for (id, dir) in &targets {
-        progress.inc();
-        looked.insert(id.clone());
-        let Some(prefix) = remote_prefix(id) else {
-            report
-                .skipped
-                .push((id.clone(), "its id cannot be part of a git ref name".into()));
-            continue;
-        };
-        let sd = SessionDir::new(dir.clone());
-        match collect_session(&sd, id, &prefix, &on_remote, &mut transfer, dry_run) {
-            Ok((mut ups, same, project, copied)) => {
-                report.sessions += 1;
-                report.up_to_date += same;
-                report.objects += copied;
-                if let Some(p) = project {
-                    wanted_projects.insert(p);
+    // Sessions are read on several threads (each with its own handle on the
+    // transfer repository, to skip what it has); this one writes.
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let transfer_dir = transfer.dir.clone();
+    let result: Result<()> = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(String, Result<Collected>)>(64);
+        for w in 0..jobs {
+            let tx = tx.clone();
+            let (targets, on_remote, transfer_dir) = (&targets, &on_remote, &transfer_dir);
+            scope.spawn(move || {
+                let mine = SessionRepo::open(transfer_dir);
+                for (id, dir) in targets.iter().skip(w).step_by(jobs) {
+                    let r = match &mine {
+                        Ok(t) => collect_session(
+                            &SessionDir::new(dir.clone()),
+                            id,
+                            on_remote,
+                            t,
+                            dry_run,
+                        ),
+                        Err(e) => Err(Error::git(
+                            "open the transfer repository",
+                            transfer_dir,
+                            e.to_string(),
+                        )),
+                    };
+                    if tx.send((id.clone(), r)).is_err() {
+                        return;
+                    }
                 }
-                updates.append(&mut ups);
-            }
-            Err(e) => report.skipped.push((id.clone(), e.to_string())),
+            });
         }
-    }
+        drop(tx);
+        for (id, r) in rx {
+            progress.inc();
+            match r {
+                Ok(c) => {
+                    report.sessions += 1;
+                    report.up_to_date += c.same;
+                    report.objects += c.objects.len();
+                    for o in c.objects {
+                        transfer.push_compressed(o)?;
+                    }
+                    wanted_projects.extend(c.project);
+                    updates.extend(c.updates);
+                }
+                Err(e) => report.skipped.push((id, e.to_string())),
+            }
+        }
+        Ok(())
+    });
+    result?;
+    crate::out::trace("push: sessions read");
     progress.finish();
+    updates.sort_by(|a, b| a.remote_ref.cmp(&b.remote_ref));
+    report.skipped.sort();
     for pid in wanted_projects {
         let name = format!("{PROJECT_REFS}{pid}");
         if on_remote.contains_key(&name) || !crate::git::valid_ref_name(&name) {
@@ -260,17 +294,19 @@ pub fn push(
     }
     let mut pending: Vec<Update> = updates;
     write_queue(&queue_path, &pending)?;
+    crate::out::trace("push: queue written");
     let size = batch_size();
     let progress_git = printer.progress_shown();
     while !pending.is_empty() {
         let take = pending.len().min(size);
         let batch: Vec<Update> = pending.drain(..take).collect();
-        let specs: Vec<String> = batch
+        let specs: Vec<(Oid, String)> = batch
             .iter()
-            .map(|u| format!("{}:{}", u.new, u.remote_ref))
+            .map(|u| (u.new, u.remote_ref.clone()))
             .collect();
         atomic::crash_point("push-batch");
         let answers = crate::git::transport::push(&transfer.dir, url, &specs, progress_git)?;
+        crate::out::trace("push: batch sent");
         report.batches += 1;
         let by_name: HashMap<&str, &crate::git::transport::PushedRef> =
             answers.iter().map(|a| (a.name.as_str(), a)).collect();
@@ -345,19 +381,51 @@ fn write_queue(path: &Path, updates: &[Update]) -> Result<()> {
     atomic::write(path, text.as_bytes())
 }
 
-/// One session's branches to push, with their objects copied into the
-/// transfer repository: `(updates, refs already there, its project when
-/// bound, objects copied)`.
+/// What one session has to push.
+struct Collected {
+    updates: Vec<Update>,
+    /// Its refs the remote has already.
+    same: usize,
+    /// Its project, when bound.
+    project: Option<String>,
+    /// The objects the transfer repository lacks, compressed for its pack.
+    objects: Vec<crate::git::Compressed>,
+}
+
+/// One session's branches to push and the objects they need that the
+/// transfer repository lacks. Its refs are read first, alone: a session
+/// the remote is up to date with costs a directory listing.
 fn collect_session(
     sd: &SessionDir,
     id: &str,
-    prefix: &str,
     on_remote: &HashMap<String, Oid>,
-    transfer: &mut SessionRepo,
+    transfer: &SessionRepo,
     dry_run: bool,
-) -> Result<(Vec<Update>, usize, Option<String>, usize)> {
+) -> Result<Collected> {
+    let prefix = remote_prefix(id).ok_or_else(|| {
+        Error::refused(
+            "sync::bad_ref_id",
+            "its id cannot be part of a git ref name",
+            None,
+        )
+    })?;
+    let mut out = Collected {
+        updates: Vec::new(),
+        same: 0,
+        project: None,
+        objects: Vec::new(),
+    };
+    let repo = SessionRepo::open_for_reading(&sd.dir)?;
+    let tips = repo.branches()?;
+    if tips
+        .iter()
+        .all(|(b, tip)| on_remote.get(&format!("{prefix}{b}")) == Some(tip))
+    {
+        out.same = tips.len();
+        return Ok(out);
+    }
     sd.check_links()?;
-    let repo = SessionRepo::open(&sd.dir)?;
+    let meta = Meta::read(&sd.meta())?;
     let _shared = lock::acquire(
         &sd.lock_file(),
         lock::Kind::Shared,
@@ -367,9 +435,7 @@ fn collect_session(
             announce: false,
         },
     )?;
-    let mut updates = Vec::new();
-    let mut same = 0;
-    let mut tips = Vec::new();
+    let mut new_tips = Vec::new();
     for (branch, tip) in repo.branches()? {
         let name = format!("{prefix}{branch}");
         if !crate::git::valid_ref_name(&name) {
@@ -377,11 +443,11 @@ fn collect_session(
         }
         let old = on_remote.get(&name).copied();
         if old == Some(tip) {
-            same += 1;
+            out.same += 1;
             continue;
         }
-        tips.push(tip);
-        updates.push(Update {
+        new_tips.push(tip);
+        out.updates.push(Update {
             session: id.to_string(),
             branch: Some(branch),
             remote_ref: name,
@@ -389,16 +455,25 @@ fn collect_session(
             old,
         });
     }
-    let copied = if dry_run || tips.is_empty() {
-        0
-    } else {
-        transfer.copy_from(&repo, &tips)?
-    };
-    let project = Meta::read(&sd.meta())
-        .ok()
-        .and_then(|m| m.str("project_id").map(str::to_string))
+    if !dry_run && !new_tips.is_empty() {
+        thread_local! {
+            static Z: std::cell::RefCell<crate::git::Compressor> = Default::default();
+        }
+        let objects = repo.objects_for(&new_tips, &|o| transfer.knows(o))?;
+        out.objects = Z
+            .with_borrow_mut(|z| {
+                objects
+                    .into_iter()
+                    .map(|(kind, oid, data)| z.compress(kind, oid, &data))
+                    .collect::<std::result::Result<_, String>>()
+            })
+            .map_err(|e| Error::git("compress an object", &sd.dir, e))?;
+    }
+    out.project = meta
+        .str("project_id")
+        .map(str::to_string)
         .filter(|p| p != "default" && ids::project_id(p).is_ok());
-    Ok((updates, same, project, copied))
+    Ok(out)
 }
 
 /// `project.json` of a project's record on the remote.
@@ -833,4 +908,43 @@ fn register_project(
         ps.insert(pid.to_string(), row);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_refs_are_sharded_and_read_back_only_when_they_fit() {
+        assert_eq!(shard("s1"), "s1");
+        assert_eq!(shard("claude-abc"), "bc");
+        assert_eq!(shard("a"), "a_");
+        assert_eq!(shard("x."), "x_");
+        assert_eq!(shard("a.b"), "_b");
+        assert_eq!(
+            remote_prefix("s1").as_deref(),
+            Some("refs/sessions/s1/s1/heads/")
+        );
+        assert_eq!(remote_prefix("x.lock"), None);
+        assert_eq!(remote_prefix("a..b"), None);
+        for id in ["s1", "a", "claude-1.2", "x_y"] {
+            let prefix = remote_prefix(id).unwrap();
+            let rel = format!("{prefix}retry-a1").replace(SESSION_REFS, "");
+            assert_eq!(
+                parse_remote_ref(&rel),
+                Some((id.to_string(), "retry-a1".into())),
+                "{id}"
+            );
+        }
+        for rel in [
+            "zz/s1/heads/main",       // the wrong shard
+            "rf/-rf/heads/main",      // not an id
+            "s1/s1/tags/main",        // not a branch
+            "s1/s1/heads/",           // no branch
+            "s1/s1/heads/a..b",       // not a branch name
+            "ts/projects/heads/main", // a reserved name, not an id
+        ] {
+            assert_eq!(parse_remote_ref(rel), None, "{rel}");
+        }
+    }
 }
