@@ -89,6 +89,10 @@ Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory
 <state>/sessions/projects/<project>/<id>/   a session bound to a project
 <state>/projects/projects.json           project registry
 <state>/git\-session\-hooks.log           failures that git\-session hook kept from the agent
+<state>/sync/remotes.json                remotes of push and fetch: {name: {"url": …}}
+<state>/sync/repo/                       the transfer repository (copies only: deletable)
+<state>/sync/queue\-<remote>              refs a push has yet to get confirmed
+<state>/sync/sync.lock                   one push, fetch or remote change at a time
 .fi
 Session ids are 1\-128 characters of [A\-Za\-z0\-9._\-], not starting with . or \-, not \fIprojects\fR. Project ids are \fIdefault\fR or \fIproj_\fR followed by hex.
 .SH "SESSION REPOSITORY"
@@ -127,6 +131,8 @@ Nodes: <first seq>..<last seq>
 with a \fIStatus: failed\fR trailer for a failed turn. Commit times are the nodes' own times, so \fBbackfill\fR is deterministic. Every fork of the DAG is a branch: a retried user message (\fBturn <N>:\fR on a new \fIretry\-<assistant id>\fR branch) and a regenerated reply, a second top\-level reply to one user message (\fBturn <N> (regenerated):\fR, its parent the parent of the turn it regenerates). A turn of a project session is one session commit too: the agent's commit in the project is made first (its trailers \fISession\fR, \fITurn\fR and \fINodes\fR name the session's nodes) and recorded in the turn's assistant node.
 .SH "WHAT IS MIRRORED"
 Node files are immutable records: once committed, a node file stays byte\-identical to the commit that holds it. \fImeta.json\fR and the rest of the session directory are mutable metadata and scratch: changes between turns are normal and are committed with the next turn. \fBgit\-session\-verify\fR(1) checks the one against git and the other for sense, and keeps what \fB\-\-fix\fR replaced in \fI.git/git\-session/quarantine/\fR.
+.SH "A REMOTE"
+\fBpush\fR and \fBfetch\fR keep every session in one git repository, outside \fIrefs/heads\fR (a plain clone of it fetches none): a session's branch \fIB\fR is \fIrefs/sessions/<shard>/<id>/heads/B\fR, where the shard is the id's last two characters (a dot as _, a one-character id followed by _); a bound project's name and path is \fIrefs/projects/<project>\fR, a commit whose tree holds \fIproject.json\fR. Refs only move forward there. In a session repository, \fBfetch\fR keeps a remote's tips as \fIrefs/remotes/<remote>/<branch>\fR; a tip whose node files are not all in \fIhistory/\fR is a divergence (\fBverify\fR: \fIdiverged\fR), which \fBfetch \-\-take\fR resolves, keeping this machine's old tips as \fIrefs/kept/<remote>/<branch>\-<commit>\fR.
 .SH "THE PYTHON STORE"
 OpenProgram's Python store lists every directory in \fIsessions/\fR and every \fIlocations.json\fR entry and reads nodes in file-name order: every session repository not at \fIsessions/<id>/\fR has a \fIlocations.json\fR entry, and a session keeps the naming its node files have (\fI0003\-u\-<id>.json\fR, letters u, l, c, for sessions that store started). \fI<state>/git\-session.json\fR with \fB{"node_names": "python"}\fR names new sessions that way too. Nodes with \fIcalled_by\fR and \fImetadata.parent_id\fR (the released store's keys) are read as caller and predecessor and written back in that shape.
 .SH TRUST
