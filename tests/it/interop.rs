@@ -617,3 +617,53 @@ fn an_imported_codex_session_is_read_by_the_python_store() {
         Some("a-turn-2")
     );
 }
+
+#[test]
+fn a_cloned_session_is_where_the_python_store_finds_it() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let Some(py) = Py::new(&b) else { return };
+    // Where the Python store writes, sessions are named its way (README).
+    python_naming(&a);
+    python_naming(&b);
+    let remote = a.tmp.path().join("remote.git");
+    a.git_ok(
+        a.tmp.path(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    let (_, pid) = a.project("work", &[]);
+    a.ok(&["init", "c1"]);
+    a.turn("c1", "a default session", &[]);
+    a.ok(&["init", "c2", "--project", &pid]);
+    a.turn("c2", "a bound session", &["read"]);
+    let url = format!("file://{}", remote.display());
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    assert_eq!(py.listed(&b), ours(&b));
+    assert_eq!(py.contents(&b, "c2")[0], "a bound session");
+    // The Python store carries the cloned session on, in the same repository.
+    py.run(
+        &b,
+        "append",
+        json!({"id": "c2", "msg": {"id": "pu9", "role": "user", "content": "from python"}}),
+    );
+    assert!(!b.state().join("sessions/c2").exists(), "a second repo");
+    b.ok(&["commit-turn", "c2"]);
+    let v = b.run(&["verify", "--all"]);
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+    b.ok(&["push"]);
+    let fetched = a.ok(&["fetch"]);
+    assert!(fetched.contains("fast_forward"), "{fetched}");
+    let nodes = a.ok(&["--json", "nodes", "c2"]);
+    assert!(
+        nodes.contains("from python"),
+        "the Python store's node reached the first machine: {nodes}"
+    );
+    a.ok(&["verify", "--all"]);
+}
