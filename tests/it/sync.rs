@@ -599,3 +599,30 @@ fn remote_commands_refuse_bad_input() {
     env.ok(&["remote", "remove", "o"]);
     assert_eq!(env.ok(&["remote", "list"]), "");
 }
+
+/// A link planted where a fetched session's project directory goes is not
+/// written through.
+#[test]
+fn a_fetch_never_writes_through_a_planted_link() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    let (_, pid) = a.project("work", &[]);
+    a.ok(&["init", "p1", "--project", &pid]);
+    a.turn("p1", "bound", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    let outside = b.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(b.state().join("sessions")).unwrap();
+    std::os::unix::fs::symlink(&outside, b.state().join("sessions/projects")).unwrap();
+    let out = b.run(&["--json", "clone", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    let fetched = records(&String::from_utf8_lossy(&out.stdout), "fetched");
+    assert_eq!(fetched[0]["outcome"], "refused", "{fetched:?}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written through the link"
+    );
+}
