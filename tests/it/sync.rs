@@ -117,6 +117,10 @@ fn two_machines_push_clone_continue_and_fetch() {
     a.ok(&["remote", "add", "origin", &url]);
     let listed = a.ok(&["--json", "remote", "list"]);
     assert_eq!(records(&listed, "remote")[0]["url"], url.as_str());
+    let planned = a.ok(&["--json", "push", "--dry-run"]);
+    assert_eq!(records(&planned, "pushed_ref").len(), 3, "{planned}");
+    assert!(records(&planned, "pushed_ref").iter().all(|r| r["status"] == "planned"));
+    assert!(remote_refs(&a, &remote).is_empty(), "a dry run sends nothing");
     let out = a.ok(&["--json", "push"]);
     let summary = &records(&out, "push_summary")[0];
     assert_eq!(summary["pushed"], 3, "two branches and a project: {out}");
