@@ -128,15 +128,7 @@ pub fn create(
     // A new session is rare: fold the journal and write its row into
     // index.json now, so the index exists from the first session on.
     let row = schema::index_row(&meta, &spec.id, preview.as_deref());
-    let id = spec.id.clone();
-    registry::update_index(
-        state,
-        locks,
-        || registry::rebuild(state),
-        move |index| {
-            index.insert(id, row);
-        },
-    )?;
+    registry::put_row(state, locks, &spec.id, row)?;
     Ok(Created::New(SessionDir::new(target)))
 }
 

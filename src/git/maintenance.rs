@@ -81,6 +81,20 @@ pub enum Spawned {
 /// on the command line, which wins over the repository's config and its
 /// includes: no hooks, no fsmonitor, no pager, no alternate-refs command.
 pub fn untrusted_git(dir: &Path) -> std::process::Command {
+    let mut c = git_in(dir, &["core.sshCommand=false"]);
+    c.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_CONFIG")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT");
+    c
+}
+
+/// git in `dir` with the settings that run programs from a repository's
+/// config forced off on the command line (which wins over the
+/// repository's config and its includes), and `extra`; the environment
+/// that would point it at another repository removed, and no prompt.
+pub(super) fn git_in(dir: &Path, extra: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new("git");
     c.arg("-C").arg(dir);
     for setting in [
@@ -88,20 +102,20 @@ pub fn untrusted_git(dir: &Path) -> std::process::Command {
         "core.fsmonitor=false",
         "core.pager=cat",
         "core.alternateRefsCommand=",
-        "core.sshCommand=false",
         "gc.auto=0",
         "maintenance.auto=false",
-    ] {
+    ]
+    .iter()
+    .chain(extra)
+    {
         c.arg("-c").arg(setting);
     }
-    c.env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
+    c.env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_CONFIG")
-        .env_remove("GIT_CONFIG_PARAMETERS")
-        .env_remove("GIT_CONFIG_COUNT")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
         .env_remove("GIT_EXEC_PATH");
     c
 }

@@ -12,36 +12,21 @@ use gix::ObjectId;
 
 use crate::error::{Error, Result};
 
-/// git in `dir`, for the transport.
+/// git in `dir`, for the transport: the user's own config applies.
 pub fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C").arg(dir);
-    for setting in [
-        "core.hooksPath=/dev/null",
-        "core.fsmonitor=false",
-        "core.pager=cat",
-        "core.alternateRefsCommand=",
-        "gc.auto=0",
-        "maintenance.auto=false",
-        "protocol.ext.allow=never",
-        // Not `transfer.`: over `file://` it would reach the receiving
-        // side of a push too (the remote's own config decides there).
-        "fetch.fsckObjects=true",
-        // A session whose tree holds `.git` is refused on its own (its
-        // checkout is checked); it must not stop every other one.
-        "fetch.fsck.hasDotgit=warn",
-        "fetch.writeCommitGraph=false",
-    ] {
-        c.arg("-c").arg(setting);
-    }
-    c.env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_OBJECT_DIRECTORY")
-        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
-        .env_remove("GIT_EXEC_PATH")
-        .env("GIT_TERMINAL_PROMPT", "0");
-    c
+    super::maintenance::git_in(
+        dir,
+        &[
+            "protocol.ext.allow=never",
+            // Not `transfer.`: over `file://` it would reach the receiving
+            // side of a push too (the remote's own config decides there).
+            "fetch.fsckObjects=true",
+            // A session whose tree holds `.git` is refused on its own (its
+            // checkout is checked); it must not stop every other one.
+            "fetch.fsck.hasDotgit=warn",
+            "fetch.writeCommitGraph=false",
+        ],
+    )
 }
 
 fn failed(verb: &str, url: &str, detail: String) -> Error {

@@ -379,6 +379,22 @@ pub fn rebuild(state: &StateDir) -> Result<Index> {
     Ok(index)
 }
 
+/// Write `row` as session `id`'s row of index.json now (the journal folded
+/// first), for a change rare enough not to go through the journal: a
+/// session created or fetched.
+pub fn put_row(state: &StateDir, locks: LockOptions, id: &str, row: Row) -> Result<()> {
+    let id = id.to_string();
+    update_index(
+        state,
+        locks,
+        || rebuild(state),
+        move |index| {
+            index.insert(id, row);
+        },
+    )?;
+    Ok(())
+}
+
 /// The index row of the session in `sd`, from its meta.json, with the
 /// preview of the latest user node; `None` when meta.json does not parse.
 pub fn fresh_row(sd: &super::SessionDir, id: &str) -> Result<Option<Row>> {

@@ -724,19 +724,10 @@ pub fn divergences(sd: &SessionDir, repo: &SessionRepo) -> Vec<Divergence> {
 
 /// Rewrite the session's index row from its meta.json.
 fn refresh_row(state: &StateDir, sd: &SessionDir, id: &str, locks: LockOptions) -> Result<()> {
-    let Some(row) = registry::fresh_row(sd, id)? else {
-        return Ok(());
-    };
-    let id = id.to_string();
-    registry::update_index(
-        state,
-        locks,
-        || registry::rebuild(state),
-        move |index| {
-            index.insert(id, row);
-        },
-    )?;
-    Ok(())
+    match registry::fresh_row(sd, id)? {
+        Some(row) => registry::put_row(state, locks, id, row),
+        None => Ok(()),
+    }
 }
 
 /// A session new on this machine: built in a staging directory beside its

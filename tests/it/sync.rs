@@ -119,8 +119,15 @@ fn two_machines_push_clone_continue_and_fetch() {
     assert_eq!(records(&listed, "remote")[0]["url"], url.as_str());
     let planned = a.ok(&["--json", "push", "--dry-run"]);
     assert_eq!(records(&planned, "pushed_ref").len(), 3, "{planned}");
-    assert!(records(&planned, "pushed_ref").iter().all(|r| r["status"] == "planned"));
-    assert!(remote_refs(&a, &remote).is_empty(), "a dry run sends nothing");
+    assert!(
+        records(&planned, "pushed_ref")
+            .iter()
+            .all(|r| r["status"] == "planned")
+    );
+    assert!(
+        remote_refs(&a, &remote).is_empty(),
+        "a dry run sends nothing"
+    );
     let out = a.ok(&["--json", "push"]);
     let summary = &records(&out, "push_summary")[0];
     assert_eq!(summary["pushed"], 3, "two branches and a project: {out}");
@@ -438,27 +445,7 @@ fn plant(env: &TestEnv, remote: &Path, refname: &str, id: &str, extra: &[(&str, 
     env.git_ok(env.tmp.path(), &["init", "-q", work.to_str().unwrap()]);
     env.git_ok(&work, &["config", "user.name", "Mallory"]);
     env.git_ok(&work, &["config", "user.email", "m@example.com"]);
-    let blob = |data: &str| -> String {
-        let mut c = Command::new("git");
-        env.isolate(&mut c);
-        let mut child = c
-            .current_dir(&work)
-            .args(["hash-object", "-w", "--stdin"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(data.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
-    };
+    let blob = |data: &str| git_with_input(env, &work, &["hash-object", "-w", "--stdin"], data);
     let meta = blob(&format!(
         r#"{{"id":"{id}","title":"t","created_at":1,"updated_at":1}}"#
     ));
@@ -487,11 +474,16 @@ fn plant(env: &TestEnv, remote: &Path, refname: &str, id: &str, extra: &[(&str, 
 }
 
 fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
+    git_with_input(env, dir, &["mktree", "--missing"], lines)
+}
+
+/// git in `dir` with `input` on stdin; its trimmed stdout.
+fn git_with_input(env: &TestEnv, dir: &Path, args: &[&str], input: &str) -> String {
     let mut c = Command::new("git");
     env.isolate(&mut c);
     let mut child = c
         .current_dir(dir)
-        .args(["mktree", "--missing"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -500,12 +492,11 @@ fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
         .stdin
         .take()
         .unwrap()
-        .write_all(lines.as_bytes())
+        .write_all(input.as_bytes())
         .unwrap();
-    String::from_utf8(child.wait_with_output().unwrap().stdout)
-        .unwrap()
-        .trim()
-        .to_string()
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[test]
