@@ -232,9 +232,62 @@ pub fn fetch(dir: &Path, url: &str, specs: &[String], progress: bool) -> Result<
     Ok(())
 }
 
+/// Packs in the transfer repository from which [`compact`] rolls them into
+/// one: each push and each fetch adds one.
+const COMPACT_AT_PACKS: usize = 32;
+
+/// Roll the transfer repository's packs into one when they pile up. Its
+/// pushed objects have no ref there, so unreachable objects are kept
+/// (`--keep-unreachable`): the repository is a cache, and losing them would
+/// only cost the next push a copy. A failure is the caller's to warn of.
+pub fn compact(dir: &Path) -> Result<bool> {
+    if super::maintenance::pack_count(&dir.join(".git")) < COMPACT_AT_PACKS {
+        return Ok(false);
+    }
+    let mut c = git(dir);
+    c.args(["repack", "-a", "-d", "-q", "--keep-unreachable"]);
+    let out = run(c, "repack", &dir.display().to_string())?;
+    if !out.status.success() {
+        return Err(failed(
+            "repack",
+            &dir.display().to_string(),
+            last_lines(&out.stderr),
+        ));
+    }
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packs piled up in the transfer repository roll into one, keeping
+    /// the objects no ref reaches (all of a push's).
+    #[test]
+    fn compacting_the_transfer_repository_keeps_every_object() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::git::init_transfer_repo(dir.path()).unwrap();
+        let mut ids = Vec::new();
+        for i in 0..COMPACT_AT_PACKS {
+            let mut repo = crate::git::SessionRepo::open(dir.path()).unwrap();
+            let id = repo
+                .write_file_commit("f", format!("{i}").into_bytes(), "m\n", 1.0)
+                .unwrap();
+            repo.sync_objects().unwrap();
+            repo.release_packs();
+            ids.push(id);
+        }
+        assert!(compact(dir.path()).unwrap());
+        assert_eq!(
+            super::super::maintenance::pack_count(&dir.path().join(".git")),
+            1
+        );
+        for id in ids {
+            let out = crate::git::tests::git(dir.path(), &["cat-file", "-e", &id.to_string()]);
+            assert!(out.status.success(), "{id} lost");
+        }
+        assert!(!compact(dir.path()).unwrap(), "one pack is left alone");
+    }
 
     /// Staging keeps every other packed ref (and its peeled line), and
     /// clearing leaves only those.

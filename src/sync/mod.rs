@@ -103,6 +103,14 @@ fn transfer_repo(state: &StateDir) -> Result<SessionRepo> {
     SessionRepo::open(&dir)
 }
 
+/// Roll the transfer repository's packs up when they pile up; a failure
+/// is a warning (the push or fetch is done).
+fn compact(dir: &Path, printer: &crate::out::Printer) {
+    if let Err(e) = crate::git::transport::compact(dir) {
+        printer.warn(format!("the transfer repository was not repacked: {e}"));
+    }
+}
+
 /// Which sessions a command is about.
 #[derive(Debug, Clone)]
 pub enum Selection {
@@ -338,6 +346,7 @@ pub fn push(
         left.extend(pending.iter().cloned());
         write_queue(&queue_path, &left)?;
     }
+    compact(&transfer.dir, printer);
     Ok(report)
 }
 
@@ -608,6 +617,7 @@ pub fn fetch(
         });
     }
     progress.finish();
+    compact(&transfer.dir, printer);
     Ok(outcomes)
 }
 
