@@ -637,7 +637,28 @@ fn fetch_one(
         return Ok((Outcome::Created, path, None));
     };
     sd.check_links()?;
-    let _lock = lock::session(&sd, lock::Kind::Exclusive, locks)?;
+    // The registry first (the lock order: registry, then session).
+    ensure_bound(state, remote, transfer, &sd, id, locks)?;
+    let (outcome, note) = {
+        let _lock = lock::session(&sd, lock::Kind::Exclusive, locks)?;
+        bring_in(&sd, remote, transfer, id, branches, &newest, take)?
+    };
+    if matches!(outcome, Outcome::FastForward | Outcome::Taken) {
+        refresh_row(state, &sd, id, locks)?;
+    }
+    Ok((outcome, sd.dir.clone(), note))
+}
+
+/// [`fetch_one`] for a session this machine has, under its lock.
+fn bring_in(
+    sd: &SessionDir,
+    remote: &str,
+    transfer: &SessionRepo,
+    id: &str,
+    branches: &BTreeMap<String, Oid>,
+    newest: &tree::Newest,
+    take: Option<Take>,
+) -> Result<(Outcome, Option<String>)> {
     let mut repo = SessionRepo::open(&sd.dir)?;
     let tips: Vec<Oid> = branches.values().copied().collect();
     repo.copy_from(transfer, &tips)?;
@@ -662,31 +683,24 @@ fn fetch_one(
         }
     }
     repo.update_refs(&updates)?;
-    let rel = tree::relation(&sd, &repo, branches, &newest)?;
-    let outcome = match (rel, take) {
-        (tree::Relation::Same, _) => Outcome::UpToDate,
-        (tree::Relation::Ahead, _) => Outcome::Ahead,
+    Ok(match (tree::relation(sd, &repo, branches, newest)?, take) {
+        (tree::Relation::Same, _) => (Outcome::UpToDate, None),
+        (tree::Relation::Ahead, _) => (Outcome::Ahead, None),
         (tree::Relation::Behind, _) => {
-            tree::fast_forward(&sd, &mut repo, branches, &newest)?;
-            refresh_row(state, &sd, id, locks)?;
-            Outcome::FastForward
+            tree::fast_forward(sd, &mut repo, branches, newest)?;
+            (Outcome::FastForward, None)
         }
-        (tree::Relation::Diverged, None) => {
-            return Ok((
-                Outcome::Diverged,
-                sd.dir.clone(),
-                Some(format!(
-                    "this machine and `{remote}` both have turns the other lacks; the remote's are kept as `{remote}/<branch>`: `git-session fetch {remote} --take local {id}` keeps this machine's conversation current, `--take remote` the remote's; both keep every turn"
-                )),
-            ));
-        }
+        (tree::Relation::Diverged, None) => (
+            Outcome::Diverged,
+            Some(format!(
+                "this machine and `{remote}` both have turns the other lacks; the remote's are kept as `{remote}/<branch>`: `git-session fetch {remote} --take local {id}` keeps this machine's conversation current, `--take remote` the remote's; both keep every turn"
+            )),
+        ),
         (tree::Relation::Diverged, Some(t)) => {
-            let note = take::apply(&sd, &mut repo, id, remote, branches, &newest, t)?;
-            refresh_row(state, &sd, id, locks)?;
-            return Ok((Outcome::Taken, sd.dir.clone(), Some(note)));
+            let note = take::apply(sd, &mut repo, id, remote, branches, newest, t)?;
+            (Outcome::Taken, Some(note))
         }
-    };
-    Ok((outcome, sd.dir.clone(), None))
+    })
 }
 
 /// A remote's tip a session has not taken in (see [`divergences`]).
@@ -865,13 +879,48 @@ fn create(
         return Err(e).io("publish the session", &target);
     }
     atomic::sync_dir(&parent)?;
-    if let Some(p) = &project {
-        register_project(state, remote, transfer, p, locks)?;
-        crate::project::add_session(state, p, id, locks)?;
-        registry::set_locations(state, &[(id.to_string(), target.clone())], locks)?;
-    }
-    refresh_row(state, &SessionDir::new(target.clone()), id, locks)?;
+    atomic::crash_point("fetch-after-publish");
+    let sd = SessionDir::new(target.clone());
+    ensure_bound(state, remote, transfer, &sd, id, locks)?;
+    refresh_row(state, &sd, id, locks)?;
     Ok(target)
+}
+
+/// A session bound to a project: the project registered (from the remote's
+/// record when this machine does not know it), the session in its list,
+/// its location recorded. Nothing is written when all three are there (a
+/// fetch killed after publishing a session is completed by the next).
+fn ensure_bound(
+    state: &StateDir,
+    remote: &str,
+    transfer: &SessionRepo,
+    sd: &SessionDir,
+    id: &str,
+    locks: LockOptions,
+) -> Result<()> {
+    let Some(p) = Meta::read(&sd.meta())?
+        .str("project_id")
+        .filter(|p| *p != "default" && ids::project_id(p).is_ok())
+        .map(str::to_string)
+    else {
+        return Ok(());
+    };
+    let listed = projects::read(state)?.get(&p).is_some_and(|row| {
+        row.get("session_ids")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
+    });
+    if !listed {
+        register_project(state, remote, transfer, &p, locks)?;
+        crate::project::add_session(state, &p, id, locks)?;
+    }
+    let located = registry::read_locations(state)?
+        .get(id)
+        .is_some_and(|l| Path::new(l) == sd.dir);
+    if !located {
+        registry::set_locations(state, &[(id.to_string(), sd.dir.clone())], locks)?;
+    }
+    Ok(())
 }
 
 /// Register project `pid` when this machine does not know it: its name and

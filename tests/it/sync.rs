@@ -621,3 +621,66 @@ fn a_fetch_never_writes_through_a_planted_link() {
         "written through the link"
     );
 }
+
+/// A fetch killed before it publishes a session leaves nothing a reader
+/// sees; the next fetch brings it in, and `verify --fix` clears the
+/// leftover staging directory.
+#[test]
+fn a_fetch_killed_before_publishing_is_finished_by_the_next() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    a.ok(&["init", "k1"]);
+    a.turn("k1", "survives a crash", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.crash_at("fetch-before-publish", &["clone", &url]);
+    assert!(
+        !b.session_dir("k1").exists(),
+        "published before the crash point"
+    );
+    assert_eq!(records(&b.ok(&["--json", "list"]), "session").len(), 0);
+    let out = b.ok(&["--json", "fetch"]);
+    assert_eq!(records(&out, "fetched")[0]["outcome"], "created", "{out}");
+    b.ok(&["verify", "--all", "--fix"]);
+    b.ok(&["verify", "--all"]);
+    let left: Vec<String> = std::fs::read_dir(b.state().join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".gs-tmp-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(conversation(&a, "k1"), conversation(&b, "k1"));
+    b.assert_clean("k1");
+}
+
+/// Killed after a session is published and before its row and binding are
+/// written: `verify --fix` (or the next `recover`) completes the registry.
+#[test]
+fn a_fetch_killed_after_publishing_is_repaired_by_verify_fix() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    let (_, pid) = a.project("work", &[]);
+    a.ok(&["init", "k2", "--project", &pid]);
+    a.turn("k2", "bound and killed", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.crash_at("fetch-after-publish", &["clone", &url]);
+    b.fails(&["verify", "--all"], 1);
+    // The row and the location are repaired; the project waits for its
+    // record on the remote.
+    b.fails(&["verify", "--all", "--fix"], 1);
+    let listed = b.ok(&["--json", "list"]);
+    assert_eq!(records(&listed, "session").len(), 1, "{listed}");
+    // The next fetch registers the project and the binding.
+    b.ok(&["fetch"]);
+    b.ok(&["verify", "--all"]);
+    let projects = records(&b.ok(&["--json", "project", "list"]), "project");
+    assert_eq!(
+        projects.iter().find(|p| p["id"] == pid.as_str()).unwrap()["sessions"],
+        1
+    );
+    assert_eq!(conversation(&a, "k2"), conversation(&b, "k2"));
+}
