@@ -684,3 +684,46 @@ fn a_fetch_killed_after_publishing_is_repaired_by_verify_fix() {
     );
     assert_eq!(conversation(&a, "k2"), conversation(&b, "k2"));
 }
+
+/// Turns written while a push runs (and a second push waiting on the
+/// first) lose nothing: the next push sends them, and a clone has every
+/// node.
+#[test]
+fn pushes_racing_with_turns_lose_nothing() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    many_sessions(&a, 60);
+    a.ok(&["remote", "add", "origin", &url]);
+    let spawn_push = || {
+        a.cmd()
+            .arg("push")
+            .env("GIT_SESSION_PUSH_BATCH", "7")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut p1, mut p2) = (spawn_push(), spawn_push());
+    for i in 0..5 {
+        a.turn(
+            &format!("m{:04}", i * 7),
+            &format!("during the push {i}"),
+            &["read"],
+        );
+    }
+    assert!(p1.wait().unwrap().success());
+    assert!(p2.wait().unwrap().success());
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    for i in 0..5 {
+        let s = format!("m{:04}", i * 7);
+        assert_eq!(all_texts(&a, &s), all_texts(&b, &s), "{s}");
+        assert!(all_texts(&b, &s).contains(&format!("during the push {i}")));
+    }
+    assert_eq!(records(&b.ok(&["--json", "list"]), "session").len(), 60);
+    verify_all(&a);
+    verify_all(&b);
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
