@@ -21,6 +21,9 @@ const MODE_EXEC: u32 = 0o100755;
 /// files (main first on a tie, then the later commit).
 #[derive(Debug, Clone)]
 pub struct Newest {
+    /// The branch for HEAD: the one whose tip holds the turn of the
+    /// session's `head_id` (the current conversation, which the next turn
+    /// continues), else the newest tip's.
     pub branch: String,
     pub commit: Oid,
     pub tree: Oid,
@@ -43,12 +46,40 @@ pub fn newest_tip(repo: &SessionRepo, branches: &BTreeMap<String, Oid>) -> Resul
             ));
         }
     }
-    best.map(|(_, n)| n).ok_or_else(|| {
+    let mut newest = best.map(|(_, n)| n).ok_or_else(|| {
         Error::refused(
             "sync::no_branch",
             "the remote holds no branch of this session",
             None,
         )
+    })?;
+    if let Some(b) = head_branch(repo, branches, &newest) {
+        newest.branch = b;
+    }
+    Ok(newest)
+}
+
+/// The branch whose tip commit holds the turn of meta.json's `head_id`.
+fn head_branch(
+    repo: &SessionRepo,
+    branches: &BTreeMap<String, Oid>,
+    newest: &Newest,
+) -> Option<String> {
+    let head = meta_of(repo, newest).ok()?.head_id()?.to_string();
+    let seq = history_names(repo, newest.tree)
+        .ok()?
+        .iter()
+        .filter_map(|f| crate::layout::paths::parse_node_file_name(f))
+        .find(|(_, _, id)| *id == head)
+        .map(|(seq, _, _)| seq)?;
+    // main first, as checkout prefers it.
+    let mut order: Vec<(&String, &Oid)> = branches.iter().collect();
+    order.sort_by_key(|(b, _)| *b != crate::git::MAIN);
+    order.into_iter().find_map(|(b, tip)| {
+        let info = repo.commit_info(*tip).ok()?;
+        crate::session::Trailers::parse(&info.message)
+            .holds_seq(seq)
+            .then(|| b.clone())
     })
 }
 

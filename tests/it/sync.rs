@@ -727,3 +727,35 @@ fn pushes_racing_with_turns_lose_nothing() {
     fsck(&a, &remote);
     assert_nothing_forced(&a, &remote);
 }
+
+/// After `--take remote`, the machine that fetches the result continues
+/// the remote's conversation on its branch: its next turn advances main,
+/// no new retry branch.
+#[test]
+fn the_fetching_machine_continues_the_current_conversation() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    a.ok(&["init", "h1"]);
+    a.turn("h1", "common", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    a.turn("h1", "from a", &[]);
+    b.turn("h1", "from b", &[]);
+    a.ok(&["push"]);
+    b.fails(&["fetch"], 1);
+    b.ok(&["fetch", "--take", "remote", "h1"]);
+    b.ok(&["push"]);
+    a.ok(&["fetch"]);
+    assert_eq!(a.git("h1", &["branch", "--show-current"]).trim(), "main");
+    let branches = records(&a.ok(&["--json", "branch", "h1"]), "branch").len();
+    a.turn("h1", "next on a", &[]);
+    assert_eq!(
+        records(&a.ok(&["--json", "branch", "h1"]), "branch").len(),
+        branches
+    );
+    assert_eq!(a.git("h1", &["branch", "--show-current"]).trim(), "main");
+    verify_all(&a);
+    a.assert_clean("h1");
+}
