@@ -115,6 +115,7 @@ pub fn remote(ctx: &Ctx, args: RemoteArgs) -> Result<u8> {
         RemoteCommand::Add { name, url } => {
             remotes::check_name(&name)?;
             remotes::check_url(&url)?;
+            remotes::check_not_ours(&ctx.state, &url)?;
             add(ctx, &name, &url)?;
             ctx.out.record(&records::Remote {
                 name: name.clone(),
@@ -391,6 +392,7 @@ fn run_fetch(
 pub fn clone(ctx: &Ctx, args: CloneArgs) -> Result<u8> {
     remotes::check_name(&args.name)?;
     remotes::check_url(&args.url)?;
+    remotes::check_not_ours(&ctx.state, &args.url)?;
     add(ctx, &args.name, &args.url)?;
     ctx.out.note(format!(
         "cloning sessions from `{}` into `{}`",

@@ -116,6 +116,32 @@ pub fn check_url(url: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuse a URL that names a directory inside the state dir (a session
+/// repository, the transfer repository): a push there would write refs
+/// into the layout.
+pub fn check_not_ours(state: &StateDir, url: &str) -> Result<()> {
+    let path = match url.strip_prefix("file://") {
+        Some(p) => std::path::PathBuf::from(p),
+        None if url.contains("://") || url.contains(':') && !url.starts_with('/') => {
+            return Ok(()); // a remote host (scp-like `host:path` included)
+        }
+        None => std::path::PathBuf::from(url),
+    };
+    let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (root, path) = (canon(&state.root), canon(&path));
+    if path.starts_with(&root) || root.starts_with(&path) {
+        return Err(Error::refused(
+            "sync::remote_in_state_dir",
+            format!(
+                "`{url}` is inside (or holds) the state directory `{}`",
+                state.root.display()
+            ),
+            Some("a remote is a repository of its own: `git init --bare` one elsewhere".into()),
+        ));
+    }
+    Ok(())
+}
+
 /// The remote to use: the one named, else the only one, else `origin`.
 pub fn resolve(state: &StateDir, name: Option<&str>) -> Result<(String, String)> {
     let remotes = read(state)?;

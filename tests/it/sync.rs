@@ -583,6 +583,19 @@ fn remote_commands_refuse_bad_input() {
     env.fails(&["remote", "add", "-x", "file:///tmp/x"], 2);
     env.fails(&["remote", "add", "o", "ext::sh -c touch% /tmp/p"], 2);
     env.fails(&["remote", "add", "o", "--upload-pack=touch"], 2);
+    env.ok(&["init", "s1"]);
+    let inside = env.session_dir("s1");
+    let err = env.fails(&["remote", "add", "o", inside.to_str().unwrap()], 1);
+    assert!(err.contains("remote_in_state_dir"), "{err}");
+    env.fails(
+        &[
+            "remote",
+            "add",
+            "o",
+            &format!("file://{}", env.state().display()),
+        ],
+        1,
+    );
     env.ok(&["remote", "add", "o", "file:///tmp/one"]);
     env.ok(&["remote", "add", "o", "file:///tmp/one"]);
     let err = env.fails(&["remote", "add", "o", "file:///tmp/two"], 1);
