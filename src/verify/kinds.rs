@@ -21,6 +21,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "push_queued",
+        meaning: "a note: a push did not finish (killed, or a ref was refused); its queue holds refs the remote has not confirmed",
+        fix: "git-session push <remote> (after a fetch, when a ref was refused)",
+        repair: NOTHING,
+    },
+    Kind {
         code: "diverged",
         meaning: "a fetch found that this machine and a remote both added turns to the session; the remote's tips are kept as refs/remotes/<remote>/<branch>",
         fix: "git-session fetch <remote> --take local|remote <session>",

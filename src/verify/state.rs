@@ -236,6 +236,28 @@ pub fn check_state(
             );
         }
     }
+    // A push that did not finish: refs its remote has not confirmed.
+    for name in crate::sync::remotes::read(state)
+        .map(|r| r.into_keys().collect::<Vec<_>>())
+        .unwrap_or_default()
+    {
+        let queue = state.push_queue(&name);
+        let Ok(text) = crate::layout::atomic::read_to_string(&queue) else {
+            continue;
+        };
+        let n = text.lines().filter(|l| !l.trim().is_empty()).count();
+        if n > 0 {
+            out.push(Finding {
+                session: None,
+                kind: "push_queued",
+                severity: Severity::Note,
+                path: queue,
+                message: format!("{n} ref(s) not yet confirmed by remote `{name}`"),
+                fix: format!("git-session push {name}"),
+                fixable: false,
+            });
+        }
+    }
     (out, temps)
 }
 

@@ -416,6 +416,14 @@ fn a_push_killed_midway_is_finished_by_the_next() {
     if partial > 0 {
         let queue = a.state().join("sync/queue-origin");
         assert!(queue.is_file(), "a killed push leaves its queue");
+        let v = a.ok(&["--json", "verify", "--all"]);
+        let notes = records(&v, "finding");
+        assert!(
+            notes
+                .iter()
+                .any(|f| f["kind"] == "push_queued" && f["severity"] == "note"),
+            "{v}"
+        );
     }
     let out = a.ok(&["--json", "push"]);
     let summary = &records(&out, "push_summary")[0];
