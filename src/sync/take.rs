@@ -97,6 +97,7 @@ pub fn apply(
     // 2. This machine's nodes, renumbered after the remote's.
     let history = sd.history();
     let mut renamed = 0;
+    let mut old_names = Vec::new();
     for (_, file) in &replay {
         let path = history.join(file);
         let bytes = atomic::read(&path).io("read", &path)?;
@@ -108,8 +109,13 @@ pub fn apply(
             .and_then(Value::as_str)
             .unwrap_or("user")
             .to_string();
-        node.insert("seq".into(), next.into());
         let name = Naming::of(file).file_name(next, &role, nid);
+        next += 1;
+        renamed += 1;
+        if name == *file {
+            continue; // renumbered by a take that was interrupted
+        }
+        node.insert("seq".into(), (next - 1).into());
         let out = serde_json::to_vec(&Value::Object(node)).expect("json");
         if !atomic::create_new(&history.join(&name), &out)? {
             return Err(Error::corrupt(
@@ -117,9 +123,9 @@ pub fn apply(
                 "a node file of that name exists already",
             ));
         }
-        next += 1;
-        renamed += 1;
+        old_names.push(file.clone());
     }
+    atomic::crash_point("take-renumbered");
     // 3. meta.json: the chosen side's head.
     let mut meta = Meta::read(&sd.meta())?;
     match take {
@@ -143,7 +149,7 @@ pub fn apply(
     }
     atomic::write(&sd.meta(), &meta.to_json())?;
     // 4. The old names go once the new ones are written.
-    for (_, file) in &replay {
+    for file in &old_names {
         remove(&history.join(file))?;
     }
     for file in &stale {

@@ -780,3 +780,44 @@ fn the_fetching_machine_continues_the_current_conversation() {
     verify_all(&a);
     a.assert_clean("h1");
 }
+
+/// A `--take` killed after renumbering (both names of a node on disk) or
+/// before committing is finished by running it again: every node once.
+#[test]
+fn a_take_killed_midway_is_finished_by_running_it_again() {
+    for at in ["take-renumbered", "before-rename"] {
+        let a = TestEnv::new();
+        let b = TestEnv::new();
+        let (_, url) = bare_remote(&a, "remote.git");
+        a.ok(&["init", "t1"]);
+        a.turn("t1", "common", &[]);
+        a.ok(&["remote", "add", "origin", &url]);
+        a.ok(&["push"]);
+        b.ok(&["clone", &url]);
+        a.turn("t1", "from a", &[]);
+        b.turn("t1", "from b", &["read"]);
+        a.ok(&["push"]);
+        b.fails(&["fetch"], 1);
+        b.crash_at(at, &["fetch", "--take", "local", "t1"]);
+        let again = b.run(&["fetch", "--take", "local", "t1"]);
+        // A temp file the crash left is what `verify --fix` clears.
+        b.run(&["verify", "--all", "--fix"]);
+        let v = b.run(&["verify", "--all"]);
+        assert!(
+            v.status.success(),
+            "{at}: {}\n{}{}",
+            String::from_utf8_lossy(&again.stderr),
+            String::from_utf8_lossy(&v.stdout),
+            String::from_utf8_lossy(&v.stderr)
+        );
+        let texts = all_texts(&b, "t1");
+        for t in ["common", "from a", "from b", "re: from b", "ok"] {
+            assert_eq!(
+                texts.iter().filter(|x| *x == t).count(),
+                1,
+                "{at}: {t} in {texts:?}"
+            );
+        }
+        b.ok(&["push"]);
+    }
+}
