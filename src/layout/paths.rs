@@ -251,20 +251,15 @@ impl StateDir {
     /// name this id.
     /// [`find_session`](Self::find_session), `None` when there is no such
     /// session; every other failure (a planted link, a bad id) is an error.
+    /// (The help of a session not found, which lists every session, is
+    /// only made by [`find_session`](Self::find_session): a fetch asks this
+    /// for each of a thousand sessions new here.)
     pub fn find_session_if_any(&self, id: &str) -> Result<Option<SessionDir>> {
-        match self.find_session(id) {
-            Ok(sd) => Ok(Some(sd)),
-            Err(Error::SessionNotFound { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    pub fn find_session(&self, id: &str) -> Result<SessionDir> {
         ids::session_id(id)?;
         self.check_links()?;
         let candidate = self.default_session_dir(id);
         if is_session_dir(&candidate) {
-            return SessionDir::checked(candidate)?.of(id, false);
+            return SessionDir::checked(candidate)?.of(id, false).map(Some);
         }
         if let Some(p) = self
             .session_parents()
@@ -273,19 +268,24 @@ impl StateDir {
             .map(|parent| parent.join(id))
             .find(|p| is_session_dir(p))
         {
-            return SessionDir::checked(p)?.of(id, false);
+            return SessionDir::checked(p)?.of(id, false).map(Some);
         }
         if let Some(p) = super::registry::read_locations(self)?.get(id) {
             let p = PathBuf::from(p);
             if is_session_dir(&p) {
-                return SessionDir::checked(p)?.of(id, true);
+                return SessionDir::checked(p)?.of(id, true).map(Some);
             }
         }
-        Err(Error::SessionNotFound {
-            id: id.into(),
-            state: self.root.clone(),
-            help: self.not_found_help(id),
-        })
+        Ok(None)
+    }
+
+    pub fn find_session(&self, id: &str) -> Result<SessionDir> {
+        self.find_session_if_any(id)?
+            .ok_or_else(|| Error::SessionNotFound {
+                id: id.into(),
+                state: self.root.clone(),
+                help: self.not_found_help(id),
+            })
     }
 }
 

@@ -617,6 +617,8 @@ pub fn fetch(
         });
     }
     progress.finish();
+    // index.json is current when the command ends (SPEC §3).
+    registry::fold(state, locks)?;
     compact(&transfer.dir, printer);
     Ok(outcomes)
 }
@@ -644,7 +646,7 @@ fn fetch_one(
         bring_in(&sd, remote, transfer, id, branches, &newest, take)?
     };
     if matches!(outcome, Outcome::FastForward | Outcome::Taken) {
-        refresh_row(state, &sd, id, locks)?;
+        refresh_row(state, &sd, id)?;
     }
     Ok((outcome, sd.dir.clone(), note))
 }
@@ -747,9 +749,11 @@ pub fn divergences(sd: &SessionDir, repo: &SessionRepo) -> Vec<Divergence> {
 }
 
 /// Rewrite the session's index row from its meta.json.
-fn refresh_row(state: &StateDir, sd: &SessionDir, id: &str, locks: LockOptions) -> Result<()> {
+fn refresh_row(state: &StateDir, sd: &SessionDir, id: &str) -> Result<()> {
     match registry::fresh_row(sd, id)? {
-        Some(row) => registry::put_row(state, locks, id, row),
+        // Journaled (a fetch of a thousand sessions rewrote index.json a
+        // thousand times), folded into index.json when the fetch ends.
+        Some(row) => registry::journal_append(state, &row),
         None => Ok(()),
     }
 }
@@ -882,7 +886,7 @@ fn create(
     atomic::crash_point("fetch-after-publish");
     let sd = SessionDir::new(target.clone());
     ensure_bound(state, remote, transfer, &sd, id, locks)?;
-    refresh_row(state, &sd, id, locks)?;
+    refresh_row(state, &sd, id)?;
     Ok(target)
 }
 
