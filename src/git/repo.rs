@@ -302,23 +302,55 @@ impl SessionRepo {
     }
 }
 
-/// Create the transfer repository at `dir` (`<state>/sync/repo`), a
-/// repository with an empty work tree and the pinned config; nothing when
-/// it exists. It holds only objects copied from sessions or fetched, and
-/// the tracking refs of fetches: deleting it loses nothing.
+/// The transfer repository at `dir` (`<state>/sync/repo`), created when
+/// missing: a repository with an empty work tree and the pinned config. It
+/// holds only objects copied from sessions or fetched, and the tracking
+/// refs of fetches: deleting it loses nothing.
+///
+/// It is ours, but what is on disk is a stranger's: on every use its config
+/// is rewritten (git reads a repository's own config for the transport:
+/// `url.*.insteadOf`, `credential.helper`, `core.sshCommand` would run or
+/// redirect), an alternates file is removed (objects from elsewhere), and a
+/// link or special file where its directories, config or `packed-refs`
+/// belong is refused (a pack or a ref would be written through it).
 pub fn init_transfer_repo(dir: &Path) -> Result<()> {
-    if dir.join(".git").is_dir() {
-        return Ok(());
+    let git_dir = dir.join(".git");
+    let refuse_all = || -> Result<()> {
+        for p in [
+            dir.to_path_buf(),
+            git_dir.clone(),
+            git_dir.join("config"),
+            git_dir.join("objects"),
+            git_dir.join("objects/pack"),
+            git_dir.join("objects/info"),
+            git_dir.join("refs"),
+            git_dir.join("refs/remotes"),
+            git_dir.join("logs"),
+            git_dir.join("packed-refs"),
+        ] {
+            atomic::refuse_unsafe(&p)?;
+        }
+        Ok(())
+    };
+    refuse_all()?;
+    if !git_dir.is_dir() {
+        gix::ThreadSafeRepository::init_opts(
+            dir,
+            gix::create::Kind::WithWorktree,
+            gix::create::Options::default(),
+            gix::open::Options::isolated(),
+        )
+        .map_err(|e| Error::git("create the transfer repository", dir, e))?;
+        refuse_all()?;
     }
-    let repo: gix::Repository = gix::ThreadSafeRepository::init_opts(
-        dir,
-        gix::create::Kind::WithWorktree,
-        gix::create::Options::default(),
-        gix::open::Options::isolated(),
-    )
-    .map_err(|e| Error::git("create the transfer repository", dir, e))?
-    .into();
-    write_pinned_config(repo.git_dir())
+    let alternates = git_dir.join("objects/info/alternates");
+    match std::fs::remove_file(&alternates) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).io("remove", &alternates);
+        }
+        _ => {}
+    }
+    write_pinned_config(&git_dir)
 }
 
 /// Replace `git_dir/config` with the tool's own: the repository basics and

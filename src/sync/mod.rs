@@ -97,8 +97,6 @@ fn batch_size() -> usize {
 /// The transfer repository, created on first use.
 fn transfer_repo(state: &StateDir) -> Result<SessionRepo> {
     let dir = state.sync_repo();
-    atomic::refuse_unsafe(&dir)?;
-    atomic::refuse_unsafe(&dir.join(".git"))?;
     crate::git::init_transfer_repo(&dir)?;
     SessionRepo::open(&dir)
 }

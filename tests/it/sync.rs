@@ -821,3 +821,55 @@ fn a_take_killed_midway_is_finished_by_running_it_again() {
         b.ok(&["push"]);
     }
 }
+
+/// The transfer repository is ours, but what is on disk is a stranger's: a
+/// config planted there (a URL rewrite, a credential helper) does not
+/// apply, an alternates file goes, and a link where its packs go is refused.
+#[test]
+fn a_planted_transfer_repository_config_or_link_is_not_honoured() {
+    let a = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let (elsewhere, _) = bare_remote(&a, "elsewhere.git");
+    a.ok(&["init", "x1"]);
+    a.turn("x1", "to the right remote", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    a.turn("x1", "still the right one", &[]);
+    let git_dir = a.state().join("sync/repo/.git");
+    let pwned = a.tmp.path().join("pwned");
+    std::fs::write(
+        git_dir.join("config"),
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = {url}\n[credential]\n\thelper = \"!touch {}\"\n",
+            elsewhere.display(),
+            pwned.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        git_dir.join("objects/info/alternates"),
+        "/nonexistent/objects\n",
+    )
+    .unwrap();
+    a.ok(&["push"]);
+    assert!(
+        remote_refs(&a, &elsewhere).is_empty(),
+        "the planted insteadOf was honoured"
+    );
+    assert_eq!(remote_refs(&a, &remote).len(), 1);
+    assert!(!pwned.exists());
+    assert!(!git_dir.join("objects/info/alternates").exists());
+    // A link where the packs go.
+    a.turn("x1", "and once more", &[]);
+    let outside = a.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(git_dir.join("objects/pack")).unwrap();
+    std::os::unix::fs::symlink(&outside, git_dir.join("objects/pack")).unwrap();
+    let err = a.fails(&["push"], 1);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written through the link"
+    );
+}
