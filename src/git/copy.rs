@@ -36,12 +36,6 @@ impl SessionRepo {
     /// many objects were copied.
     pub fn copy_from(&mut self, src: &SessionRepo, tips: &[ObjectId]) -> Result<usize> {
         let objects = src.objects_for(tips, &|id| self.knows(id))?;
-        self.write_copied(objects)
-    }
-
-    /// Write objects [`Self::objects_for`] read (in bulk mode), in their
-    /// order. Returns how many there were.
-    pub fn write_copied(&mut self, objects: Objects) -> Result<usize> {
         self.begin_bulk();
         let n = objects.len();
         for (kind, id, data) in objects {

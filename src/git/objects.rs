@@ -298,18 +298,6 @@ impl SessionRepo {
     pub(super) fn write_raw(&mut self, kind: gix::objs::Kind, buf: Vec<u8>) -> Result<ObjectId> {
         let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &buf)
             .map_err(|e| self.err("hash an object", e))?;
-        self.write_hashed(kind, id, buf)?;
-        Ok(id)
-    }
-
-    /// [`Self::write_raw`] of an object whose id is known (read from
-    /// another repository, checked there).
-    pub(super) fn write_hashed(
-        &mut self,
-        kind: gix::objs::Kind,
-        id: ObjectId,
-        buf: Vec<u8>,
-    ) -> Result<()> {
         if self.objects.bulk.is_some() {
             let known = self
                 .objects
@@ -320,10 +308,10 @@ impl SessionRepo {
             if !known {
                 self.push_bulk(kind, id, buf)?;
             }
-            return Ok(());
+            return Ok(id);
         }
         if self.objects.written_ids.contains(&id) || self.objects.loose.contains(&id) {
-            return Ok(());
+            return Ok(id);
         }
         if !self.objects.send(kind, buf, id) {
             let e = self.objects.finish().err().unwrap_or_default();
@@ -331,7 +319,7 @@ impl SessionRepo {
         }
         self.objects.written_ids.insert(id);
         self.objects.written.push(id);
-        Ok(())
+        Ok(id)
     }
 
     /// Add an object to the bulk pack unless it is there already (not

@@ -116,23 +116,9 @@ impl SessionRepo {
     /// opens the repository only when a packed object is read
     /// ([`Self::repo`]).
     pub fn open(dir: &Path) -> Result<SessionRepo> {
-        let git_dir = dir.join(".git");
-        if !git_dir.is_dir() {
-            return Err(Error::corrupt(
-                dir,
-                "the session has no `.git` repository".to_string(),
-            ));
-        }
-        let config = OwnConfig::read(dir, &git_dir)?;
-        let refs = gix::refs::file::Store::at(git_dir.clone(), Default::default());
-        Ok(SessionRepo {
-            gix: std::cell::OnceCell::new(),
-            refs,
-            config,
-            dir: dir.to_path_buf(),
-            objects: super::objects::Writer::new(&git_dir),
-            git_dir,
-        })
+        let mut me = SessionRepo::open_for_reading(dir)?;
+        me.config = OwnConfig::read(dir, &me.git_dir)?;
+        Ok(me)
     }
 
     /// The session repo in `dir` opened to read its refs and objects only:

@@ -243,17 +243,14 @@ impl StateDir {
     }
 
     /// Find the repo of session `id`: the default place, a bound project's
-    /// place, then `locations.json` (legacy in-project repos).
+    /// place, then `locations.json` (legacy in-project repos). `None` when
+    /// there is no such session; every other failure (a planted link, a bad
+    /// id) is an error.
     ///
     /// A session resolves only to a directory that is that session (SPEC §4):
     /// in a standard place, its meta.json must not name another id; through
     /// `locations.json` (a path anyone may have edited), its meta.json must
     /// name this id.
-    /// [`find_session`](Self::find_session), `None` when there is no such
-    /// session; every other failure (a planted link, a bad id) is an error.
-    /// (The help of a session not found, which lists every session, is
-    /// only made by [`find_session`](Self::find_session): a fetch asks this
-    /// for each of a thousand sessions new here.)
     pub fn find_session_if_any(&self, id: &str) -> Result<Option<SessionDir>> {
         ids::session_id(id)?;
         self.check_links()?;
@@ -279,6 +276,9 @@ impl StateDir {
         Ok(None)
     }
 
+    /// [`find_session_if_any`](Self::find_session_if_any), with a session
+    /// not found an error whose help names the closest ids (it lists every
+    /// session: a fetch of a thousand new sessions asks the other).
     pub fn find_session(&self, id: &str) -> Result<SessionDir> {
         self.find_session_if_any(id)?
             .ok_or_else(|| Error::SessionNotFound {

@@ -191,7 +191,7 @@ pub fn push(
             let tx = tx.clone();
             let (targets, on_remote, transfer_dir) = (&targets, &on_remote, &transfer_dir);
             scope.spawn(move || {
-                let mine = SessionRepo::open(transfer_dir);
+                let mine = SessionRepo::open_for_reading(transfer_dir);
                 for (id, dir) in targets.iter().skip(w).step_by(jobs) {
                     let r = match &mine {
                         Ok(t) => collect_session(
@@ -359,6 +359,12 @@ fn pushed_record(remote: &str, u: &Update, status: &str, summary: String) -> rec
         status: status.to_string(),
         summary,
     }
+}
+
+/// How many refs the push queue of `remote` holds (a push that did not
+/// finish, or refs the remote refused).
+pub fn queued(state: &StateDir, remote: &str) -> usize {
+    read_queue(&state.push_queue(remote)).len()
 }
 
 /// The queue of refs still to push: `<id> <remote ref>` per line.

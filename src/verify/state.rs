@@ -241,17 +241,13 @@ pub fn check_state(
         .map(|r| r.into_keys().collect::<Vec<_>>())
         .unwrap_or_default()
     {
-        let queue = state.push_queue(&name);
-        let Ok(text) = crate::layout::atomic::read_to_string(&queue) else {
-            continue;
-        };
-        let n = text.lines().filter(|l| !l.trim().is_empty()).count();
+        let n = crate::sync::queued(state, &name);
         if n > 0 {
             out.push(Finding {
                 session: None,
                 kind: "push_queued",
                 severity: Severity::Note,
-                path: queue,
+                path: state.push_queue(&name),
                 message: format!("{n} ref(s) not yet confirmed by remote `{name}`"),
                 fix: format!("git-session push {name}"),
                 fixable: false,
