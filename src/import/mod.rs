@@ -196,39 +196,51 @@ pub struct Seed<'a> {
 }
 
 impl<'a> Seed<'a> {
-    /// The text of `import.uuids`, if the session has one.
-    fn load(sd: &SessionDir) -> Option<String> {
-        atomic::read(sd.import_uuids())
-            .ok()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    /// The bytes of `import.uuids`, if the session has one.
+    fn load(sd: &SessionDir) -> Option<Vec<u8>> {
+        atomic::read(sd.import_uuids()).ok()
     }
 
     /// The rows of `text` before line `before` (rows at or after it, from
     /// an import killed before its cursor moved, are not believed) of the
     /// uuids `wanted` (the records and parents of the lines to map): the
     /// rest cannot matter to them.
-    fn parse(text: &'a str, before: usize, wanted: &HashSet<&str>) -> Seed<'a> {
+    ///
+    /// Every row of the session is looked at, so this runs on every hook
+    /// call: a row is cut at its tabs and its uuid looked up before
+    /// anything else is parsed, with a fast hash (foldhash, seeded per
+    /// process like std's: the uuids come from the transcript).
+    fn parse(text: &'a [u8], before: usize, wanted: &Wanted) -> Seed<'a> {
+        use bstr::ByteSlice;
         let mut seed = Seed::default();
         for row in text.lines() {
-            let mut f = row.split('\t');
+            let mut f = row.splitn(6, |&b| b == b'\t');
             let (Some(line), Some(uuid), Some(top)) = (f.next(), f.next(), f.next()) else {
                 continue;
             };
             let typed = (f.next(), f.next());
             let parent_wanted = typed.0.is_some_and(|p| wanted.contains(p));
-            if !wanted.contains(uuid) && !parent_wanted
-                || line.parse::<usize>().map_or(true, |l| l >= before)
-            {
+            if !parent_wanted && !wanted.contains(uuid) {
                 continue;
             }
+            let str = |b: &'a [u8]| std::str::from_utf8(b).ok();
+            let believed = str(line)
+                .and_then(|l| l.parse::<usize>().ok())
+                .is_some_and(|l| l < before);
+            let (Some(uuid), Some(top), true) = (str(uuid), str(top), believed) else {
+                continue;
+            };
             seed.tops.insert(uuid, top);
-            if let (Some(p), Some(t)) = typed {
+            if let (Some(p), Some(t)) = (typed.0.and_then(str), typed.1.and_then(str)) {
                 seed.typed.insert((p, t));
             }
         }
         seed
     }
 }
+
+/// The uuids [`Seed::parse`] looks for.
+type Wanted<'a> = HashSet<&'a [u8], foldhash::fast::RandomState>;
 
 impl Seed<'_> {
     /// Append the rows of `index` before line `upto` (from `from` on).
@@ -604,7 +616,7 @@ pub fn transcript(
     // A transcript imported before is read from its cursor on, what came
     // before known from the uuid rows (Claude Code) or the state kept in
     // the cursor (Codex).
-    let mut rows = String::new();
+    let mut rows = Vec::new();
     let mut state: Option<Value> = None;
     let mut from = (0, 0);
     let existing = ctx.state.find_session_if_any(&session)?;
@@ -629,13 +641,16 @@ pub fn transcript(
             }
         }
     }
+    crate::out::trace("import: cursor");
     let read = read_lines(path, from, u64::MAX)?;
-    let wanted: HashSet<&str> = read
+    crate::out::trace("import: lines read");
+    let wanted: Wanted = read
         .lines
         .iter()
         .filter_map(|l| l.record.as_ref())
         .flat_map(|r| ["uuid", "parentUuid", "logicalParentUuid"].map(|k| r[k].as_str()))
         .flatten()
+        .map(str::as_bytes)
         .collect();
     let seed = Seed::parse(&rows, from.1, &wanted);
     drop(wanted);

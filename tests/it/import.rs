@@ -320,6 +320,38 @@ fn a_grown_transcript_adds_only_its_new_turns() {
     );
 }
 
+/// A typed message written again with a new uuid, its parent and time
+/// unchanged (a resume replays it), is a replay, not a rewind, when it
+/// comes in a later import too: the earlier import's rows tell of the first.
+#[test]
+fn a_replay_in_a_later_import_is_no_rewind() {
+    let env = TestEnv::new();
+    let mut t = Transcript::two_turns();
+    let file = t.write(env.tmp.path(), "");
+    import(&env, &file);
+    let u2 = t.lines.iter().find(|l| l["uuid"] == "u2").unwrap();
+    let mut replay = u2.clone();
+    replay["uuid"] = "u2-again".into();
+    t.lines.push(replay);
+    t.reply(
+        "a6b",
+        "u2-again",
+        "msg_4b",
+        json!({"type": "text", "text": "Done, again."}),
+    );
+    t.write(env.tmp.path(), "");
+    import(&env, &file);
+    let branches = env.git(SESSION, &["branch", "--format=%(refname:short)"]);
+    assert_eq!(branches.trim(), "main", "no retry branch: {branches}");
+    let one = TestEnv::new();
+    import(&one, &t.write(one.tmp.path(), ""));
+    // The same nodes as one import of the whole transcript (the new
+    // reply is a commit of its own: turn 2 was committed before it came).
+    assert_eq!(one.history_files(SESSION), env.history_files(SESSION));
+    env.assert_clean(SESSION);
+    assert_eq!(rebuilt(&env, SESSION), t.lines);
+}
+
 #[test]
 fn rewinds_compactions_and_resume_copies() {
     let env = TestEnv::new();
