@@ -1,13 +1,14 @@
 //! Session operations shared by several commands: create a session atomically
 //! (staged under a temp name, published by rename) and append a node.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
 use crate::git::SessionRepo;
-use crate::layout::history::Catalog;
+use crate::layout::history::{Catalog, Entry};
 use crate::layout::schema::{self, MAX_FILE_BYTES, Meta, Node, ROOT};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
 
@@ -162,8 +163,92 @@ fn refuse(code: &'static str, msg: String, help: &str) -> Error {
 /// has read `meta`); updates `meta` in memory (head, `updated_at`) without
 /// writing it.
 pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Result<Node> {
-    let history = sd.history();
+    let mut nodes = append_all(sd, meta, [(new, now)])?;
+    Ok(nodes.pop().expect("one node appended"))
+}
+
+/// [`append`] each of `nodes` in turn (each one's time beside it), reading
+/// the catalog once and writing its cache once for them all (an import's
+/// turn). The nodes before one that fails stay written and catalogued, and
+/// the error is returned.
+pub fn append_all(
+    sd: &SessionDir,
+    meta: &mut Meta,
+    nodes: impl IntoIterator<Item = (NewNode, f64)>,
+) -> Result<Vec<Node>> {
     let catalog = Catalog::load(sd)?;
+    let mut known = Known {
+        catalog: &catalog,
+        added: Vec::new(),
+        added_ids: HashSet::new(),
+    };
+    let mut out = Vec::new();
+    let written = || -> Result<()> {
+        for (new, now) in nodes {
+            out.push(append_one(sd, &mut known, meta, new, now)?);
+        }
+        Ok(())
+    };
+    let result = written();
+    if !known.added.is_empty() {
+        crate::layout::history::record(sd, &catalog, &known.added)?;
+    }
+    result.map(|()| out)
+}
+
+/// The nodes of a session as an [`append_all`] sees them: the catalog it
+/// read and the nodes it wrote since, in seq order.
+struct Known<'a> {
+    catalog: &'a Catalog,
+    added: Vec<Entry>,
+    /// The ids of `added` (an import adds thousands).
+    added_ids: HashSet<String>,
+}
+
+impl Known<'_> {
+    fn contains(&self, id: &str) -> bool {
+        self.added_ids.contains(id) || self.catalog.contains(id)
+    }
+
+    fn latest(&self, letters: &str) -> Option<Entry> {
+        self.added
+            .iter()
+            .rev()
+            .find(|e| letters.contains(e.letter))
+            .cloned()
+            .or_else(|| self.catalog.latest(letters))
+    }
+
+    fn has_first(&self, letters: &str, except: &str) -> bool {
+        self.added
+            .iter()
+            .any(|e| letters.contains(e.letter) && e.id != except)
+            || self.catalog.first(letters, except).is_some()
+    }
+
+    fn max_seq(&self) -> Option<u64> {
+        self.added
+            .last()
+            .map(|e| e.seq)
+            .or_else(|| self.catalog.max_seq())
+    }
+
+    fn first_entry(&self) -> Option<Entry> {
+        self.catalog
+            .entries()
+            .next()
+            .or_else(|| self.added.first().cloned())
+    }
+}
+
+fn append_one(
+    sd: &SessionDir,
+    known: &mut Known,
+    meta: &mut Meta,
+    new: NewNode,
+    now: f64,
+) -> Result<Node> {
+    let history = sd.history();
     let letter_prefix = match new.role.as_str() {
         "user" => "u_",
         "llm" => "a_",
@@ -179,7 +264,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
     let id = match new.id {
         Some(id) => {
             ids::node_id(&id)?;
-            if catalog.contains(&id) {
+            if known.contains(&id) {
                 return Err(refuse(
                     "append::node_exists",
                     format!(
@@ -193,17 +278,14 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         }
         None => loop {
             let id = ids::generate(letter_prefix);
-            if !catalog.contains(&id) {
+            if !known.contains(&id) {
                 break id;
             }
         },
     };
     let caller = match new.caller {
         Some(c) => c,
-        None if new.role == "code" => catalog
-            .latest("al")
-            .map(|e| e.id.clone())
-            .unwrap_or_default(),
+        None if new.role == "code" => known.latest("al").map(|e| e.id.clone()).unwrap_or_default(),
         None => String::new(),
     };
     let top_level = caller.is_empty() || caller == ROOT;
@@ -211,7 +293,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         Some(p) => p,
         None if !top_level || new.role == "code" => None,
         None if new.role == "llm" => Some(
-            catalog
+            known
                 .latest("u")
                 .filter(|e| e.id != ROOT)
                 .map(|e| e.id.clone())
@@ -226,7 +308,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
     };
     if let Some(p) = &predecessor
         && p != ROOT
-        && !catalog.contains(p)
+        && !known.contains(p)
     {
         return Err(refuse(
             "append::no_such_predecessor",
@@ -234,25 +316,21 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
             "name an existing node id (see `git-session show`), or `ROOT` for a first turn",
         ));
     }
-    if !top_level && !catalog.contains(&caller) {
+    if !top_level && !known.contains(&caller) {
         return Err(refuse(
             "append::no_such_caller",
             format!("caller `{caller}` is not a node of this session"),
             "name an existing node id, or leave `--caller` out",
         ));
     }
-    if new.role == "user"
-        && top_level
-        && predecessor.is_none()
-        && catalog.first("u", ROOT).is_some()
-    {
+    if new.role == "user" && top_level && predecessor.is_none() && known.has_first("u", ROOT) {
         return Err(refuse(
             "append::second_root",
             "a second top-level user node needs a predecessor".into(),
             "give `--predecessor <node id>` (or `ROOT` to retry the first turn)",
         ));
     }
-    let seq = catalog.max_seq().map_or(1, |s| s + 1);
+    let seq = known.max_seq().map_or(1, |s| s + 1);
     let mut metadata = new.metadata;
     if !new.attach.is_empty() {
         let mut list = Vec::new();
@@ -277,7 +355,7 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         python_keys: false,
     };
     std::fs::create_dir_all(&history).io("create", &history)?;
-    let first = catalog.entries().next();
+    let first = known.first_entry();
     let naming = first
         .as_ref()
         .map_or(new.naming, |e| crate::layout::paths::Naming::of(&e.file));
@@ -309,7 +387,9 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         ));
     }
     let path = history.join(naming.file_name(seq, &node.role, &node.id));
-    crate::layout::history::invalidate(sd);
+    if known.added.is_empty() {
+        crate::layout::history::invalidate(sd);
+    }
     if !atomic::create_new(&path, &bytes)? {
         return Err(refuse(
             "append::seq_taken",
@@ -318,20 +398,17 @@ pub fn append(sd: &SessionDir, meta: &mut Meta, new: NewNode, now: f64) -> Resul
         ));
     }
     atomic::crash_point("append-after-node");
-    crate::layout::history::record(
-        sd,
-        &catalog,
-        &crate::layout::history::Entry {
-            seq,
-            letter: node.letter(),
-            id: node.id.clone(),
-            file: path
-                .file_name()
-                .expect("a node path has a file name")
-                .to_string_lossy()
-                .into_owned(),
-        },
-    )?;
+    known.added_ids.insert(node.id.clone());
+    known.added.push(Entry {
+        seq,
+        letter: node.letter(),
+        id: node.id.clone(),
+        file: path
+            .file_name()
+            .expect("a node path has a file name")
+            .to_string_lossy()
+            .into_owned(),
+    });
     meta.set("updated_at", now);
     if node.is_top_level() && node.predecessor.is_some() {
         meta.set("head_id", node.id.as_str());
@@ -403,4 +480,65 @@ pub fn first_user_text(sd: &SessionDir, catalog: &Catalog) -> Option<String> {
         .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
         .find(|n| n.starts_turn())
         .map(|n| n.text())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> (tempfile::TempDir, SessionDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let sd = SessionDir::new(dir.path().to_path_buf());
+        std::fs::create_dir_all(sd.private_dir()).unwrap();
+        std::fs::create_dir(sd.history()).unwrap();
+        (dir, sd)
+    }
+
+    fn role(role: &str) -> NewNode {
+        NewNode {
+            role: role.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Each node of one call sees the ones before it, as one call per node
+    /// would, and the catalog's cache is left current.
+    #[test]
+    fn one_call_for_many_nodes_is_one_call_per_node() {
+        let (_dir, sd) = session();
+        let mut meta = Meta::default();
+        let nodes = [role("user"), role("llm"), role("code"), role("llm")];
+        let made = append_all(&sd, &mut meta, nodes.map(|n| (n, 1.0))).unwrap();
+        let (user, reply, tool, last) = (&made[0], &made[1], &made[2], &made[3]);
+        assert_eq!(made.iter().map(|n| n.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(user.predecessor.as_deref(), Some(ROOT));
+        assert_eq!(reply.predecessor.as_deref(), Some(user.id.as_str()));
+        assert_eq!(tool.caller, reply.id, "a tool's caller: the latest reply");
+        assert_eq!(last.predecessor.as_deref(), Some(user.id.as_str()));
+        assert_eq!(meta.head_id(), Some(last.id.as_str()));
+        // A second top-level user node needs a predecessor, in the same call too.
+        let mut second = role("user");
+        second.predecessor = Some(None);
+        let err = append_all(&sd, &mut meta, [(role("llm"), 2.0), (second, 2.0)]).unwrap_err();
+        assert!(err.to_string().contains("second top-level"), "{err}");
+        // The cache holds every node written, the one before the error too,
+        // as the directory does, and its stamp is current: the directory's
+        // time and the cache's length as they are now.
+        use std::os::unix::fs::MetadataExt;
+        let stamp = std::fs::read_to_string(sd.catalog_stamp()).unwrap();
+        let h = std::fs::metadata(sd.history()).unwrap();
+        let len = std::fs::metadata(sd.catalog_file()).unwrap().len();
+        let now = format!(
+            "{} {len} ",
+            h.mtime() as i128 * 1_000_000_000 + h.mtime_nsec() as i128
+        );
+        assert!(stamp.starts_with(&now), "{stamp} against {now}");
+        let cached = Catalog::load(&sd).unwrap();
+        let listed = Catalog::read(&sd.history()).unwrap();
+        assert_eq!(cached.len(), 5);
+        assert_eq!(
+            cached.entries().collect::<Vec<_>>(),
+            listed.entries().collect::<Vec<_>>()
+        );
+    }
 }

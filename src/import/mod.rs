@@ -804,10 +804,11 @@ pub fn transcript(
         .find(|i| i.role == "user")
         .and_then(|i| i.output.as_str())
         .map(schema::preview);
-    for item in items {
+    let nodes = items.into_iter().map(|item| {
         let time = item.created_at.max(0.0);
-        store::append(&sd, &mut meta, node(agent, item, foreign), time)?;
-    }
+        (node(agent, item, foreign), time)
+    });
+    store::append_all(&sd, &mut meta, nodes)?;
     if meta.title().is_empty() && !meta.flag("_user_titled") {
         let text = store::first_user_text(&sd, &Catalog::load(&sd)?);
         let title = text

@@ -336,15 +336,16 @@ pub fn invalidate(sd: &SessionDir) {
     }
 }
 
-/// Record a node just written to `history/` (the caller holds the session
-/// lock and loaded `catalog` in this process, so the cache is current).
-pub fn record(sd: &SessionDir, catalog: &Catalog, e: &Entry) -> Result<()> {
+/// Record nodes just written to `history/`, in seq order (the caller holds
+/// the session lock and loaded `catalog` in this process, so the cache is
+/// current): their lines appended to the cache, and the stamp written once.
+pub fn record(sd: &SessionDir, catalog: &Catalog, entries: &[Entry]) -> Result<()> {
     let path = sd.catalog_file();
-    let line = line_of(e);
+    let lines: String = entries.iter().map(line_of).collect();
     let len = (|| {
         let mut f =
             super::atomic::no_follow(std::fs::OpenOptions::new().append(true)).open(&path)?;
-        f.write_all(line.as_bytes())?;
+        f.write_all(lines.as_bytes())?;
         Ok::<_, std::io::Error>(f.metadata()?.len())
     })();
     match (len, mtime_ns(&sd.history())) {
@@ -515,7 +516,7 @@ mod tests {
                 file: format!("{:06}-u-late.json", n + 1),
             };
             std::fs::write(h.join(&e.file), "{}").unwrap();
-            record(&sd, &cached, &e).unwrap();
+            record(&sd, &cached, std::slice::from_ref(&e)).unwrap();
             let again = Catalog::from_cache(&sd, &h).expect("the cache is still current");
             assert_eq!(again.max_seq(), Some(n + 1));
             assert_eq!(again.get("late").unwrap(), e);
