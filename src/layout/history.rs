@@ -251,9 +251,29 @@ impl Catalog {
         self.rev_entries().next().map(|e| e.seq)
     }
 
-    /// The latest node whose letter is one of `letters`.
+    /// The latest node whose letter is one of `letters`: the last line
+    /// holding `\t<letter>\t` (only the letter field can: ids hold no tab
+    /// and seqs are digits), searched for as in [`Catalog::get`], and only
+    /// that line parsed. (A session with no such node, only tool nodes
+    /// say, is searched whole at every append.)
     pub fn latest(&self, letters: &str) -> Option<Entry> {
-        self.rev_entries().find(|e| letters.contains(e.letter))
+        let text = &self.text[..];
+        let tail = text.len().saturating_sub(16 * 1024);
+        let last_in = |from: usize, to: usize| -> Option<usize> {
+            letters
+                .chars()
+                .filter_map(|c| {
+                    let needle = format!("\t{c}\t");
+                    let to = (to + needle.len() - 1).min(text.len());
+                    text[from..to].find_iter(needle.as_bytes()).last()
+                })
+                .max()
+                .map(|at| from + at)
+        };
+        let at = last_in(tail, text.len()).or_else(|| last_in(0, tail))?;
+        let start = text[..at].rfind_byte(b'\n').map_or(0, |i| i + 1);
+        let end = text[at..].find_byte(b'\n').map_or(text.len(), |e| at + e);
+        parse_line(&text[start..end])
     }
 
     /// The first node whose letter is one of `letters`.
@@ -446,6 +466,65 @@ mod tests {
             c.entries().map(|e| e.seq).collect::<Vec<_>>(),
             [1, 2, 3, 10]
         );
+    }
+
+    /// `latest` finds what a walk back over every entry finds: in the tail
+    /// searched first, before it, across the boundary, and nothing.
+    #[test]
+    fn latest_is_the_last_entry_of_its_letters() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = dir.path().join("history");
+        std::fs::create_dir(&h).unwrap();
+        for seq in 1..=3000u64 {
+            // One `c` early (outside the last 16 KiB), `t` runs, `a` sparse.
+            let letter = match seq {
+                7 => "c",
+                s if s % 97 == 0 => "a",
+                s if s % 3 == 0 => "u",
+                _ => "t",
+            };
+            let f = format!("{seq:06}-{letter}-{letter}{seq}.json");
+            std::fs::write(h.join(f), "{}").unwrap();
+        }
+        let c = Catalog::read(&h).unwrap();
+        for letters in ["u", "a", "al", "t", "c", "ct", "x", "", "ua"] {
+            let walked = c.rev_entries().find(|e| letters.contains(e.letter));
+            assert_eq!(c.latest(letters), walked, "letters {letters:?}");
+        }
+        // The only `c` line's letter field cut by the tail's start.
+        let base = format!("{HEADER}c1\t1\tc\t000001-c-c1.json\n");
+        let at = HEADER.len() + "c1\t1".len();
+        for split in [1, 2] {
+            let want = at + split + 16 * 1024;
+            let mut t = base.clone();
+            let mut seq = 2;
+            while want - t.len() > 64 {
+                t.push_str(&format!("t{seq}\t{seq}\tt\tf\n"));
+                seq += 1;
+            }
+            let head = format!("t{seq}\t{seq}\tt\t");
+            let pad = want - t.len() - head.len() - 1;
+            t.push_str(&format!("{head}{}\n", "f".repeat(pad)));
+            assert_eq!(t.len(), want);
+            let part = Catalog {
+                text: Bytes::Owned(t.into_bytes()),
+                ..Default::default()
+            };
+            assert_eq!(part.latest("c").map(|e| e.id), Some("c1".into()));
+        }
+        // Every line as the last of its letter.
+        let text = c.text.to_vec();
+        for cut in (HEADER.len()..text.len()).step_by(997) {
+            let end = text[..cut].rfind_byte(b'\n').unwrap() + 1;
+            let part = Catalog {
+                text: Bytes::Owned(text[..end].to_vec()),
+                ..Default::default()
+            };
+            for letters in ["u", "a", "c", "t"] {
+                let walked = part.rev_entries().find(|e| letters.contains(e.letter));
+                assert_eq!(part.latest(letters), walked, "cut {cut}, {letters:?}");
+            }
+        }
     }
 
     #[test]
