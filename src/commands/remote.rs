@@ -31,7 +31,7 @@ pub enum RemoteCommand {
     Add {
         /// Its name (`origin`)
         name: String,
-        /// Its URL
+        /// Its URL (a relative path is kept as an absolute one)
         url: String,
     },
     /// List the remotes, with the refs each push queue still holds
@@ -103,7 +103,7 @@ pub struct FetchArgs {
 /// must not have a remote `origin` already.
 #[derive(Debug, clap::Args)]
 pub struct CloneArgs {
-    /// The remote's URL
+    /// The remote's URL (a relative path is kept as an absolute one)
     pub url: String,
     /// The remote's name here
     #[arg(long, default_value = "origin")]
@@ -115,6 +115,7 @@ pub fn remote(ctx: &Ctx, args: RemoteArgs) -> Result<u8> {
         RemoteCommand::Add { name, url } => {
             remotes::check_name(&name)?;
             remotes::check_url(&url)?;
+            let url = remotes::absolute(&url)?;
             remotes::check_not_ours(&ctx.state, &url)?;
             add(ctx, &name, &url)?;
             ctx.out.record(&records::Remote {
@@ -391,12 +392,13 @@ fn run_fetch(
 pub fn clone(ctx: &Ctx, args: CloneArgs) -> Result<u8> {
     remotes::check_name(&args.name)?;
     remotes::check_url(&args.url)?;
-    remotes::check_not_ours(&ctx.state, &args.url)?;
-    add(ctx, &args.name, &args.url)?;
+    let url = remotes::absolute(&args.url)?;
+    remotes::check_not_ours(&ctx.state, &url)?;
+    add(ctx, &args.name, &url)?;
     ctx.out.note(format!(
         "cloning sessions from `{}` into `{}`",
-        args.url,
+        url,
         ctx.state.root.display()
     ));
-    run_fetch(ctx, &args.name, &args.url, &Selection::All, None)
+    run_fetch(ctx, &args.name, &url, &Selection::All, None)
 }

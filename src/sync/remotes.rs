@@ -116,17 +116,57 @@ pub fn check_url(url: &str) -> Result<()> {
     Ok(())
 }
 
+/// The directory `url` names when it is a local repository (a path, or
+/// `file://`), as git tells them apart: `host:path` (a colon before any
+/// slash) and `scheme://` name another host.
+fn local_path(url: &str) -> Option<&str> {
+    if let Some(p) = url.strip_prefix("file://") {
+        return Some(p);
+    }
+    if url.contains("://") {
+        return None;
+    }
+    match url.find(':') {
+        Some(colon) if !url[..colon].contains('/') => None,
+        _ => Some(url),
+    }
+}
+
+/// `url` as a remote is stored: a relative path made absolute against the
+/// current directory. (git runs in the transfer repository, where a
+/// relative path would name another place: `../repo` is that repository
+/// itself.)
+pub fn absolute(url: &str) -> Result<String> {
+    match local_path(url) {
+        Some(p) if !url.starts_with("file://") && !std::path::Path::new(p).is_absolute() => {
+            let abs = std::path::absolute(p).io("resolve the path", std::path::Path::new(p))?;
+            abs.to_str().map(str::to_string).ok_or_else(|| {
+                Error::usage(
+                    "usage::remote_url",
+                    format!("the path `{}` is not UTF-8", abs.display()),
+                    None,
+                )
+            })
+        }
+        _ => Ok(url.to_string()),
+    }
+}
+
 /// Refuse a URL that names a directory inside the state dir (a session
 /// repository, the transfer repository): a push there would write refs
-/// into the layout.
+/// into the layout. A relative path is refused too: what it names depends
+/// on where git runs (see [`absolute`], which `remote add` applies).
 pub fn check_not_ours(state: &StateDir, url: &str) -> Result<()> {
-    let path = match url.strip_prefix("file://") {
-        Some(p) => std::path::PathBuf::from(p),
-        None if url.contains("://") || url.contains(':') && !url.starts_with('/') => {
-            return Ok(()); // a remote host (scp-like `host:path` included)
-        }
-        None => std::path::PathBuf::from(url),
+    let Some(path) = local_path(url).map(std::path::PathBuf::from) else {
+        return Ok(());
     };
+    if !path.is_absolute() {
+        return Err(Error::refused(
+            "sync::relative_remote_url",
+            format!("the remote URL `{url}` is a relative path"),
+            Some("add the remote again with an absolute path".into()),
+        ));
+    }
     let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (root, path) = (canon(&state.root), canon(&path));
     if path.starts_with(&root) || root.starts_with(&path) {
@@ -151,10 +191,12 @@ pub fn resolve(state: &StateDir, name: Option<&str>) -> Result<(String, String)>
         None => remotes.get_key_value("origin"),
     };
     match pick {
-        Some((n, row)) => Ok((
-            n.clone(),
-            url(row).expect("read keeps rows with a url").into(),
-        )),
+        Some((n, row)) => {
+            let url = url(row).expect("read keeps rows with a url");
+            // remotes.json is a file anyone may have edited.
+            check_not_ours(state, url)?;
+            Ok((n.clone(), url.into()))
+        }
         None => {
             let known: Vec<&str> = remotes.keys().map(String::as_str).collect();
             Err(Error::refused(

@@ -581,6 +581,56 @@ fn hostile_sessions_on_the_remote_are_refused_and_run_nothing() {
     verify_all(&b);
 }
 
+/// A relative path is kept as the absolute path it names where the command
+/// runs (git runs in the transfer repository, where it names another
+/// place), and a relative path hand-written into remotes.json is refused,
+/// as one into the state dir is: `../repo` from there is the transfer
+/// repository itself.
+#[test]
+fn a_relative_remote_path_means_what_it_says_where_it_was_given() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.ok(&["append", "s1", "--text", "hello"]);
+    env.ok(&["commit-turn", "s1"]);
+    let remote = env.tmp.path().join("remote.git");
+    env.git_in(env.tmp.path(), &["init", "-q", "--bare", "remote.git"]);
+    let out = env
+        .cmd()
+        .current_dir(env.tmp.path())
+        .args(["remote", "add", "origin", "remote.git"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        env.ok(&["remote", "list"]).trim(),
+        format!("origin\t{}", remote.display())
+    );
+    env.ok(&["push"]);
+    let refs = env.git_in(&remote, &["for-each-ref", "--format=%(refname)"]);
+    let refs = String::from_utf8_lossy(&refs.stdout);
+    assert!(refs.contains("refs/sessions/s1/s1/heads/main"), "{refs}");
+    // remotes.json edited: relative, and into the state dir.
+    let remotes = env.state().join("sync").join("remotes.json");
+    for url in ["../repo", "remote.git"] {
+        std::fs::write(&remotes, format!("{{\"origin\": {{\"url\": \"{url}\"}}}}")).unwrap();
+        let err = env.fails(&["push"], 1);
+        assert!(err.contains("relative_remote_url"), "{url}: {err}");
+    }
+    let inside = env.state().join("sync").join("repo");
+    std::fs::write(
+        &remotes,
+        format!("{{\"origin\": {{\"url\": \"{}\"}}}}", inside.display()),
+    )
+    .unwrap();
+    let err = env.fails(&["fetch"], 1);
+    assert!(err.contains("remote_in_state_dir"), "{err}");
+    verify_all(&env);
+}
+
 #[test]
 fn remote_commands_refuse_bad_input() {
     let env = TestEnv::new();
