@@ -995,18 +995,12 @@ fn both_loose_writers_make_the_same_commits() {
                     &format!("a{k}"),
                 ],
             );
-            let out = env
-                .cmd()
+            let mut commit = env.cmd();
+            commit
                 .env("GIT_SESSION_LOOSE_WRITER", writer)
                 .env("GIT_SESSION_NOW", &t)
-                .args(["commit-turn", "s1"])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+                .args(["commit-turn", "s1"]);
+            env.ok_cmd(commit);
         }
         env.assert_clean("s1");
         heads.push(env.git("s1", &["log", "--format=%T %s"]));

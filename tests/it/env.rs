@@ -77,6 +77,20 @@ impl TestEnv {
         String::from_utf8(out.stdout).expect("utf-8 stdout")
     }
 
+    /// Run `c` (from [`Self::cmd`], given its own environment or
+    /// directory) and require exit 0; returns stdout.
+    pub fn ok_cmd(&self, mut c: Command) -> String {
+        let out = c.output().expect("run git-session");
+        crate::records::check_stdout(&format!("{c:?}"), &out.stdout);
+        assert!(
+            out.status.success(),
+            "{c:?} failed ({:?}):\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
     /// Run and require exit `code`; returns stderr.
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         let out = self.run(args);

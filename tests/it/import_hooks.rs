@@ -128,17 +128,11 @@ fn install_creates_a_missing_file_edits_through_a_link_and_refuses_what_is_not_j
     let codex = env.tmp.path().join("codex");
     std::fs::create_dir_all(&codex).unwrap();
     std::os::unix::fs::symlink(&real, codex.join("hooks.json")).unwrap();
-    let out = env
-        .cmd()
+    let mut install = env.cmd();
+    install
         .env("CODEX_HOME", &codex)
-        .args(["hook", "install", "codex"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .args(["hook", "install", "codex"]);
+    env.ok_cmd(install);
     assert!(
         std::fs::symlink_metadata(codex.join("hooks.json"))
             .unwrap()

@@ -593,25 +593,17 @@ fn a_relative_remote_path_means_what_it_says_where_it_was_given() {
     env.ok(&["append", "s1", "--text", "hello"]);
     env.ok(&["commit-turn", "s1"]);
     let remote = env.tmp.path().join("remote.git");
-    env.git_in(env.tmp.path(), &["init", "-q", "--bare", "remote.git"]);
-    let out = env
-        .cmd()
-        .current_dir(env.tmp.path())
-        .args(["remote", "add", "origin", "remote.git"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.git_ok(env.tmp.path(), &["init", "-q", "--bare", "remote.git"]);
+    let mut add = env.cmd();
+    add.current_dir(env.tmp.path())
+        .args(["remote", "add", "origin", "remote.git"]);
+    env.ok_cmd(add);
     assert_eq!(
         env.ok(&["remote", "list"]).trim(),
         format!("origin\t{}", remote.display())
     );
     env.ok(&["push"]);
-    let refs = env.git_in(&remote, &["for-each-ref", "--format=%(refname)"]);
-    let refs = String::from_utf8_lossy(&refs.stdout);
+    let refs = env.git_ok(&remote, &["for-each-ref", "--format=%(refname)"]);
     assert!(refs.contains("refs/sessions/s1/s1/heads/main"), "{refs}");
     // remotes.json edited: relative, and into the state dir.
     let remotes = env.state().join("sync").join("remotes.json");

@@ -94,17 +94,11 @@ fn a_session_without_a_repository_is_backfilled_deterministically() {
         .unwrap();
     assert!(status.success());
     // Different clocks: the commits must not depend on when backfill runs.
-    let out = env
-        .cmd()
+    let mut backfill = env.cmd();
+    backfill
         .env("GIT_SESSION_NOW", "1900000000")
-        .args(["backfill", "--all"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .args(["backfill", "--all"]);
+    env.ok_cmd(backfill);
     env.assert_clean("s1");
     let ids = env.git("s1", &["log", "--format=%H %s"]);
     assert_eq!(ids.lines().count(), 5, "{ids}");
