@@ -7,14 +7,15 @@ For each session size (nodes already in the session), alternates:
       (what OpenProgram's Python store runs per turn)
 and prints medians of whole-process wall times and the ratio b/a.
 
-With --compare-loose-writer, every other git-session turn writes its loose
-objects through gix's loose store (GIT_SESSION_LOOSE_WRITER=gix) instead of
-the hand-written encoder, and both commit-turn medians are printed with
-their ratio: the measured reason for that hand-written piece
-(src/git/objects.rs).
+With --compare-writer loose (or index), every other git-session turn
+writes its loose objects through gix's loose store (GIT_SESSION_LOOSE_WRITER=gix),
+or its index through gix's index writer (GIT_SESSION_INDEX_WRITER=gix),
+instead of the hand-written encoder, and both commit-turn medians are
+printed with their ratio: the measured reason for that hand-written piece
+(src/git/objects.rs, src/git/index.rs).
 
 Usage: bench/commit_turn.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25] [--fsync] [--dir DIR]
-                            [--compare-loose-writer]
+                            [--compare-writer loose|index]
 """
 
 import argparse
@@ -127,15 +128,21 @@ def git_turn(plain, sid, ts, k):
     return w + a + c
 
 
-def bench_size(binary, root, size, turns, rng, fsync, compare=False):
+def bench_size(binary, root, size, turns, rng, fsync, compare=None):
     state, sid, sdir, plain, n, pred = make_fixture(binary, root, size, rng)
     # Write the fixture out first: its writeback would otherwise compete
     # with the measured turns on a disk.
     os.sync()
     env = isolated_env(fsync)
-    gix_env = dict(env, GIT_SESSION_LOOSE_WRITER="gix")
+    gix_env = dict(env, **{f"GIT_SESSION_{(compare or '').upper()}_WRITER": "gix"})
+    # The index writer's own share: its phase in the commit-turn's trace.
+    phase = PHASES.get(compare)
+    trace = os.path.join(root, "trace.txt") if phase else None
+    if trace:
+        env, gix_env = dict(env, GIT_SESSION_TRACE="1"), dict(gix_env, GIT_SESSION_TRACE="1")
     gs = [binary, "--state-dir", state]
     appends, commits, gs_turns, git_turns, gix_commits = [], [], [], [], []
+    phases = ([], [])
     seq = n + 1
     for k in range(turns):
         ts = turn_nodes(rng, seq, 100000 + k, pred)
@@ -150,9 +157,11 @@ def bench_size(binary, root, size, turns, rng, fsync, compare=False):
             assert rc == 0, f"append failed ({rc})"
             appends.append(dt)
             t_turn += dt
-        with_gix = compare and k % 2 == 1
-        dt, rc = spawn(gs + ["commit-turn", sid], env=gix_env if with_gix else env)
+        with_gix = compare is not None and k % 2 == 1
+        dt, rc = spawn(gs + ["commit-turn", sid], env=gix_env if with_gix else env, stderr=trace)
         assert rc == 0, f"commit-turn failed ({rc})"
+        if trace:
+            phases[with_gix].append(phase_seconds(trace, *phase))
         if with_gix:
             gix_commits.append(dt)
             git_turn(plain, sid, ts, k)
@@ -169,7 +178,21 @@ def bench_size(binary, root, size, turns, rng, fsync, compare=False):
     count = int(subprocess.run(["git", "-C", sdir, "rev-list", "--count", "HEAD"], env=ENV,
                                capture_output=True, text=True, check=True).stdout)
     assert count == 2 + turns, count
-    return appends, commits, gs_turns, git_turns, gix_commits
+    return appends, commits, gs_turns, git_turns, gix_commits, phases
+
+
+# The trace phase that is the compared writer's work alone.
+PHASES = {"index": ("mirror: commit written", "mirror: index prepared")}
+
+
+def phase_seconds(trace, start, end):
+    """Seconds between two `GIT_SESSION_TRACE` lines of one command."""
+    at = {}
+    for line in open(trace):
+        if line.startswith("git-session: trace:"):
+            ms_, name = line.split(":", 2)[2].split(" ms ", 1)
+            at[name.strip()] = float(ms_) / 1000
+    return at[end] - at[start]
 
 
 def ms(xs):
@@ -199,8 +222,8 @@ def main():
     ap.add_argument("--turns", type=int, default=25)
     ap.add_argument("--fsync", action="store_true", help="git-session with fsync on (git CLI makes none by default)")
     ap.add_argument("--dir", default=None, help="where to create the sessions [default: $TMPDIR]")
-    ap.add_argument("--compare-loose-writer", action="store_true",
-                    help="every other turn with gix's loose writer; print both commit-turn medians")
+    ap.add_argument("--compare-writer", choices=["loose", "index"],
+                    help="every other turn with gix's loose object or index writer; print both commit-turn medians")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin or built())
     rng = random.Random(42)
@@ -210,13 +233,16 @@ def main():
         t, v, c = floors(binary, root)
         print(f"floors: a process (`true`) {t:.2f}ms, `git-session --version` {v:.2f}ms; "
               f"creating a file here {c:.0f}us")
-        extra = f" {'gix-loose commit-turn':>22} {'gix/ours':>9}" if args.compare_loose_writer else ""
+        extra = (f" {f'gix-{args.compare_writer} commit-turn':>22} {'gix/ours':>9}"
+                 if args.compare_writer else "")
         print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}{extra}")
         for size in [int(s) for s in args.sizes.split(",")]:
-            ap_, co, gt, git, gx = bench_size(binary, root, size, args.turns, rng, args.fsync,
-                                              args.compare_loose_writer)
+            ap_, co, gt, git, gx, (po, pg) = bench_size(binary, root, size, args.turns, rng,
+                                                        args.fsync, args.compare_writer)
             # (b)'s git part against commit-turn alone, and whole turns against whole turns.
             extra = f" {ms(gx):>20.2f}ms {ms(gx) / ms(co):>8.2f}x" if gx else ""
+            if po:
+                extra += f"   writing the index: {ms(po):.2f}ms ours, {ms(pg):.2f}ms gix's ({ms(pg) / ms(po):.1f}x)"
             print(f"{size:>7} {ms(ap_):>6.2f}ms {ms(co):>10.2f}ms {ms(gt):>7.2f}ms {ms(git):>7.2f}ms "
                   f"{ms(git) / ms(co):>12.1f}x {ms(git) / ms(gt):>10.1f}x{extra}", flush=True)
     print("commit ratio = git turn / commit-turn; turn ratio = git turn / (3 appends + commit-turn)")

@@ -33,16 +33,19 @@ ENV = isolated_env()
 DEVNULL = os.open(os.devnull, os.O_RDWR)
 
 
-def spawn(argv, env=ENV, stdin=None):
+def spawn(argv, env=ENV, stdin=None, stderr=None):
     """Run a process with minimal driver overhead (stdin: a file to read, else
-    /dev/null); returns (seconds, exit code)."""
+    /dev/null; stderr: a file to write, else /dev/null); returns (seconds,
+    exit code)."""
     t = time.perf_counter()
     first = ((os.POSIX_SPAWN_OPEN, 0, stdin, os.O_RDONLY, 0) if stdin
              else (os.POSIX_SPAWN_DUP2, DEVNULL, 0))
+    last = ((os.POSIX_SPAWN_OPEN, 2, stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if stderr
+            else (os.POSIX_SPAWN_DUP2, DEVNULL, 2))
     pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
         first,
         (os.POSIX_SPAWN_DUP2, DEVNULL, 1),
-        (os.POSIX_SPAWN_DUP2, DEVNULL, 2),
+        last,
     ])
     _, status = os.waitpid(pid, 0)
     return time.perf_counter() - t, os.waitstatus_to_exitcode(status)

@@ -473,7 +473,7 @@ impl SessionRepo {
 /// allocated and cleared) and the file goes through `tempfile`, which cost
 /// about 0.2 ms an object here, 1.5 ms of a 2.5 ms `commit-turn` on tmpfs.
 /// Measured in one run, alternating turns, by
-/// `python3 bench/commit_turn.py --sizes 300,3000 --turns 40 --compare-loose-writer`
+/// `python3 bench/commit_turn.py --sizes 300,3000 --turns 40 --compare-writer loose`
 /// (figures in the README's Performance section). The upstream-shaped fix:
 /// at `Compression::NONE`, have gix-odb emit stored blocks without a
 /// deflate stream.

@@ -893,7 +893,7 @@ pub fn commit_pending(
     // The index is written to index.lock while the writer thread finishes.
     crate::out::trace("mirror: commit written");
     let new_index = repo.prepare_index(&mut work.index)?;
-    crate::out::trace("mirror: commits written");
+    crate::out::trace("mirror: index prepared");
     atomic::crash_point("commit-before-sync");
     if let Err(e) = repo.sync_objects() {
         repo.abandon_index(new_index);
