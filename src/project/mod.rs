@@ -3,7 +3,7 @@
 //! (Project-Git), never touching what the user changed. Lock order: the
 //! registry, then the project, then the session.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -229,14 +229,37 @@ pub fn add_session(
     session: &str,
     locks: LockOptions,
 ) -> Result<()> {
+    add_sessions(state, &[(project.to_string(), session.to_string())], locks)
+}
+
+/// [`add_session`] for many `(project, session)` pairs at once: one read
+/// and one write of projects.json.
+pub fn add_sessions(
+    state: &StateDir,
+    pairs: &[(String, String)],
+    locks: LockOptions,
+) -> Result<()> {
+    let project_of: HashMap<&str, &str> = pairs
+        .iter()
+        .map(|(p, s)| (s.as_str(), p.as_str()))
+        .collect();
     projects::update(state, locks, |ps: &mut Projects| {
         for (id, p) in ps.iter_mut() {
             let list = p.entry("session_ids").or_insert_with(|| json!([]));
             if let Value::Array(a) = list {
-                a.retain(|v| v.as_str() != Some(session) || id == project);
-                if id == project && !a.iter().any(|v| v.as_str() == Some(session)) {
-                    a.push(session.into());
+                a.retain(|v| {
+                    v.as_str()
+                        .and_then(|s| project_of.get(s))
+                        .is_none_or(|p| p == id)
+                });
+                let listed: HashSet<&str> = a.iter().filter_map(Value::as_str).collect();
+                let mut new: Vec<&str> = Vec::new();
+                for (p, s) in pairs {
+                    if p == id && !listed.contains(s.as_str()) && !new.contains(&s.as_str()) {
+                        new.push(s.as_str());
+                    }
                 }
+                a.extend(new.into_iter().map(Value::from));
             }
         }
         Ok(())

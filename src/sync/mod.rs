@@ -601,9 +601,28 @@ pub fn fetch(
     let mut outcomes = Vec::new();
     let progress =
         crate::out::Progress::new(printer, sessions.len() as u64, "bringing sessions in");
+    let mut unbound = Vec::new();
     for (id, branches) in &sessions {
         progress.inc();
-        let result = fetch_one(state, remote, &transfer, id, branches, take, locks);
+        let result = fetch_one(
+            state,
+            remote,
+            &transfer,
+            id,
+            branches,
+            take,
+            locks,
+            &mut unbound,
+        );
+        if unbound.len() >= BIND_EVERY {
+            ensure_bound(
+                state,
+                remote,
+                &transfer,
+                &std::mem::take(&mut unbound),
+                locks,
+            )?;
+        }
         let (outcome, path, message) = match result {
             Ok((o, p, m)) => (o, Some(p), m),
             Err(e) => (Outcome::Refused, None, Some(e.to_string())),
@@ -621,13 +640,21 @@ pub fn fetch(
         });
     }
     progress.finish();
+    ensure_bound(state, remote, &transfer, &unbound, locks)?;
     // index.json is current when the command ends (SPEC §3).
     registry::fold(state, locks)?;
     compact(&transfer.dir, printer);
     Ok(outcomes)
 }
 
-/// Bring one session in: `(what happened, its directory, a note)`.
+/// Sessions brought in between two [`ensure_bound`] calls: each call reads
+/// and writes projects.json and locations.json, which list every session,
+/// so one call a session would make a fetch quadratic in the sessions.
+const BIND_EVERY: usize = 256;
+
+/// Bring one session in: `(what happened, its directory, a note)`; the
+/// session, found or created, goes on `unbound` for [`ensure_bound`].
+#[allow(clippy::too_many_arguments)]
 fn fetch_one(
     state: &StateDir,
     remote: &str,
@@ -636,15 +663,16 @@ fn fetch_one(
     branches: &BTreeMap<String, Oid>,
     take: Option<Take>,
     locks: LockOptions,
+    unbound: &mut Vec<(String, PathBuf)>,
 ) -> Result<(Outcome, PathBuf, Option<String>)> {
     let newest = tree::newest_tip(transfer, branches)?;
     let Some(sd) = state.find_session_if_any(id)? else {
-        let path = create(state, remote, transfer, id, branches, &newest, locks)?;
+        let path = create(state, remote, transfer, id, branches, &newest)?;
+        unbound.push((id.to_string(), path.clone()));
         return Ok((Outcome::Created, path, None));
     };
     sd.check_links()?;
-    // The registry first (the lock order: registry, then session).
-    ensure_bound(state, remote, transfer, &sd, id, locks)?;
+    unbound.push((id.to_string(), sd.dir.clone()));
     let (outcome, note) = {
         let _lock = lock::session(&sd, lock::Kind::Exclusive, locks)?;
         bring_in(&sd, remote, transfer, id, branches, &newest, take)?
@@ -764,8 +792,8 @@ fn refresh_row(state: &StateDir, sd: &SessionDir, id: &str) -> Result<()> {
 
 /// A session new on this machine: built in a staging directory beside its
 /// place, checked as `verify` checks a session, then published by rename,
-/// with its index row, its location and its project (registered, from the
-/// remote's record, when this machine does not know it).
+/// with its index row (its location and its project come with the next
+/// [`ensure_bound`]).
 fn create(
     state: &StateDir,
     remote: &str,
@@ -773,7 +801,6 @@ fn create(
     id: &str,
     branches: &BTreeMap<String, Oid>,
     newest: &tree::Newest,
-    locks: LockOptions,
 ) -> Result<PathBuf> {
     let meta = tree::meta_of(transfer, newest)?;
     if meta.str("id") != Some(id) {
@@ -888,45 +915,66 @@ fn create(
     }
     atomic::sync_dir(&parent)?;
     atomic::crash_point("fetch-after-publish");
-    let sd = SessionDir::new(target.clone());
-    ensure_bound(state, remote, transfer, &sd, id, locks)?;
-    refresh_row(state, &sd, id)?;
+    refresh_row(state, &SessionDir::new(target.clone()), id)?;
     Ok(target)
 }
 
-/// A session bound to a project: the project registered (from the remote's
-/// record when this machine does not know it), the session in its list,
-/// its location recorded. Nothing is written when all three are there (a
-/// fetch killed after publishing a session is completed by the next).
+/// Sessions bound to a project (`unbound`: id and directory): each
+/// project registered (from the remote's record when this machine does not
+/// know it), each session in its project's list, each location recorded;
+/// projects.json and locations.json read once and written once for them
+/// all, and not written when everything is there (a fetch killed after
+/// publishing a session is completed by the next, which finds it in place).
 fn ensure_bound(
     state: &StateDir,
     remote: &str,
     transfer: &SessionRepo,
-    sd: &SessionDir,
-    id: &str,
+    unbound: &[(String, PathBuf)],
     locks: LockOptions,
 ) -> Result<()> {
-    let Some(p) = Meta::read(&sd.meta())?
-        .str("project_id")
-        .filter(|p| *p != "default" && ids::project_id(p).is_ok())
-        .map(str::to_string)
-    else {
-        return Ok(());
-    };
-    let listed = projects::read(state)?.get(&p).is_some_and(|row| {
-        row.get("session_ids")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
-    });
-    if !listed {
-        register_project(state, remote, transfer, &p, locks)?;
-        crate::project::add_session(state, &p, id, locks)?;
+    let mut bound = Vec::new();
+    for (id, dir) in unbound {
+        if let Some(p) = Meta::read(&SessionDir::new(dir.clone()).meta())?
+            .str("project_id")
+            .filter(|p| *p != "default" && ids::project_id(p).is_ok())
+        {
+            bound.push((id.as_str(), p.to_string(), dir));
+        }
     }
-    let located = registry::read_locations(state)?
-        .get(id)
-        .is_some_and(|l| Path::new(l) == sd.dir);
-    if !located {
-        registry::set_locations(state, &[(id.to_string(), sd.dir.clone())], locks)?;
+    if bound.is_empty() {
+        return Ok(());
+    }
+    let ps = projects::read(state)?;
+    let unlisted: Vec<(String, String)> = bound
+        .iter()
+        .filter(|(id, p, _)| {
+            !ps.get(p).is_some_and(|row| {
+                row.get("session_ids")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
+            })
+        })
+        .map(|(id, p, _)| (p.clone(), id.to_string()))
+        .collect();
+    let new_projects: BTreeSet<&str> = unlisted.iter().map(|(p, _)| p.as_str()).collect();
+    for p in new_projects {
+        register_project(state, remote, transfer, p, locks)?;
+    }
+    if !unlisted.is_empty() {
+        crate::project::add_sessions(state, &unlisted, locks)?;
+    }
+    let located = registry::read_locations(state)?;
+    let unlocated: Vec<(String, PathBuf)> = bound
+        .iter()
+        .filter(|(id, _, dir)| {
+            located
+                .get(*id)
+                .is_none_or(|l| Path::new(l) != dir.as_path())
+        })
+        .map(|(id, _, dir)| (id.to_string(), dir.to_path_buf()))
+        .collect();
+    if !unlocated.is_empty() {
+        registry::set_locations(state, &unlocated, locks)?;
     }
     Ok(())
 }

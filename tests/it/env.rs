@@ -230,9 +230,16 @@ impl TestEnv {
         }
     }
 
-    /// `git fsck --strict` passes and `git status --porcelain` is empty.
+    /// `git fsck --strict` and `git status --porcelain` clean in the session's
+    /// repository (in the default place or a project's).
     pub fn assert_clean(&self, session: &str) {
-        let dir = self.session_dir(session);
+        let bound = std::fs::read_dir(self.state().join("sessions/projects"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(session))
+            .find(|d| d.is_dir());
+        let dir = bound.unwrap_or_else(|| self.session_dir(session));
         // Not while background packing replaces packs (fsck would see them
         // go), and none starts meanwhile.
         let _packing = std::fs::File::options()
@@ -247,7 +254,7 @@ impl TestEnv {
             String::from_utf8_lossy(&fsck.stdout),
             String::from_utf8_lossy(&fsck.stderr)
         );
-        let status = self.git(session, &["status", "--porcelain", "--untracked-files=all"]);
+        let status = self.git_ok(&dir, &["status", "--porcelain", "--untracked-files=all"]);
         assert_eq!(status, "", "git status not clean in {session}");
     }
 

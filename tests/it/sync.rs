@@ -912,3 +912,83 @@ fn a_planted_transfer_repository_config_or_link_is_not_honoured() {
         "written through the link"
     );
 }
+
+/// A clone of more sessions than one registry write takes (they are bound
+/// in groups): every session in its project's list and its location
+/// recorded, as one session's fetch does; a fetch with nothing new
+/// rewrites neither file.
+#[test]
+fn a_clone_binds_every_session_of_every_project() {
+    use std::os::unix::fs::MetadataExt;
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    let (_, big) = a.project("big", &[]);
+    let (_, small) = a.project("small", &[]);
+    let mut child = a
+        .cmd()
+        .arg("batch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let bound: Vec<(String, &str)> = (0..260)
+        .map(|i| (format!("b{i:03}"), big.as_str()))
+        .chain([("c1".to_string(), small.as_str())])
+        .collect();
+    for (s, pid) in &bound {
+        for argv in [
+            vec!["init", s, "--project", pid],
+            vec!["append", s, "--text", "question"],
+            vec!["append", s, "--role", "assistant", "--text", "answer"],
+            vec!["commit-turn", s],
+        ] {
+            writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    a.ok(&["init", "d1"]);
+    a.turn("d1", "not bound", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+
+    let out = b.ok(&["--json", "clone", &url]);
+    assert_eq!(records(&out, "fetched").len(), 262, "{out}");
+    let projects = records(&b.ok(&["--json", "project", "list"]), "project");
+    let sessions_of = |pid: &str| {
+        projects.iter().find(|p| p["id"] == pid).unwrap()["sessions"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!((sessions_of(&big), sessions_of(&small)), (260, 1));
+    let locations_path = b.state().join("sessions/locations.json");
+    let locations: serde_json::Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(&locations_path).unwrap()).unwrap();
+    assert_eq!(locations.len(), 261, "only the bound sessions are located");
+    for (s, pid) in &bound {
+        let dir = b.state().join("sessions/projects").join(pid).join(s);
+        assert_eq!(locations[s.as_str()], dir.to_str().unwrap(), "{s}");
+        assert!(dir.join("meta.json").is_file(), "{s}");
+    }
+    assert!(!locations.contains_key("d1"));
+    b.ok(&["verify", "--all"]);
+    b.assert_clean("b259");
+
+    let projects_path = b.state().join("projects/projects.json");
+    let before = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.ino(), std::fs::read(p).unwrap())
+    };
+    let (locations_was, projects_was) = (before(&locations_path), before(&projects_path));
+    b.ok(&["fetch"]);
+    assert!(
+        before(&locations_path) == locations_was,
+        "locations.json rewritten"
+    );
+    assert!(
+        before(&projects_path) == projects_was,
+        "projects.json rewritten"
+    );
+}
