@@ -354,9 +354,9 @@ fn divergence_is_reported_and_resolved_either_way() {
     }
 }
 
-/// Sessions made through one `batch` process (fast): `n` sessions of one
-/// turn each.
-fn many_sessions(env: &TestEnv, n: usize) {
+/// Run `requests` (each an argv) through one `batch` process (fast), the
+/// process required to succeed.
+fn run_batch(env: &TestEnv, requests: &[Vec<String>]) {
     let mut child = env
         .cmd()
         .arg("batch")
@@ -365,18 +365,31 @@ fn many_sessions(env: &TestEnv, n: usize) {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    for i in 0..n {
-        let s = format!("m{i:04}");
-        for argv in [
-            vec!["append", &s, "--create", "--text", "question"],
-            vec!["append", &s, "--role", "assistant", "--text", "answer"],
-            vec!["commit-turn", &s],
-        ] {
-            writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
-        }
+    for argv in requests {
+        writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+/// `argv` as owned strings, for [`run_batch`].
+fn argv(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// `n` sessions of one turn each, made through one `batch` process.
+fn many_sessions(env: &TestEnv, n: usize) {
+    let requests: Vec<Vec<String>> = (0..n)
+        .flat_map(|i| {
+            let s = format!("m{i:04}");
+            [
+                argv(&["append", &s, "--create", "--text", "question"]),
+                argv(&["append", &s, "--role", "assistant", "--text", "answer"]),
+                argv(&["commit-turn", &s]),
+            ]
+        })
+        .collect();
+    run_batch(env, &requests);
 }
 
 #[test]
@@ -925,30 +938,22 @@ fn a_clone_binds_every_session_of_every_project() {
     let (_, url) = bare_remote(&a, "remote.git");
     let (_, big) = a.project("big", &[]);
     let (_, small) = a.project("small", &[]);
-    let mut child = a
-        .cmd()
-        .arg("batch")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     let bound: Vec<(String, &str)> = (0..260)
         .map(|i| (format!("b{i:03}"), big.as_str()))
         .chain([("c1".to_string(), small.as_str())])
         .collect();
-    for (s, pid) in &bound {
-        for argv in [
-            vec!["init", s, "--project", pid],
-            vec!["append", s, "--text", "question"],
-            vec!["append", s, "--role", "assistant", "--text", "answer"],
-            vec!["commit-turn", s],
-        ] {
-            writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
-        }
-    }
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    let requests: Vec<Vec<String>> = bound
+        .iter()
+        .flat_map(|(s, pid)| {
+            [
+                argv(&["init", s, "--project", pid]),
+                argv(&["append", s, "--text", "question"]),
+                argv(&["append", s, "--role", "assistant", "--text", "answer"]),
+                argv(&["commit-turn", s]),
+            ]
+        })
+        .collect();
+    run_batch(&a, &requests);
     a.ok(&["init", "d1"]);
     a.turn("d1", "not bound", &[]);
     a.ok(&["remote", "add", "origin", &url]);
