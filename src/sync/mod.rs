@@ -934,7 +934,12 @@ fn ensure_bound(
 ) -> Result<()> {
     let mut bound = Vec::new();
     for (id, dir) in unbound {
-        if let Some(p) = Meta::read(&SessionDir::new(dir.clone()).meta())?
+        // A meta.json that does not read binds nothing (that session's own
+        // fetch said why; `verify` reports it), and stops no other.
+        let Ok(meta) = Meta::read(&SessionDir::new(dir.clone()).meta()) else {
+            continue;
+        };
+        if let Some(p) = meta
             .str("project_id")
             .filter(|p| *p != "default" && ids::project_id(p).is_ok())
         {

@@ -997,3 +997,44 @@ fn a_clone_binds_every_session_of_every_project() {
         "projects.json rewritten"
     );
 }
+
+/// A session here whose meta.json no longer reads, and that the fetch
+/// leaves as it is, binds nothing and stops no other: the sessions fetched
+/// with it are brought in and bound.
+#[test]
+fn a_session_with_a_broken_meta_stops_no_other_in_a_fetch() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    let (_, pid) = a.project("work", &[]);
+    a.ok(&["init", "x1", "--project", &pid]);
+    a.turn("x1", "first", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    let meta = b
+        .state()
+        .join("sessions/projects")
+        .join(&pid)
+        .join("x1/meta.json");
+    std::fs::write(&meta, b"{ not json").unwrap();
+    a.ok(&["init", "y1", "--project", &pid]);
+    a.turn("y1", "new", &[]);
+    a.ok(&["push"]);
+    let out = b.ok(&["--json", "fetch"]);
+    let fetched = records(&out, "fetched");
+    let outcome = |s: &str| fetched.iter().find(|f| f["session"] == s).unwrap()["outcome"].clone();
+    assert_eq!(outcome("y1"), "created", "{out}");
+    assert_eq!(
+        std::fs::read(&meta).unwrap(),
+        b"{ not json",
+        "left as it was"
+    );
+    let projects = records(&b.ok(&["--json", "project", "list"]), "project");
+    assert_eq!(
+        projects.iter().find(|p| p["id"] == pid.as_str()).unwrap()["sessions"],
+        2
+    );
+    assert_eq!(conversation(&a, "y1"), conversation(&b, "y1"));
+    b.assert_clean("y1");
+}
