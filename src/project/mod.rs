@@ -252,14 +252,13 @@ pub fn add_sessions(
                         .and_then(|s| project_of.get(s))
                         .is_none_or(|p| p == id)
                 });
-                let listed: HashSet<&str> = a.iter().filter_map(Value::as_str).collect();
-                let mut new: Vec<&str> = Vec::new();
-                for (p, s) in pairs {
-                    if p == id && !listed.contains(s.as_str()) && !new.contains(&s.as_str()) {
-                        new.push(s.as_str());
-                    }
-                }
-                a.extend(new.into_iter().map(Value::from));
+                let mut listed: HashSet<&str> = a.iter().filter_map(Value::as_str).collect();
+                let new: Vec<Value> = pairs
+                    .iter()
+                    .filter(|(p, s)| p == id && listed.insert(s))
+                    .map(|(_, s)| Value::from(s.as_str()))
+                    .collect();
+                a.extend(new);
             }
         }
         Ok(())

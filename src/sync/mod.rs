@@ -961,7 +961,13 @@ fn ensure_bound(
         })
         .map(|(id, p, _)| (p.clone(), id.to_string()))
         .collect();
-    let new_projects: BTreeSet<&str> = unlisted.iter().map(|(p, _)| p.as_str()).collect();
+    // Only a project this machine does not know is registered (each
+    // registration reads and writes projects.json).
+    let new_projects: BTreeSet<&str> = unlisted
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .filter(|p| !ps.contains_key(*p))
+        .collect();
     for p in new_projects {
         register_project(state, remote, transfer, p, locks)?;
     }

@@ -67,14 +67,9 @@ impl TestEnv {
 
     /// Run and require exit 0; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "git-session {args:?} failed ({:?}):\n{}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("utf-8 stdout")
+        let mut c = self.cmd();
+        c.args(args);
+        self.ok_cmd(c)
     }
 
     /// Run `c` (from [`Self::cmd`], given its own environment or
