@@ -122,6 +122,18 @@ fn requests(project: &Path) -> Vec<Req> {
         req(&["recover"]),
         req(&["gc-shells", "--dry-run"]),
         req(&["project", "log", "proj"]),
+        // An answer longer than the output batch holds back (64 KiB): it
+        // leaves in several writes, whole and in order.
+        Req {
+            argv: [
+                "append", "s1", "--role", "tool", "--name", "read", "--id", "big", "--file", "-",
+            ]
+            .map(String::from)
+            .into(),
+            stdin: "a long tool output line\n".repeat(6000),
+        },
+        req(&["commit-turn", "s1"]),
+        req(&["show", "s1"]),
         req(&["show", "nope"]),
         req(&["append", "s1", "--txt", "x"]),
         req(&["append", "s1", "--id", "u1", "--text", "duplicate"]),
@@ -180,13 +192,18 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
     let reqs = requests(&project);
     assert!(reqs.len() > 250, "{}", reqs.len());
     let mut child = spawn_batch(&a);
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        for r in &reqs {
-            writeln!(stdin, "{}", line(r)).unwrap();
+    // Written on a thread of its own: the answers are read meanwhile (a
+    // writer that waited for its last request to be taken before reading
+    // would deadlock with a batch waiting for its answers to be read).
+    let mut stdin = child.stdin.take().unwrap();
+    let lines: Vec<String> = reqs.iter().map(line).collect();
+    let writer = std::thread::spawn(move || {
+        for l in lines {
+            writeln!(stdin, "{l}").unwrap();
         }
-    }
+    });
     let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
     let mut answers: Vec<(Vec<Value>, i64)> = Vec::new();
     let mut cur = Vec::new();
     for l in String::from_utf8(out.stdout).unwrap().lines() {
