@@ -190,8 +190,9 @@ pub fn append_all(
         Ok(())
     };
     let result = written();
-    if !known.added.is_empty() {
-        crate::layout::history::record(sd, &catalog, &known.added)?;
+    let added = known.added;
+    if !added.is_empty() {
+        crate::layout::history::record(sd, catalog, &added)?;
     }
     result.map(|()| out)
 }

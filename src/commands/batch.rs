@@ -6,7 +6,10 @@
 //! command line would, under `--json`, with the outer global flags as
 //! defaults; `stdin` stands in for the request's standard input (`append
 //! --file -`, `--json-node`). Writes and locks: what each command does, lock
-//! by lock, request by request: nothing is held or cached between requests.
+//! by lock, request by request: no lock is held between requests, and
+//! nothing read is trusted across them without checking its file (a
+//! session's catalog of node files is kept, and used while its file is as
+//! this process left it: `layout::history::kept`).
 //! Prints: each request's records, then `{"type": "exit", "data": {"code":
 //! N}}`, flushed; errors are records. Exit status: the last failure's, or 0.
 
@@ -28,7 +31,9 @@ use crate::out::records;
 /// answer is JSON Lines (`--json` is implied); errors are `error` records,
 /// never the end of the stream; stdout is flushed after each `exit` record.
 /// Each request takes its locks as the one-shot command would, and reads
-/// the files afresh. At end of input the process exits with the code of the
+/// the files afresh; only a session's catalog of node files is kept between
+/// requests, and used while its file is unchanged (same file, length and
+/// times), so an append to a large session reads what it adds. At end of input the process exits with the code of the
 /// last failed request, or 0. `man`, `completions`, `schema`, `batch` and `--help`
 /// print no records and are refused here.
 #[derive(Debug, clap::Args)]
@@ -165,6 +170,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     // most requests' own work; each subcommand's arguments are built the
     // first time it is asked for.
     let mut parser = <Cli as clap::CommandFactory>::command();
+    crate::layout::history::kept::keep_between_requests();
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let line = match line {

@@ -111,7 +111,16 @@ impl Catalog {
     }
 
     fn from_cache(sd: &SessionDir, history: &Path) -> Option<Catalog> {
-        let (stamp, mut file) = current_stamp(sd, history)?;
+        let (stamp, mut file, state) = current_stamp(sd, history)?;
+        let path = sd.catalog_file();
+        if let Some(text) = kept::get(&path, state) {
+            return Some(Catalog {
+                text: Bytes::Shared(text),
+                foreign: Vec::new(),
+                duplicate_ids: Vec::new(),
+                full_diff: stamp.full,
+            });
+        }
         let len = stamp.len;
         let text = super::mapped::read(&mut file, len).ok()?;
         // A cache that is not UTF-8 throughout is damaged: rebuilt, never
@@ -139,7 +148,7 @@ impl Catalog {
             }
             Bytes::Owned(nodes)
         } else {
-            text
+            kept::put(path, state, &text).map_or(text, Bytes::Shared)
         };
         Some(Catalog {
             text,
@@ -254,11 +263,12 @@ impl Catalog {
     /// The latest node whose letter is one of `letters`: the last line
     /// holding `\t<letter>\t` (only the letter field can: ids hold no tab
     /// and seqs are digits), searched for as in [`Catalog::get`], and only
-    /// that line parsed. (A session with no such node, only tool nodes
-    /// say, is searched whole at every append.)
+    /// that line parsed: the last 16 KiB first, then windows four times
+    /// larger each, back to the start, so the search costs what lies after
+    /// that node. (A session with no such node, only tool nodes say, is
+    /// searched whole at every append.)
     pub fn latest(&self, letters: &str) -> Option<Entry> {
         let text = &self.text[..];
-        let tail = text.len().saturating_sub(16 * 1024);
         let last_in = |from: usize, to: usize| -> Option<usize> {
             letters
                 .chars()
@@ -270,7 +280,17 @@ impl Catalog {
                 .max()
                 .map(|at| from + at)
         };
-        let at = last_in(tail, text.len()).or_else(|| last_in(0, tail))?;
+        let (mut to, mut window) = (text.len(), 16 * 1024);
+        let at = loop {
+            let from = to.saturating_sub(window);
+            if let Some(at) = last_in(from, to) {
+                break at;
+            }
+            if from == 0 {
+                return None;
+            }
+            (to, window) = (from, window * 4);
+        };
         let start = text[..at].rfind_byte(b'\n').map_or(0, |i| i + 1);
         let end = text[at..].find_byte(b'\n').map_or(text.len(), |e| at + e);
         parse_line(&text[start..end])
@@ -318,13 +338,135 @@ fn read_stamp(sd: &SessionDir) -> Option<Stamp> {
 
 /// The stamp and the opened catalog when the cache is current: `history/`
 /// unchanged since our last write, and the catalog of the length recorded.
-fn current_stamp(sd: &SessionDir, history: &Path) -> Option<(Stamp, std::fs::File)> {
+fn current_stamp(sd: &SessionDir, history: &Path) -> Option<(Stamp, std::fs::File, kept::State)> {
     let stamp = read_stamp(sd)?;
     if mtime_ns(history)? != stamp.mtime {
         return None;
     }
     let file = crate::layout::atomic::open_read(sd.catalog_file()).ok()?;
-    (file.metadata().ok()?.len() == stamp.len).then_some((stamp, file))
+    let state = kept::State::of(&file.metadata().ok()?);
+    (state.len == stamp.len).then_some((stamp, file, state))
+}
+
+/// Catalogs kept between the requests of one `batch` process, so that an
+/// append to a large session reads only what it adds, not the whole
+/// catalog again.
+///
+/// Each request still checks the stamp and `history/`'s time as a one-shot
+/// command does; a kept catalog is then used only while its file is
+/// exactly as this process last read or wrote it: the same file (device and
+/// inode: not renamed over), the same length, modification and change
+/// times. Every writer of the catalog appends or renames a new one into
+/// place, under the session lock, and each of those moves the times or the
+/// inode; a stranger who rewrote it in place within one tick of the
+/// clock and kept its length is the one change not seen, as git's index
+/// does not see it either.
+pub(crate) mod kept {
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+
+    use super::Catalog;
+    use crate::layout::mapped::Bytes;
+
+    /// What `fstat` says of a file.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct State {
+        dev: u64,
+        ino: u64,
+        pub len: u64,
+        mtime: (i64, i64),
+        ctime: (i64, i64),
+    }
+
+    impl State {
+        pub fn of(md: &std::fs::Metadata) -> State {
+            use std::os::unix::fs::MetadataExt;
+            State {
+                dev: md.dev(),
+                ino: md.ino(),
+                len: md.len(),
+                mtime: (md.mtime(), md.mtime_nsec()),
+                ctime: (md.ctime(), md.ctime_nsec()),
+            }
+        }
+    }
+
+    struct Kept {
+        path: PathBuf,
+        state: State,
+        text: Arc<Vec<u8>>,
+    }
+
+    /// The sessions a batch works on at once, most recent first.
+    const AT_MOST: usize = 4;
+
+    thread_local! {
+        /// `None` until [`keep_between_requests`] (no one-shot command keeps).
+        static KEPT: RefCell<Option<Vec<Kept>>> = const { RefCell::new(None) };
+    }
+
+    /// Keep catalogs from now on, on this thread (`batch`).
+    pub fn keep_between_requests() {
+        KEPT.with_borrow_mut(|kept| {
+            kept.get_or_insert_with(Vec::new);
+        });
+    }
+
+    /// The catalog at `path` when it is kept and its file is in `state`.
+    pub(super) fn get(path: &Path, state: State) -> Option<Arc<Vec<u8>>> {
+        KEPT.with_borrow(|kept| {
+            kept.as_ref()?
+                .iter()
+                .find(|k| k.path == path && k.state == state)
+                .map(|k| Arc::clone(&k.text))
+        })
+    }
+
+    /// Keep `text`, the catalog at `path` read in `state`; `None` when
+    /// catalogs are not kept.
+    pub(super) fn put(path: PathBuf, state: State, text: &[u8]) -> Option<Arc<Vec<u8>>> {
+        KEPT.with_borrow_mut(|kept| {
+            let kept = kept.as_mut()?;
+            let text = Arc::new(text.to_vec());
+            kept.retain(|k| k.path != path);
+            kept.insert(
+                0,
+                Kept {
+                    path,
+                    state,
+                    text: Arc::clone(&text),
+                },
+            );
+            kept.truncate(AT_MOST);
+            Some(text)
+        })
+    }
+
+    /// `lines` were appended to the catalog at `path`, read as `catalog`,
+    /// which leaves it in `state`: the kept copy follows when it is the one
+    /// `catalog` was (no one else wrote between: the caller holds the
+    /// session lock), else it is dropped.
+    pub(super) fn appended(path: &Path, catalog: Catalog, lines: &[u8], state: State) {
+        KEPT.with_borrow_mut(|kept| {
+            let Some(kept) = kept.as_mut() else {
+                return;
+            };
+            let Some(at) = kept.iter().position(|k| k.path == path) else {
+                return;
+            };
+            let k = &mut kept[at];
+            let same = matches!(&catalog.text, Bytes::Shared(read) if Arc::ptr_eq(read, &k.text));
+            if !same || k.text.len() as u64 + lines.len() as u64 != state.len {
+                kept.remove(at);
+                return;
+            }
+            // The caller's copy is gone: the text is extended in place.
+            drop(catalog);
+            Arc::make_mut(&mut k.text).extend_from_slice(lines);
+            k.state = state;
+        });
+    }
 }
 
 fn write_stamp(sd: &SessionDir, mtime: i128, len: u64, full: bool) -> std::io::Result<()> {
@@ -359,20 +501,22 @@ pub fn invalidate(sd: &SessionDir) {
 /// Record nodes just written to `history/`, in seq order (the caller holds
 /// the session lock and loaded `catalog` in this process, so the cache is
 /// current): their lines appended to the cache, and the stamp written once.
-pub fn record(sd: &SessionDir, catalog: &Catalog, entries: &[Entry]) -> Result<()> {
+pub fn record(sd: &SessionDir, catalog: Catalog, entries: &[Entry]) -> Result<()> {
     let path = sd.catalog_file();
     let lines: String = entries.iter().map(line_of).collect();
-    let len = (|| {
+    let state = (|| {
         let mut f =
             super::atomic::no_follow(std::fs::OpenOptions::new().append(true)).open(&path)?;
         f.write_all(lines.as_bytes())?;
-        Ok::<_, std::io::Error>(f.metadata()?.len())
+        Ok::<_, std::io::Error>(kept::State::of(&f.metadata()?))
     })();
-    match (len, mtime_ns(&sd.history())) {
-        (Ok(len), Some(m)) => {
+    let full_diff = catalog.full_diff;
+    match (state, mtime_ns(&sd.history())) {
+        (Ok(state), Some(m)) => {
+            kept::appended(&path, catalog, lines.as_bytes(), state);
             // A stale stamp only costs a rebuild; it is never trusted wrongly,
             // because both the length and the directory time must match.
-            let _ = write_stamp(sd, m, len, catalog.full_diff);
+            let _ = write_stamp(sd, m, state.len, full_diff);
         }
         _ => {
             let _ = std::fs::remove_file(sd.catalog_stamp());
@@ -386,7 +530,7 @@ pub fn record(sd: &SessionDir, catalog: &Catalog, entries: &[Entry]) -> Result<(
 pub fn rewrite(sd: &SessionDir, e: &Entry, bytes: &[u8]) -> Result<()> {
     let history = sd.history();
     // Only the stamp is needed: the catalog's content does not change.
-    let current = current_stamp(sd, &history).map(|(st, _)| st.full);
+    let current = current_stamp(sd, &history).map(|(st, ..)| st.full);
     super::atomic::write(&history.join(&e.file), bytes)?;
     if let Some(full) = current
         && let Some(m) = mtime_ns(&history)
@@ -491,11 +635,12 @@ mod tests {
             let walked = c.rev_entries().find(|e| letters.contains(e.letter));
             assert_eq!(c.latest(letters), walked, "letters {letters:?}");
         }
-        // The only `c` line's letter field cut by the tail's start.
+        // The only `c` line's letter field cut by the tail's start, and by
+        // the start of the next window back (64 KiB before it).
         let base = format!("{HEADER}c1\t1\tc\t000001-c-c1.json\n");
         let at = HEADER.len() + "c1\t1".len();
-        for split in [1, 2] {
-            let want = at + split + 16 * 1024;
+        for (split, back) in [(1, 16), (2, 16), (1, 80), (2, 80)] {
+            let want = at + split + back * 1024;
             let mut t = base.clone();
             let mut seq = 2;
             while want - t.len() > 64 {
@@ -525,6 +670,64 @@ mod tests {
                 assert_eq!(part.latest(letters), walked, "cut {cut}, {letters:?}");
             }
         }
+    }
+
+    /// Under `batch`, a catalog read or written by this process is used
+    /// again while its file is as this process left it, and read afresh
+    /// once anyone else appends to it or renames another over it.
+    #[test]
+    fn a_kept_catalog_is_used_only_while_its_file_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let sd = SessionDir::new(dir.path().to_path_buf());
+        std::fs::create_dir_all(sd.private_dir()).unwrap();
+        std::fs::create_dir(sd.history()).unwrap();
+        let node = |seq: u64, id: &str| {
+            let e = Entry {
+                seq,
+                letter: 'u',
+                id: id.into(),
+                file: format!("{seq:06}-u-{id}.json"),
+            };
+            std::fs::write(sd.history().join(&e.file), "{}").unwrap();
+            e
+        };
+        node(1, "u1");
+        Catalog::load(&sd).unwrap(); // lists the directory, writes the cache
+        kept::keep_between_requests();
+        let shared = |c: &Catalog| matches!(c.text, Bytes::Shared(_));
+        let first = Catalog::load(&sd).unwrap();
+        assert!(shared(&first), "read from the cache, and kept");
+        let again = Catalog::load(&sd).unwrap();
+        assert!(shared(&again) && again.get("u1").is_some());
+        drop(first);
+        // This process appends: the kept copy follows.
+        invalidate(&sd);
+        let e2 = node(2, "u2");
+        record(&sd, again, &[e2]).unwrap();
+        let after = Catalog::load(&sd).unwrap();
+        assert!(shared(&after));
+        assert_eq!(*after.text, *Catalog::read(&sd.history()).unwrap().text);
+        // Another process appends (its line and its stamp): read afresh.
+        let e3 = node(3, "u3");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(sd.catalog_file())
+            .unwrap();
+        f.write_all(line_of(&e3).as_bytes()).unwrap();
+        drop(f);
+        let len = std::fs::metadata(sd.catalog_file()).unwrap().len();
+        write_stamp(&sd, mtime_ns(&sd.history()).unwrap(), len, after.full_diff).unwrap();
+        drop(after);
+        let fresh = Catalog::load(&sd).unwrap();
+        assert_eq!(fresh.get("u3").map(|e| e.seq), Some(3), "not the kept copy");
+        // Another catalog of the same length renamed over it: read afresh.
+        let text = fresh.text.to_vec().replace(b"u3\t3", b"u9\t3");
+        drop(fresh);
+        let tmp = dir.path().join("other");
+        std::fs::write(&tmp, &text).unwrap();
+        std::fs::rename(&tmp, sd.catalog_file()).unwrap();
+        let renamed = Catalog::load(&sd).unwrap();
+        assert!(renamed.get("u9").is_some() && renamed.get("u3").is_none());
     }
 
     #[test]
@@ -595,7 +798,7 @@ mod tests {
                 file: format!("{:06}-u-late.json", n + 1),
             };
             std::fs::write(h.join(&e.file), "{}").unwrap();
-            record(&sd, &cached, std::slice::from_ref(&e)).unwrap();
+            record(&sd, cached, std::slice::from_ref(&e)).unwrap();
             let again = Catalog::from_cache(&sd, &h).expect("the cache is still current");
             assert_eq!(again.max_seq(), Some(n + 1));
             assert_eq!(again.get("late").unwrap(), e);

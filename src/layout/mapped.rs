@@ -13,6 +13,8 @@ use std::io::Read;
 pub enum Bytes {
     Owned(Vec<u8>),
     Mapped(memmap2::Mmap),
+    /// Kept by this process between `batch` requests (see `history`).
+    Shared(std::sync::Arc<Vec<u8>>),
 }
 
 impl Default for Bytes {
@@ -27,6 +29,7 @@ impl std::ops::Deref for Bytes {
         match self {
             Bytes::Owned(v) => v,
             Bytes::Mapped(m) => m,
+            Bytes::Shared(v) => v,
         }
     }
 }
