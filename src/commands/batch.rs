@@ -8,8 +8,9 @@
 //! --file -`, `--json-node`). Writes and locks: what each command does, lock
 //! by lock, request by request: no lock is held between requests, and
 //! nothing read is trusted across them without checking its file (a
-//! session's catalog of node files is kept, and used while its file is as
-//! this process left it: `layout::history::kept`).
+//! session's catalog of node files and the index its last commit wrote are
+//! kept, and used while their files are as this process left them:
+//! `layout::kept`).
 //! Prints: each request's records, then `{"type": "exit", "data": {"code":
 //! N}}`, flushed; errors are records. Exit status: the last failure's, or 0.
 
@@ -31,9 +32,10 @@ use crate::out::records;
 /// answer is JSON Lines (`--json` is implied); errors are `error` records,
 /// never the end of the stream; stdout is flushed after each `exit` record.
 /// Each request takes its locks as the one-shot command would, and reads
-/// the files afresh; only a session's catalog of node files is kept between
-/// requests, and used while its file is unchanged (same file, length and
-/// times), so an append to a large session reads what it adds. At end of input the process exits with the code of the
+/// the files afresh; only a session's catalog of node files and the git
+/// index its last commit wrote are kept between requests, and used while
+/// their files are unchanged (same file, length and times), so a turn of a
+/// large session reads what it adds. At end of input the process exits with the code of the
 /// last failed request, or 0. `man`, `completions`, `schema`, `batch` and `--help`
 /// print no records and are refused here.
 #[derive(Debug, clap::Args)]
@@ -170,7 +172,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     // most requests' own work; each subcommand's arguments are built the
     // first time it is asked for.
     let mut parser = <Cli as clap::CommandFactory>::command();
-    crate::layout::history::kept::keep_between_requests();
+    crate::layout::kept::keep_between_requests();
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let line = match line {

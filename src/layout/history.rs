@@ -348,49 +348,17 @@ fn current_stamp(sd: &SessionDir, history: &Path) -> Option<(Stamp, std::fs::Fil
     (state.len == stamp.len).then_some((stamp, file, state))
 }
 
-/// Catalogs kept between the requests of one `batch` process, so that an
-/// append to a large session reads only what it adds, not the whole
-/// catalog again.
-///
-/// Each request still checks the stamp and `history/`'s time as a one-shot
-/// command does; a kept catalog is then used only while its file is
-/// exactly as this process last read or wrote it: the same file (device and
-/// inode: not renamed over), the same length, modification and change
-/// times. Every writer of the catalog appends or renames a new one into
-/// place, under the session lock, and each of those moves the times or the
-/// inode; a stranger who rewrote it in place within one tick of the
-/// clock and kept its length is the one change not seen, as git's index
-/// does not see it either.
+/// Catalogs kept between the requests of one `batch` process (see
+/// `layout::kept`), so that an append to a large session reads only what it
+/// adds, not the whole catalog again.
 pub(crate) mod kept {
     use std::cell::RefCell;
     use std::path::{Path, PathBuf};
     use std::sync::Arc;
 
     use super::Catalog;
+    pub use crate::layout::kept::State;
     use crate::layout::mapped::Bytes;
-
-    /// What `fstat` says of a file.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct State {
-        dev: u64,
-        ino: u64,
-        pub len: u64,
-        mtime: (i64, i64),
-        ctime: (i64, i64),
-    }
-
-    impl State {
-        pub fn of(md: &std::fs::Metadata) -> State {
-            use std::os::unix::fs::MetadataExt;
-            State {
-                dev: md.dev(),
-                ino: md.ino(),
-                len: md.len(),
-                mtime: (md.mtime(), md.mtime_nsec()),
-                ctime: (md.ctime(), md.ctime_nsec()),
-            }
-        }
-    }
 
     struct Kept {
         path: PathBuf,
@@ -402,22 +370,16 @@ pub(crate) mod kept {
     const AT_MOST: usize = 4;
 
     thread_local! {
-        /// `None` until [`keep_between_requests`] (no one-shot command keeps).
-        static KEPT: RefCell<Option<Vec<Kept>>> = const { RefCell::new(None) };
-    }
-
-    /// Keep catalogs from now on, on this thread (`batch`).
-    pub fn keep_between_requests() {
-        KEPT.with_borrow_mut(|kept| {
-            kept.get_or_insert_with(Vec::new);
-        });
+        static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
     }
 
     /// The catalog at `path` when it is kept and its file is in `state`.
     pub(super) fn get(path: &Path, state: State) -> Option<Arc<Vec<u8>>> {
+        if !crate::layout::kept::on() {
+            return None;
+        }
         KEPT.with_borrow(|kept| {
-            kept.as_ref()?
-                .iter()
+            kept.iter()
                 .find(|k| k.path == path && k.state == state)
                 .map(|k| Arc::clone(&k.text))
         })
@@ -426,8 +388,10 @@ pub(crate) mod kept {
     /// Keep `text`, the catalog at `path` read in `state`; `None` when
     /// catalogs are not kept.
     pub(super) fn put(path: PathBuf, state: State, text: &[u8]) -> Option<Arc<Vec<u8>>> {
+        if !crate::layout::kept::on() {
+            return None;
+        }
         KEPT.with_borrow_mut(|kept| {
-            let kept = kept.as_mut()?;
             let text = Arc::new(text.to_vec());
             kept.retain(|k| k.path != path);
             kept.insert(
@@ -449,9 +413,6 @@ pub(crate) mod kept {
     /// session lock), else it is dropped.
     pub(super) fn appended(path: &Path, catalog: Catalog, lines: &[u8], state: State) {
         KEPT.with_borrow_mut(|kept| {
-            let Some(kept) = kept.as_mut() else {
-                return;
-            };
             let Some(at) = kept.iter().position(|k| k.path == path) else {
                 return;
             };
@@ -693,7 +654,7 @@ mod tests {
         };
         node(1, "u1");
         Catalog::load(&sd).unwrap(); // lists the directory, writes the cache
-        kept::keep_between_requests();
+        crate::layout::kept::keep_between_requests();
         let shared = |c: &Catalog| matches!(c.text, Bytes::Shared(_));
         let first = Catalog::load(&sd).unwrap();
         assert!(shared(&first), "read from the cache, and kept");

@@ -5,6 +5,7 @@
 pub mod atomic;
 pub mod history;
 pub mod ids;
+pub mod kept;
 pub mod lock;
 pub mod mapped;
 pub mod migration;

@@ -466,7 +466,7 @@ fn recover_index(
     // git command run by hand), rebuild it from HEAD's tree.
     let mut index_rebuilt = false;
     let index = match head.commit {
-        Some(c) => match repo.read_index() {
+        Some(c) => match repo.take_index() {
             Ok(i) => i,
             Err(e) => {
                 warn(format!(
@@ -935,6 +935,7 @@ pub fn commit_pending(
     crate::out::trace("mirror: refs moved");
     atomic::crash_point("commit-before-index");
     repo.commit_index(new_index)?;
+    repo.keep_index(work.index);
     std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
     sd.write_snapshot(&Snapshot {
         commit: Some(cur_tip.expect("at least one commit was made").to_string()),
