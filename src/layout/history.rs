@@ -46,6 +46,8 @@ pub struct Catalog {
     /// (this catalog was read from the directory, now or by an earlier
     /// command): a full comparison with the index is owed.
     pub full_diff: bool,
+    /// The ids of a catalog kept between `batch` requests ([`kept`]).
+    ids: Option<std::sync::Arc<kept::Ids>>,
 }
 
 fn line_of(e: &Entry) -> String {
@@ -113,12 +115,13 @@ impl Catalog {
     fn from_cache(sd: &SessionDir, history: &Path) -> Option<Catalog> {
         let (stamp, mut file, state) = current_stamp(sd, history)?;
         let path = sd.catalog_file();
-        if let Some(text) = kept::get(&path, state) {
+        if let Some((text, ids)) = kept::get(&path, state) {
             return Some(Catalog {
                 text: Bytes::Shared(text),
                 foreign: Vec::new(),
                 duplicate_ids: Vec::new(),
                 full_diff: stamp.full,
+                ids: Some(ids),
             });
         }
         let len = stamp.len;
@@ -135,6 +138,7 @@ impl Catalog {
         // and the text is the catalog as it is (no copy of a large session's
         // lines on every append).
         let mut foreign = Vec::new();
+        let mut ids = None;
         let text = if text.find(b"\n\t").is_some() {
             let mut nodes = Vec::with_capacity(text.len());
             for line in text.split_inclusive(|b| *b == b'\n') {
@@ -148,13 +152,20 @@ impl Catalog {
             }
             Bytes::Owned(nodes)
         } else {
-            kept::put(path, state, &text).map_or(text, Bytes::Shared)
+            match kept::put(path, state, &text) {
+                Some((shared, kept_ids)) => {
+                    ids = Some(kept_ids);
+                    Bytes::Shared(shared)
+                }
+                None => text,
+            }
         };
         Some(Catalog {
             text,
             foreign,
             duplicate_ids: Vec::new(),
             full_diff: stamp.full,
+            ids,
         })
     }
 
@@ -210,6 +221,7 @@ impl Catalog {
             foreign,
             duplicate_ids,
             full_diff: true,
+            ids: None,
         })
     }
 
@@ -233,6 +245,9 @@ impl Catalog {
 
     pub fn get(&self, id: &str) -> Option<Entry> {
         if id.is_empty() || id.contains(['\t', '\n']) {
+            return None;
+        }
+        if self.ids.as_ref().is_some_and(|ids| !ids.may_hold(id)) {
             return None;
         }
         let needle = format!("\n{id}\t");
@@ -353,6 +368,8 @@ fn current_stamp(sd: &SessionDir, history: &Path) -> Option<(Stamp, std::fs::Fil
 /// adds, not the whole catalog again.
 pub(crate) mod kept {
     use std::cell::RefCell;
+    use std::collections::HashSet;
+    use std::hash::BuildHasher;
     use std::path::{Path, PathBuf};
     use std::sync::Arc;
 
@@ -364,6 +381,40 @@ pub(crate) mod kept {
         path: PathBuf,
         state: State,
         text: Arc<Vec<u8>>,
+        ids: Arc<Ids>,
+    }
+
+    /// The ids of a kept catalog, as hashes: an id whose hash is not among
+    /// them is not in the catalog, so a new id is known new without a
+    /// search of the whole text.
+    #[derive(Debug, Clone)]
+    pub struct Ids {
+        hash: foldhash::fast::RandomState,
+        set: HashSet<u64, foldhash::fast::RandomState>,
+    }
+
+    impl Ids {
+        fn of(text: &[u8]) -> Ids {
+            let mut ids = Ids {
+                hash: Default::default(),
+                set: HashSet::default(),
+            };
+            ids.add(&text[super::HEADER.len().min(text.len())..]);
+            ids
+        }
+
+        /// Add the ids of `lines` (catalog lines, `<id>\t…\n`).
+        fn add(&mut self, lines: &[u8]) {
+            for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let id = line.split(|b| *b == b'\t').next().unwrap_or(line);
+                self.set.insert(self.hash.hash_one(id));
+            }
+        }
+
+        /// Whether `id` may be in the catalog (false: it is not).
+        pub(super) fn may_hold(&self, id: &str) -> bool {
+            self.set.contains(&self.hash.hash_one(id.as_bytes()))
+        }
     }
 
     /// The sessions a batch works on at once, most recent first.
@@ -373,26 +424,30 @@ pub(crate) mod kept {
         static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
     }
 
+    /// A kept catalog's text and ids.
+    type Shared = (Arc<Vec<u8>>, Arc<Ids>);
+
     /// The catalog at `path` when it is kept and its file is in `state`.
-    pub(super) fn get(path: &Path, state: State) -> Option<Arc<Vec<u8>>> {
+    pub(super) fn get(path: &Path, state: State) -> Option<Shared> {
         if !crate::layout::kept::on() {
             return None;
         }
         KEPT.with_borrow(|kept| {
             kept.iter()
                 .find(|k| k.path == path && k.state == state)
-                .map(|k| Arc::clone(&k.text))
+                .map(|k| (Arc::clone(&k.text), Arc::clone(&k.ids)))
         })
     }
 
     /// Keep `text`, the catalog at `path` read in `state`; `None` when
     /// catalogs are not kept.
-    pub(super) fn put(path: PathBuf, state: State, text: &[u8]) -> Option<Arc<Vec<u8>>> {
+    pub(super) fn put(path: PathBuf, state: State, text: &[u8]) -> Option<Shared> {
         if !crate::layout::kept::on() {
             return None;
         }
         KEPT.with_borrow_mut(|kept| {
             let text = Arc::new(text.to_vec());
+            let ids = Arc::new(Ids::of(&text));
             kept.retain(|k| k.path != path);
             kept.insert(
                 0,
@@ -400,10 +455,11 @@ pub(crate) mod kept {
                     path,
                     state,
                     text: Arc::clone(&text),
+                    ids: Arc::clone(&ids),
                 },
             );
             kept.truncate(AT_MOST);
-            Some(text)
+            Some((text, ids))
         })
     }
 
@@ -422,9 +478,10 @@ pub(crate) mod kept {
                 kept.remove(at);
                 return;
             }
-            // The caller's copy is gone: the text is extended in place.
+            // The caller's copy is gone: text and ids are extended in place.
             drop(catalog);
             Arc::make_mut(&mut k.text).extend_from_slice(lines);
+            Arc::make_mut(&mut k.ids).add(lines);
             k.state = state;
         });
     }
@@ -668,6 +725,9 @@ mod tests {
         let after = Catalog::load(&sd).unwrap();
         assert!(shared(&after));
         assert_eq!(*after.text, *Catalog::read(&sd.history()).unwrap().text);
+        // Its ids follow too: the one just added is found, a new one is not.
+        assert!(after.ids.is_some());
+        assert!(after.contains("u1") && after.contains("u2") && !after.contains("u7"));
         // Another process appends (its line and its stamp): read afresh.
         let e3 = node(3, "u3");
         let mut f = std::fs::OpenOptions::new()
