@@ -91,7 +91,7 @@ impl Catalog {
 
     fn load_inner(sd: &SessionDir, write: bool) -> Result<Catalog> {
         let history = sd.history();
-        if let Some(c) = Self::from_cache(sd, &history) {
+        if let Some(c) = Self::from_cache(sd, &history, write) {
             return Ok(c);
         }
         // The stamp is taken before listing: a file added meanwhile makes the
@@ -112,7 +112,10 @@ impl Catalog {
         Ok(c)
     }
 
-    fn from_cache(sd: &SessionDir, history: &Path) -> Option<Catalog> {
+    /// The cache when current; `keep`: kept for the next `batch` request
+    /// (a load under the session lock, on the way to an append or a
+    /// commit; not a peek, which may pass over many sessions once).
+    fn from_cache(sd: &SessionDir, history: &Path, keep: bool) -> Option<Catalog> {
         let (stamp, mut file, state) = current_stamp(sd, history)?;
         let path = sd.catalog_file();
         if let Some((text, ids)) = kept::get(&path, state) {
@@ -152,7 +155,7 @@ impl Catalog {
             }
             Bytes::Owned(nodes)
         } else {
-            match kept::put(path, state, &text) {
+            match keep.then(|| kept::put(path, state, &text)).flatten() {
                 Some((shared, kept_ids)) => {
                     ids = Some(kept_ids);
                     Bytes::Shared(shared)
@@ -713,6 +716,10 @@ mod tests {
         Catalog::load(&sd).unwrap(); // lists the directory, writes the cache
         crate::layout::kept::keep_between_requests();
         let shared = |c: &Catalog| matches!(c.text, Bytes::Shared(_));
+        assert!(
+            !shared(&Catalog::peek(&sd).unwrap()),
+            "a peek keeps nothing"
+        );
         let first = Catalog::load(&sd).unwrap();
         assert!(shared(&first), "read from the cache, and kept");
         let again = Catalog::load(&sd).unwrap();
@@ -763,13 +770,13 @@ mod tests {
         // The directory's time moves on; the stamp follows it.
         std::thread::sleep(std::time::Duration::from_millis(20));
         rewrite(&sd, &e, b"{\"id\":\"u1\"}").unwrap();
-        let cached = Catalog::from_cache(&sd, &sd.history()).expect("still current");
+        let cached = Catalog::from_cache(&sd, &sd.history(), true).expect("still current");
         assert_eq!(cached.get("u1"), Some(e.clone()));
         assert_eq!(cached.full_diff, c.full_diff);
         // A stamp that no longer matches the catalog's length is not trusted.
         std::fs::write(sd.catalog_file(), "git-session catalog v1\n").unwrap();
         rewrite(&sd, &e, b"{}").unwrap();
-        assert!(Catalog::from_cache(&sd, &sd.history()).is_none());
+        assert!(Catalog::from_cache(&sd, &sd.history(), true).is_none());
     }
 
     #[test]
@@ -792,7 +799,7 @@ mod tests {
             let listed = Catalog::load(&sd).unwrap();
             let size = std::fs::metadata(sd.catalog_file()).unwrap().len();
             assert_eq!(size >= super::super::mapped::MAP_FROM, n > 2);
-            let cached = Catalog::from_cache(&sd, &h).expect("the cache is current");
+            let cached = Catalog::from_cache(&sd, &h, true).expect("the cache is current");
             assert_eq!(
                 matches!(cached.text, Bytes::Mapped(_)),
                 n > 2 && !foreign,
@@ -820,7 +827,7 @@ mod tests {
             };
             std::fs::write(h.join(&e.file), "{}").unwrap();
             record(&sd, cached, std::slice::from_ref(&e)).unwrap();
-            let again = Catalog::from_cache(&sd, &h).expect("the cache is still current");
+            let again = Catalog::from_cache(&sd, &h, true).expect("the cache is still current");
             assert_eq!(again.max_seq(), Some(n + 1));
             assert_eq!(again.get("late").unwrap(), e);
             assert_eq!(again.len(), n as usize + 1);
