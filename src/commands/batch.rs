@@ -35,9 +35,9 @@ use crate::out::records;
 /// the files afresh; only a session's catalog of node files and the git
 /// index its last commit wrote are kept between requests, and used while
 /// their files are unchanged (same file, length and times), so a turn of a
-/// large session reads what it adds. At end of input the process exits with the code of the
-/// last failed request, or 0. `man`, `completions`, `schema`, `batch` and `--help`
-/// print no records and are refused here.
+/// large session reads what it adds. At end of input the process exits
+/// with the code of the last failed request, or 0. `man`, `completions`,
+/// `schema`, `batch` and `--help` print no records and are refused here.
 #[derive(Debug, clap::Args)]
 pub struct BatchArgs {}
 
