@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use crate::env::TestEnv;
 
 /// One request: argv and standard input.
-struct Req {
+pub(crate) struct Req {
     argv: Vec<String>,
     stdin: String,
 }
 
-fn req(argv: &[&str]) -> Req {
+pub(crate) fn req(argv: &[&str]) -> Req {
     Req {
         argv: argv.iter().map(|s| s.to_string()).collect(),
         stdin: String::new(),
@@ -165,7 +165,7 @@ fn normal(recs: Vec<Value>, env: &TestEnv) -> Vec<Value> {
         .collect()
 }
 
-fn spawn_batch(env: &TestEnv) -> Child {
+pub(crate) fn spawn_batch(env: &TestEnv) -> Child {
     env.cmd()
         .arg("batch")
         .stdin(Stdio::piped())
@@ -276,7 +276,7 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
 }
 
 /// Send one request and read its answer up to the closing record.
-fn ask(stdin: &mut impl Write, out: &mut impl BufRead, r: &Req) -> (Vec<Value>, i64) {
+pub(crate) fn ask(stdin: &mut impl Write, out: &mut impl BufRead, r: &Req) -> (Vec<Value>, i64) {
     writeln!(stdin, "{}", line(r)).unwrap();
     stdin.flush().unwrap();
     let mut recs = Vec::new();

@@ -433,6 +433,73 @@ fn writers_alternating_on_one_session_lose_nothing() {
     env.assert_clean("s1");
 }
 
+/// The same with git-session's turns sent to one `batch` process that
+/// lives across the Python store's writes: what it keeps between requests
+/// (the catalog, the index its last commit wrote) is never used once the
+/// other writer has changed the session.
+#[test]
+fn a_batch_process_and_the_python_store_alternating_lose_nothing() {
+    use crate::batch::{ask, req, spawn_batch};
+    use std::io::BufReader;
+    let env = TestEnv::new();
+    let Some(py) = Py::new(&env) else { return };
+    py.run(&env, "create", json!({"id": "s1", "title": "Shared"}));
+    let mut child = spawn_batch(&env);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut ask_ok = |argv: &[&str]| {
+        let (recs, code) = ask(&mut stdin, &mut out, &req(argv));
+        assert_eq!(code, 0, "{argv:?}: {recs:?}");
+        recs
+    };
+    let mut expect = Vec::new();
+    let mut last: Option<String> = None;
+    for round in 0..4 {
+        let (u, a) = (format!("pu{round}"), format!("pa{round}"));
+        let mut m = json!({"id": u, "role": "user", "content": format!("python {round}")});
+        if let Some(p) = &last {
+            m["parent_id"] = p.clone().into();
+        }
+        py.run(
+            &env,
+            "turn",
+            json!({"id": "s1", "message": format!("turn: python {round}"), "msgs": [
+                m, {"id": a, "role": "assistant", "content": "ok", "parent_id": u},
+            ]}),
+        );
+        expect.extend([format!("python {round}"), "ok".to_string()]);
+        // Two turns from the batch process, one after the other: the second
+        // uses what the first kept.
+        for k in 0..2 {
+            let text = format!("rust {round}.{k}");
+            ask_ok(&["append", "s1", "--text", &text]);
+            let reply = format!("re: {text}");
+            let recs = ask_ok(&[
+                "append",
+                "s1",
+                "--role",
+                "assistant",
+                "--name",
+                "m1",
+                "--text",
+                &reply,
+            ]);
+            last = recs[0]["data"]["id"].as_str().map(str::to_string);
+            let recs = ask_ok(&["commit-turn", "s1"]);
+            assert_eq!(recs[0]["type"], "turn_committed", "{recs:?}");
+            expect.extend([text, reply]);
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(py.contents(&env, "s1"), expect);
+    assert_eq!(py.branch(&env, "s1"), our_branch(&env, "s1"));
+    env.ok(&["recover"]);
+    assert_eq!(py.listed(&env), ours(&env));
+    clean(&env);
+    env.assert_clean("s1");
+}
+
 #[test]
 fn migrate_leaves_every_session_where_the_python_store_finds_it() {
     let env = TestEnv::new();
