@@ -400,6 +400,37 @@ fn what_the_python_store_writes_git_session_lists_shows_verifies_and_backfills()
     );
 }
 
+/// One turn of the Python store on `s1`: the user message `python
+/// <round>` (a child of `last`, when given) and the reply `ok`; returns
+/// their texts.
+fn python_turn(py: &Py, env: &TestEnv, round: usize, last: Option<&str>) -> [String; 2] {
+    let (u, a) = (format!("pu{round}"), format!("pa{round}"));
+    let mut m = json!({"id": u, "role": "user", "content": format!("python {round}")});
+    if let Some(p) = last {
+        m["parent_id"] = p.into();
+    }
+    py.run(
+        env,
+        "turn",
+        json!({"id": "s1", "message": format!("turn: python {round}"), "msgs": [
+            m, {"id": a, "role": "assistant", "content": "ok", "parent_id": u},
+        ]}),
+    );
+    [format!("python {round}"), "ok".to_string()]
+}
+
+/// Both writers read `s1` as `expect` says, on the same branch, both list
+/// the same sessions, and the session is clean (`verify`, `git status`,
+/// `git fsck`).
+fn both_read(py: &Py, env: &TestEnv, expect: &[String]) {
+    assert_eq!(py.contents(env, "s1"), expect);
+    assert_eq!(py.branch(env, "s1"), our_branch(env, "s1"));
+    env.ok(&["recover"]);
+    assert_eq!(py.listed(env), ours(env));
+    clean(env);
+    env.assert_clean("s1");
+}
+
 #[test]
 fn writers_alternating_on_one_session_lose_nothing() {
     let env = TestEnv::new();
@@ -408,29 +439,12 @@ fn writers_alternating_on_one_session_lose_nothing() {
     let mut expect = Vec::new();
     let mut last: Option<String> = None;
     for round in 0..3 {
-        let (u, a) = (format!("pu{round}"), format!("pa{round}"));
-        let mut m = json!({"id": u, "role": "user", "content": format!("python {round}")});
-        if let Some(p) = &last {
-            m["parent_id"] = p.clone().into();
-        }
-        py.run(
-            &env,
-            "turn",
-            json!({"id": "s1", "message": format!("turn: python {round}"), "msgs": [
-                m, {"id": a, "role": "assistant", "content": "ok", "parent_id": u},
-            ]}),
-        );
-        expect.extend([format!("python {round}"), "ok".to_string()]);
+        expect.extend(python_turn(&py, &env, round, last.as_deref()));
         let (ga, _) = env.turn("s1", &format!("rust {round}"), &[]);
         expect.extend([format!("rust {round}"), format!("re: rust {round}")]);
         last = Some(ga);
     }
-    assert_eq!(py.contents(&env, "s1"), expect);
-    assert_eq!(py.branch(&env, "s1"), our_branch(&env, "s1"));
-    env.ok(&["recover"]);
-    assert_eq!(py.listed(&env), ours(&env));
-    clean(&env);
-    env.assert_clean("s1");
+    both_read(&py, &env, &expect);
 }
 
 /// The same with git-session's turns sent to one `batch` process that
@@ -455,19 +469,7 @@ fn a_batch_process_and_the_python_store_alternating_lose_nothing() {
     let mut expect = Vec::new();
     let mut last: Option<String> = None;
     for round in 0..4 {
-        let (u, a) = (format!("pu{round}"), format!("pa{round}"));
-        let mut m = json!({"id": u, "role": "user", "content": format!("python {round}")});
-        if let Some(p) = &last {
-            m["parent_id"] = p.clone().into();
-        }
-        py.run(
-            &env,
-            "turn",
-            json!({"id": "s1", "message": format!("turn: python {round}"), "msgs": [
-                m, {"id": a, "role": "assistant", "content": "ok", "parent_id": u},
-            ]}),
-        );
-        expect.extend([format!("python {round}"), "ok".to_string()]);
+        expect.extend(python_turn(&py, &env, round, last.as_deref()));
         // Two turns from the batch process, one after the other: the second
         // uses what the first kept.
         for k in 0..2 {
@@ -492,12 +494,7 @@ fn a_batch_process_and_the_python_store_alternating_lose_nothing() {
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());
-    assert_eq!(py.contents(&env, "s1"), expect);
-    assert_eq!(py.branch(&env, "s1"), our_branch(&env, "s1"));
-    env.ok(&["recover"]);
-    assert_eq!(py.listed(&env), ours(&env));
-    clean(&env);
-    env.assert_clean("s1");
+    both_read(&py, &env, &expect);
 }
 
 #[test]
