@@ -293,9 +293,12 @@ impl SessionRepo {
     pub fn keep_index(&self, index: Index) {
         use gix::index::entry::Flags;
         let state = &index.0;
+        // Stored flags only (so no EXTENDED one: what `encodes_v2` asks
+        // of the entries), in one pass over them.
         let stored = Flags::STAGE_MASK | Flags::ASSUME_VALID;
         if crate::layout::kept::on()
-            && encodes_v2(state)
+            && state.object_hash() == gix::hash::Kind::Sha1
+            && !state.is_sparse()
             && state.tree().is_none()
             && state.link().is_none()
             && state.resolve_undo().is_none()
@@ -441,14 +444,10 @@ mod kept {
     use std::cell::RefCell;
     use std::path::{Path, PathBuf};
 
-    use crate::layout::kept::State;
-
-    /// The sessions a batch works on at once, most recent first.
-    const AT_MOST: usize = 4;
+    use crate::layout::kept::{Shelf, State};
 
     thread_local! {
-        static KEPT: RefCell<Vec<(PathBuf, State, gix::index::File)>> =
-            const { RefCell::new(Vec::new()) };
+        static KEPT: RefCell<Shelf<gix::index::File>> = const { RefCell::new(Shelf::new()) };
     }
 
     /// The index kept for `path` when the file there is still the one
@@ -458,23 +457,14 @@ mod kept {
             return None;
         }
         let now = State::at(path);
-        KEPT.with_borrow_mut(|kept| {
-            let at = kept.iter().position(|(p, ..)| p == path)?;
-            let (_, state, file) = kept.remove(at);
-            (Some(state) == now).then_some(file)
-        })
+        KEPT.with_borrow_mut(|kept| kept.take(path, now))
     }
 
     /// Keep `file`, just renamed into place at `path`.
     pub(super) fn put(path: PathBuf, file: gix::index::File) {
-        let Some(state) = State::at(&path) else {
-            return;
-        };
-        KEPT.with_borrow_mut(|kept| {
-            kept.retain(|(p, ..)| *p != path);
-            kept.insert(0, (path, state, file));
-            kept.truncate(AT_MOST);
-        });
+        if let Some(state) = State::at(&path) {
+            KEPT.with_borrow_mut(|kept| kept.put(path, state, file));
+        }
     }
 }
 

@@ -377,15 +377,9 @@ pub(crate) mod kept {
     use std::sync::Arc;
 
     use super::Catalog;
+    use crate::layout::kept::Shelf;
     pub use crate::layout::kept::State;
     use crate::layout::mapped::Bytes;
-
-    struct Kept {
-        path: PathBuf,
-        state: State,
-        text: Arc<Vec<u8>>,
-        ids: Arc<Ids>,
-    }
 
     /// The ids of a kept catalog, as hashes: an id whose hash is not among
     /// them is not in the catalog, so a new id is known new without a
@@ -420,15 +414,12 @@ pub(crate) mod kept {
         }
     }
 
-    /// The sessions a batch works on at once, most recent first.
-    const AT_MOST: usize = 4;
-
-    thread_local! {
-        static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
-    }
-
     /// A kept catalog's text and ids.
     type Shared = (Arc<Vec<u8>>, Arc<Ids>);
+
+    thread_local! {
+        static KEPT: RefCell<Shelf<Shared>> = const { RefCell::new(Shelf::new()) };
+    }
 
     /// The catalog at `path` when it is kept and its file is in `state`.
     pub(super) fn get(path: &Path, state: State) -> Option<Shared> {
@@ -436,9 +427,8 @@ pub(crate) mod kept {
             return None;
         }
         KEPT.with_borrow(|kept| {
-            kept.iter()
-                .find(|k| k.path == path && k.state == state)
-                .map(|k| (Arc::clone(&k.text), Arc::clone(&k.ids)))
+            kept.get(path, state)
+                .map(|(text, ids)| (Arc::clone(text), Arc::clone(ids)))
         })
     }
 
@@ -448,22 +438,11 @@ pub(crate) mod kept {
         if !crate::layout::kept::on() {
             return None;
         }
-        KEPT.with_borrow_mut(|kept| {
-            let text = Arc::new(text.to_vec());
-            let ids = Arc::new(Ids::of(&text));
-            kept.retain(|k| k.path != path);
-            kept.insert(
-                0,
-                Kept {
-                    path,
-                    state,
-                    text: Arc::clone(&text),
-                    ids: Arc::clone(&ids),
-                },
-            );
-            kept.truncate(AT_MOST);
-            Some((text, ids))
-        })
+        let text = Arc::new(text.to_vec());
+        let ids = Arc::new(Ids::of(&text));
+        let shared = (Arc::clone(&text), Arc::clone(&ids));
+        KEPT.with_borrow_mut(|kept| kept.put(path, state, shared));
+        Some((text, ids))
     }
 
     /// `lines` were appended to the catalog at `path`, read as `catalog`,
@@ -472,20 +451,19 @@ pub(crate) mod kept {
     /// session lock), else it is dropped.
     pub(super) fn appended(path: &Path, catalog: Catalog, lines: &[u8], state: State) {
         KEPT.with_borrow_mut(|kept| {
-            let Some(at) = kept.iter().position(|k| k.path == path) else {
+            let Some((kept_state, (text, ids))) = kept.entry(path) else {
                 return;
             };
-            let k = &mut kept[at];
-            let same = matches!(&catalog.text, Bytes::Shared(read) if Arc::ptr_eq(read, &k.text));
-            if !same || k.text.len() as u64 + lines.len() as u64 != state.len {
-                kept.remove(at);
+            let same = matches!(&catalog.text, Bytes::Shared(read) if Arc::ptr_eq(read, text));
+            if !same || text.len() as u64 + lines.len() as u64 != state.len {
+                kept.forget(path);
                 return;
             }
             // The caller's copy is gone: text and ids are extended in place.
             drop(catalog);
-            Arc::make_mut(&mut k.text).extend_from_slice(lines);
-            Arc::make_mut(&mut k.ids).add(lines);
-            k.state = state;
+            Arc::make_mut(text).extend_from_slice(lines);
+            Arc::make_mut(ids).add(lines);
+            *kept_state = state;
         });
     }
 }

@@ -13,6 +13,7 @@
 //! not see it either.
 
 use std::cell::Cell;
+use std::path::{Path, PathBuf};
 
 /// What `fstat` says of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +38,7 @@ impl State {
     }
 
     /// The state of the regular file at `path` (not followed if a link).
-    pub fn at(path: &std::path::Path) -> Option<State> {
+    pub fn at(path: &Path) -> Option<State> {
         let md = std::fs::symlink_metadata(path).ok()?;
         md.is_file().then(|| State::of(&md))
     }
@@ -55,4 +56,61 @@ pub fn keep_between_requests() {
 /// Whether this thread keeps files between requests.
 pub fn on() -> bool {
     ON.get()
+}
+
+/// The files of one kind a thread keeps: the few sessions a batch works on
+/// at once, most recent first, each with the state its file was in.
+pub struct Shelf<T> {
+    items: Vec<(PathBuf, State, T)>,
+}
+
+impl<T> Default for Shelf<T> {
+    fn default() -> Shelf<T> {
+        Shelf::new()
+    }
+}
+
+impl<T> Shelf<T> {
+    /// Sessions a batch works on at once.
+    const AT_MOST: usize = 4;
+
+    pub const fn new() -> Shelf<T> {
+        Shelf { items: Vec::new() }
+    }
+
+    /// What is kept for `path`, while its file is in `state`.
+    pub fn get(&self, path: &Path, state: State) -> Option<&T> {
+        self.items
+            .iter()
+            .find(|(p, s, _)| p == path && *s == state)
+            .map(|(.., v)| v)
+    }
+
+    /// What is kept for `path` and the state it was kept in, to change
+    /// both.
+    pub fn entry(&mut self, path: &Path) -> Option<(&mut State, &mut T)> {
+        self.items
+            .iter_mut()
+            .find(|(p, ..)| p == path)
+            .map(|(_, s, v)| (s, v))
+    }
+
+    /// Take out what is kept for `path`: `Some` when its file is in `state`.
+    pub fn take(&mut self, path: &Path, state: Option<State>) -> Option<T> {
+        let at = self.items.iter().position(|(p, ..)| p == path)?;
+        let (_, kept, value) = self.items.remove(at);
+        (Some(kept) == state).then_some(value)
+    }
+
+    /// Keep `value` for `path`, whose file is in `state`.
+    pub fn put(&mut self, path: PathBuf, state: State, value: T) {
+        self.items.retain(|(p, ..)| *p != path);
+        self.items.insert(0, (path, state, value));
+        self.items.truncate(Self::AT_MOST);
+    }
+
+    /// Forget what is kept for `path`.
+    pub fn forget(&mut self, path: &Path) {
+        self.items.retain(|(p, ..)| p != path);
+    }
 }
