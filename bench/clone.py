@@ -11,14 +11,13 @@ Usage: bench/clone.py [--bin PATH] [--sessions 1000] [--runs 3] [--dir DIR]
 """
 
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import tempfile
 
-from common import ENV, built, spawn
+from common import ENV, built, feed_batch, spawn
 
 
 def main():
@@ -37,16 +36,14 @@ def main():
         subprocess.run(["git", "init", "-q", proj], check=True, env=ENV)
         pid = subprocess.run([binary, "--state-dir", state, "project", "add", proj], env=ENV,
                              check=True, capture_output=True, text=True).stdout.strip()
-        p = subprocess.Popen([binary, "--state-dir", state, "batch"], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, env=ENV, text=True)
-        for i in range(a.sessions):
-            s = f"s{i:05d}"
-            for argv in (["init", s, "-q", "--project", pid], ["append", s, "--text", "question"],
-                         ["append", s, "--role", "assistant", "--text", "answer"], ["commit-turn", s]):
-                p.stdin.write(json.dumps({"argv": argv}) + "\n")
-        p.stdin.close()
-        if p.wait() != 0:
-            raise SystemExit("making the sessions failed")
+        def requests():
+            for i in range(a.sessions):
+                s = f"s{i:05d}"
+                yield ["init", s, "-q", "--project", pid]
+                yield ["append", s, "--text", "question"]
+                yield ["append", s, "--role", "assistant", "--text", "answer"]
+                yield ["commit-turn", s]
+        feed_batch(binary, state, requests())
         remote = os.path.join(root, "remote.git")
         subprocess.run(["git", "init", "-q", "--bare", remote], check=True, env=ENV)
         subprocess.run([binary, "--state-dir", state, "remote", "add", "origin", remote], check=True,

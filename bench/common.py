@@ -51,6 +51,18 @@ def spawn(argv, env=ENV, stdin=None, stderr=None):
     return time.perf_counter() - t, os.waitstatus_to_exitcode(status)
 
 
+def feed_batch(binary, state, requests, env=ENV):
+    """Send `requests` (argvs) to one `git-session batch` process in
+    `state`, its answers not read; stop the benchmark if any failed."""
+    p = subprocess.Popen([binary, "--state-dir", state, "batch"], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, env=env, text=True)
+    for argv in requests:
+        p.stdin.write(json.dumps({"argv": argv}) + "\n")
+    p.stdin.close()
+    if p.wait() != 0:
+        raise SystemExit("a batch request of the benchmark's set-up failed")
+
+
 def node(seq, nid, role, caller, pred, output, t):
     """One history node (reference §3.1)."""
     return {"id": nid, "created_at": t, "seq": seq, "role": role,

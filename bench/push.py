@@ -23,7 +23,6 @@ Usage: bench/push.py [--bin PATH] [--sessions 1000] [--turns 3] [--runs 5] [--di
 
 import argparse
 import glob
-import json
 import os
 import shutil
 import statistics
@@ -31,24 +30,20 @@ import subprocess
 import tempfile
 import time
 
-from common import ENV, built, spawn
+from common import ENV, built, feed_batch, spawn
 
 
 def make_sessions(binary, state, sessions, turns):
-    p = subprocess.Popen([binary, "--state-dir", state, "batch"], stdin=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, env=ENV, text=True)
-    for i in range(sessions):
-        s = f"bench{i:05d}"
-        for t in range(turns):
-            create = ["--create"] if t == 0 else []
-            for argv in (["append", s, *create, "--text", f"question {t} of session {i}"],
-                         ["append", s, "--role", "assistant", "--text", "an answer " * 20],
-                         ["append", s, "--role", "tool", "--name", "read", "--text", "fn main() {}\n" * 10],
-                         ["commit-turn", s]):
-                p.stdin.write(json.dumps({"argv": argv}) + "\n")
-    p.stdin.close()
-    if p.wait() != 0:
-        raise SystemExit("making the sessions failed")
+    def requests():
+        for i in range(sessions):
+            s = f"bench{i:05d}"
+            for t in range(turns):
+                create = ["--create"] if t == 0 else []
+                yield ["append", s, *create, "--text", f"question {t} of session {i}"]
+                yield ["append", s, "--role", "assistant", "--text", "an answer " * 20]
+                yield ["append", s, "--role", "tool", "--name", "read", "--text", "fn main() {}\n" * 10]
+                yield ["commit-turn", s]
+    feed_batch(binary, state, requests())
 
 
 def git(*args, cwd=None):
