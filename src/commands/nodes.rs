@@ -2,7 +2,8 @@
 //! (SPEC §5.18).
 //!
 //! Reads: the catalog, the node files asked for, the commits that hold
-//! them (by their trailers, from each tip back only as far as needed).
+//! them (by their trailers, from each tip back only as far as needed; by
+//! their trees, each read once, for commits without trailers).
 //! Writes: nothing. Locks: the session, shared. Prints: one `session_node`
 //! record per node (`cat`: the file itself).
 

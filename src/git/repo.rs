@@ -12,6 +12,14 @@ use crate::layout::{SessionDir, atomic};
 
 /// Repo-local config pinned at init so a user's global settings cannot break
 /// or slow session commits (SPEC §2.3).
+/// Bytes of decoded objects kept while reading packed objects, for the
+/// deltas based on them (git's `core.deltaBaseCacheLimit`, 96 MiB by
+/// default): a session's history trees are deltas of one another, and
+/// without it each tree read inflates its chain of bases again. 8 MiB does
+/// as well as 64 on `nodes` over a 4,000-node session read in line order
+/// (0.7–1.0 s against 1.3–1.8 s without), at a quarter of the memory.
+const DELTA_BASE_CACHE: usize = 8 << 20;
+
 const PINNED_CONFIG: &str = "\
 [core]
 \thooksPath = /dev/null
@@ -157,12 +165,17 @@ impl SessionRepo {
         // meanwhile (a background roll-up writes before it deletes).
         let slots =
             (2 * super::maintenance::pack_count(&self.git_dir) + 32).min(i16::MAX as usize) as u16;
-        let repo = gix::open_opts(
+        let mut repo = gix::open_opts(
             &self.dir,
             gix::open::Options::isolated()
                 .object_store_slots(gix::odb::store::init::Slots::Given(slots)),
         )
         .map_err(|e| Error::git("open the repository", &self.dir, e))?;
+        repo.objects.set_pack_cache(|| {
+            Box::new(gix_pack::cache::lru::MemoryCappedHashmap::new(
+                DELTA_BASE_CACHE,
+            ))
+        });
         Ok(self.gix.get_or_init(|| repo))
     }
 
@@ -234,6 +247,31 @@ impl SessionRepo {
                 )
             })
             .collect())
+    }
+
+    /// Which of `names` the directory `dir` of `tree` holds: one read of
+    /// that directory's tree, however many names are asked for.
+    pub fn dir_holds(&self, tree: ObjectId, dir: &str, names: &[&str]) -> Result<Vec<bool>> {
+        let mut out = vec![false; names.len()];
+        let Some(sub) = self.tree_entry(tree, dir)? else {
+            return Ok(out);
+        };
+        let mut wanted: std::collections::HashMap<&[u8], Vec<usize>> =
+            std::collections::HashMap::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            wanted.entry(n.as_bytes()).or_default().push(i);
+        }
+        let t = self
+            .repo()?
+            .find_tree(sub)
+            .map_err(|e| self.err(&format!("read tree {sub}"), e))?;
+        for e in t.iter() {
+            let e = e.map_err(|e| self.err(&format!("decode tree {sub}"), e))?;
+            for &i in wanted.get(e.filename().as_bytes()).into_iter().flatten() {
+                out[i] = true;
+            }
+        }
+        Ok(out)
     }
 
     /// The id of the entry of `tree` at `path` (like `history/x.json`), if present.

@@ -347,12 +347,10 @@ impl plan::History for Commits<'_> {
         Ok(v)
     }
 
-    fn tree_holds(&mut self, id: Oid, file: &str) -> Result<bool> {
+    fn tree_holds(&mut self, id: Oid, files: &[&str]) -> Result<Vec<bool>> {
         let tree = self.repo.commit_info(id)?.tree;
-        Ok(self
-            .repo
-            .tree_entry(tree, &crate::layout::paths::history_entry(file))?
-            .is_some())
+        self.repo
+            .dir_holds(tree, crate::layout::paths::HISTORY, files)
     }
 }
 
@@ -996,12 +994,86 @@ fn every_tip(repo: &SessionRepo) -> Result<Vec<Oid>> {
     Ok(tips)
 }
 
+/// The commit that holds each node of `nodes` (its seq and its file in
+/// `history/`), for the read layer: the oldest of the commits whose `Nodes:`
+/// trailer names its seq and whose tree holds its file (a later commit of a
+/// retry branch may name a range that covers it too); for a node that no
+/// such commit holds (committed without trailers, by another writer), the
+/// oldest of the commits on the lines from HEAD and the branches that add
+/// its file. `None`: not committed yet.
+///
+/// Each commit's tree is read once, however many of the nodes it holds: a
+/// tree read per node and commit made `nodes` on a whole session cost the
+/// square of its size (the cube, without trailers).
+pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Option<Oid>>> {
+    let Some(first) = nodes.iter().map(|n| n.0).min() else {
+        return Ok(Vec::new());
+    };
+    let walked = trailer_ranges_after(repo, first as i64 - 1)?;
+    let mut named = walked.clone();
+    named.sort_unstable_by_key(|r| r.0);
+    let widest = named.iter().map(|(a, b, _)| b.saturating_sub(*a)).max();
+    // The commits whose trailers name each node's seq.
+    let mut by_commit: HashMap<Oid, Vec<usize>> = HashMap::new();
+    for (i, &(seq, _)) in nodes.iter().enumerate() {
+        let from = named.partition_point(|r| r.0 < seq.saturating_sub(widest.unwrap_or(0)));
+        for &(_, b, c) in named[from..].iter().take_while(|r| r.0 <= seq) {
+            if seq <= b {
+                by_commit.entry(c).or_default().push(i);
+            }
+        }
+    }
+    // A commit that cannot be read holds nothing here.
+    let mut oldest: Vec<Option<(i64, Oid)>> = vec![None; nodes.len()];
+    // In the order the lines were walked: a tree is most often a delta of
+    // the one read before it, still in the cache.
+    for (_, _, c) in &walked {
+        let Some(of) = by_commit.remove(c) else {
+            continue;
+        };
+        let Ok(info) = repo.commit_info(*c) else {
+            continue;
+        };
+        let files: Vec<&str> = of.iter().map(|&i| nodes[i].1).collect();
+        let Ok(holds) = repo.dir_holds(info.tree, crate::layout::paths::HISTORY, &files) else {
+            continue;
+        };
+        for (&i, _) in of.iter().zip(holds).filter(|(_, held)| *held) {
+            let here = (info.time, *c);
+            if oldest[i].is_none_or(|o| here < o) {
+                oldest[i] = Some(here);
+            }
+        }
+    }
+    let unnamed: Vec<usize> = (0..nodes.len()).filter(|&i| oldest[i].is_none()).collect();
+    if !unnamed.is_empty() {
+        let files: Vec<&str> = unnamed.iter().map(|&i| nodes[i].1).collect();
+        let tips = every_tip(repo)?;
+        let adders = Planner::new(&mut Commits::new(repo)).adders(&files, &tips)?;
+        let mut times: HashMap<Oid, i64> = HashMap::new();
+        for (i, of) in unnamed.into_iter().zip(adders) {
+            for c in of {
+                let time = match times.entry(c) {
+                    std::collections::hash_map::Entry::Occupied(t) => *t.get(),
+                    std::collections::hash_map::Entry::Vacant(t) => {
+                        *t.insert(repo.commit_info(c)?.time)
+                    }
+                };
+                if oldest[i].is_none_or(|o| (time, c) < o) {
+                    oldest[i] = Some((time, c));
+                }
+            }
+        }
+    }
+    Ok(oldest.into_iter().map(|o| o.map(|(_, c)| c)).collect())
+}
+
 /// The commits that hold nodes of seq above `after_seq`, by their `Nodes:`
 /// trailers: (first seq, last seq, commit). Each first-parent line from HEAD
 /// and every branch is walked back only until a commit holds nothing above
 /// `after_seq` (seqs grow along a line), so the cost follows what is asked
 /// for, not the session's length.
-pub fn holders_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64, Oid)>> {
+fn trailer_ranges_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64, Oid)>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut commits = Commits::new(repo);
@@ -1022,14 +1094,6 @@ pub fn holders_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64
         }
     }
     Ok(out)
-}
-
-/// The oldest commit on a first-parent line from HEAD or a branch whose tree
-/// holds `history/<file>`: where a node committed without trailers (by
-/// another writer) first appears.
-pub fn first_holding(repo: &SessionRepo, file: &str) -> Result<Option<Oid>> {
-    let tips = every_tip(repo)?;
-    Planner::new(&mut Commits::new(repo)).first_holding_tree(file, &tips)
 }
 
 /// The commit whose `Nodes:` trailer holds node `seq` itself, searched from

@@ -24,8 +24,9 @@ pub(super) enum Parent {
 pub(super) trait History {
     /// The parents and trailers of commit `id`.
     fn commit(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)>;
-    /// Whether commit `id`'s tree holds `history/<file>`.
-    fn tree_holds(&mut self, id: Oid, file: &str) -> Result<bool>;
+    /// Which of `files` commit `id`'s tree holds in `history/` (one read of
+    /// the tree, however many files).
+    fn tree_holds(&mut self, id: Oid, files: &[&str]) -> Result<Vec<bool>>;
 }
 
 /// What a plan reads of the session's node files (`history/`).
@@ -411,7 +412,7 @@ impl<'a> Planner<'a> {
             let mut found = None;
             let mut cur = Some(tip);
             while let Some(c) = cur {
-                if !self.history.tree_holds(c, file)? {
+                if !self.history.tree_holds(c, &[file])?[0] {
                     break;
                 }
                 found = Some(c);
@@ -422,6 +423,50 @@ impl<'a> Planner<'a> {
             }
         }
         Ok(None)
+    }
+
+    /// For commits without trailers: for each of `files`, the commits on the
+    /// first-parent lines from `tips` whose tree holds `history/<file>` and
+    /// whose parent's does not (where the file was added; a retry branch's
+    /// commits add the other branch's files too, its tree being the whole
+    /// session directory). Each line is walked back while its trees hold
+    /// any of the files, and only until a commit an earlier line walked:
+    /// each tree is read once for every file at once, not once a file.
+    pub(super) fn adders(&mut self, files: &[&str], tips: &[Oid]) -> Result<Vec<Vec<Oid>>> {
+        let mut out: Vec<Vec<Oid>> = vec![Vec::new(); files.len()];
+        let mut walked: HashSet<Oid> = HashSet::new();
+        for &tip in tips {
+            if walked.contains(&tip) {
+                continue;
+            }
+            // The files `cur`'s tree holds.
+            let mut held: Vec<usize> = (0..files.len())
+                .zip(self.history.tree_holds(tip, files)?)
+                .filter_map(|(i, h)| h.then_some(i))
+                .collect();
+            let mut cur = tip;
+            while !held.is_empty() && walked.insert(cur) {
+                let Some(parent) = self.decoded(cur)?.0.first().copied() else {
+                    for &i in &held {
+                        out[i].push(cur);
+                    }
+                    break;
+                };
+                let names: Vec<&str> = held.iter().map(|&i| files[i]).collect();
+                let in_parent = self.history.tree_holds(parent, &names)?;
+                let mut next = Vec::with_capacity(held.len());
+                for (i, h) in held.into_iter().zip(in_parent) {
+                    if h {
+                        next.push(i);
+                    } else {
+                        out[i].push(cur);
+                    }
+                }
+                held = next;
+                cur = parent;
+            }
+        }
+        Ok(out)
     }
 
     pub(super) fn locate_committed(&mut self, seq: u64, tips: &[Oid]) -> Result<Option<Located>> {
@@ -528,8 +573,9 @@ mod tests {
             let (p, t, _) = &self.commits[&id];
             Ok((p.clone(), t.clone()))
         }
-        fn tree_holds(&mut self, id: Oid, file: &str) -> Result<bool> {
-            Ok(self.commits[&id].2.iter().any(|f| f == file))
+        fn tree_holds(&mut self, id: Oid, files: &[&str]) -> Result<Vec<bool>> {
+            let held = &self.commits[&id].2;
+            Ok(files.iter().map(|f| held.iter().any(|h| h == f)).collect())
         }
     }
 
@@ -741,5 +787,67 @@ mod tests {
         assert_eq!(plans[0].turn, 2, "counted along the predecessor chain");
         assert_eq!(plans[0].parent, Some(Parent::Commit(tip)));
         assert_eq!(landing(&plans[0]), ("main", false));
+    }
+
+    /// Counts the trees read, to show each is read once for all files.
+    struct Counting<'a>(&'a mut Fake, usize);
+
+    impl History for Counting<'_> {
+        fn commit(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)> {
+            History::commit(self.0, id)
+        }
+        fn tree_holds(&mut self, id: Oid, files: &[&str]) -> Result<Vec<bool>> {
+            self.1 += 1;
+            self.0.tree_holds(id, files)
+        }
+    }
+
+    #[test]
+    fn adders_are_found_on_every_line_reading_each_tree_once() {
+        // Commits without trailers: 1 <- 2 <- 3 <- 5 (main), and 2 <- 4 (a
+        // retry line, whose tree holds the files main added after 2).
+        let mut h = Fake::default();
+        h.commit(1, None, "session init\n", &[]);
+        h.commit(2, Some(1), "turn: a\n", &["a.json"]);
+        h.commit(3, Some(2), "turn: b\n", &["a.json", "b.json"]);
+        let main = h.commit(5, Some(3), "turn: c\n", &["a.json", "b.json", "c.json"]);
+        let retry = h.commit(
+            4,
+            Some(2),
+            "turn: b again\n",
+            &["a.json", "b.json", "d.json"],
+        );
+        let files = ["c.json", "a.json", "b.json", "d.json", "none.json"];
+        let mut counting = Counting(&mut h, 0);
+        let found = Planner::new(&mut counting)
+            .adders(&files, &[main, retry, oid(3)])
+            .unwrap();
+        assert_eq!(
+            found,
+            vec![
+                vec![main],
+                vec![oid(2)],
+                vec![oid(3), retry],
+                vec![retry],
+                vec![]
+            ]
+        );
+        // main's line: 5, 3, 2, 1 (holds none of them); the retry line: 4,
+        // then 2, walked already (read as 4's parent). Tip 3: walked.
+        assert_eq!(counting.1, 6, "one read of each tree, and one a line");
+        // The first line that holds a file answers.
+        let mut p = Planner::new(&mut h);
+        assert_eq!(
+            p.first_holding_tree("b.json", &[retry, main]).unwrap(),
+            Some(retry)
+        );
+        assert_eq!(
+            p.first_holding_tree("d.json", &[main, retry]).unwrap(),
+            Some(retry)
+        );
+        assert_eq!(
+            p.first_holding_tree("none.json", &[main, retry]).unwrap(),
+            None
+        );
     }
 }

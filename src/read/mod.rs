@@ -70,40 +70,21 @@ pub fn entries_after(catalog: &Catalog, after_seq: i64, limit: Option<usize>) ->
     out
 }
 
-/// The commit that first holds each of `nodes`, by the commits' `Nodes:`
-/// trailers (a node no trailer names, committed by another writer, by the
-/// oldest commit whose tree holds its file). `None`: not committed yet.
+/// The commit that first holds each of `nodes` ([`crate::mirror::holders_of`]).
+/// `None`: not committed yet.
 pub fn commits_of(sd: &SessionDir, nodes: &[Stored]) -> Result<Vec<Option<String>>> {
     if nodes.is_empty() || !sd.git_dir().is_dir() {
         return Ok(vec![None; nodes.len()]);
     }
     let repo = SessionRepo::open(&sd.dir)?;
-    let after = nodes.iter().map(|n| n.entry.seq as i64).min().unwrap_or(0) - 1;
-    let holders = crate::mirror::holders_after(&repo, after)?;
-    let mut out = Vec::with_capacity(nodes.len());
-    for n in nodes {
-        let seq = n.entry.seq;
-        // The oldest commit naming the seq: a later commit of a retry
-        // branch may name a range that covers it too.
-        let by_trailer = holders
-            .iter()
-            .filter(|(a, b, _)| *a <= seq && seq <= *b)
-            .filter_map(|(_, _, c)| {
-                let file = crate::layout::paths::history_entry(&n.entry.file);
-                let info = repo.commit_info(*c).ok()?;
-                repo.tree_entry(info.tree, &file)
-                    .ok()
-                    .flatten()
-                    .map(|_| (info.time, *c))
-            })
-            .min();
-        let found = match by_trailer {
-            Some((_, c)) => Some(c),
-            None => crate::mirror::first_holding(&repo, &n.entry.file)?,
-        };
-        out.push(found.map(|c| c.to_string()));
-    }
-    Ok(out)
+    let wanted: Vec<(u64, &str)> = nodes
+        .iter()
+        .map(|n| (n.entry.seq, n.entry.file.as_str()))
+        .collect();
+    Ok(crate::mirror::holders_of(&repo, &wanted)?
+        .into_iter()
+        .map(|c| c.map(|c| c.to_string()))
+        .collect())
 }
 
 /// The records of `nodes` read from one session.

@@ -342,6 +342,18 @@ fn what_the_python_store_writes_git_session_lists_shows_verifies_and_backfills()
         msg("u3", "user", "retry of second", Some("a1")),
     );
     py.run(&env, "append", msg("a3", "assistant", "three", Some("u3")));
+    // Each node read back with the commit that added it (no trailers: by
+    // the trees), the tail with none.
+    let provenance = |expect_committed: usize| {
+        let recs = crate::read::records(&env.ok(&["--json", "nodes", "p1"]));
+        assert_eq!(recs.len(), 7);
+        for r in &recs {
+            crate::read::committed_where_git_says(&env, "p1", r);
+        }
+        let committed = recs.iter().filter(|r| !r["data"]["commit"].is_null());
+        assert_eq!(committed.count(), expect_committed);
+    };
+    provenance(5);
     py.run(&env, "create", json!({"id": "p2", "title": "Archived one"}));
     py.run(
         &env,
@@ -374,6 +386,7 @@ fn what_the_python_store_writes_git_session_lists_shows_verifies_and_backfills()
     env.ok(&["backfill", "--all"]);
     clean(&env);
     env.assert_clean("p1");
+    provenance(7);
     assert!(
         env.git("p1", &["branch", "--list", "retry-*"])
             .contains("retry-a3"),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::env::TestEnv;
 
-fn records(out: &str) -> Vec<Value> {
+pub fn records(out: &str) -> Vec<Value> {
     out.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
@@ -53,6 +53,41 @@ fn sessions(env: &TestEnv) {
     env.turn("s2", "a needle in s2", &[]);
 }
 
+/// Checks a `session_node` record's `commit` against git: the commits that
+/// add the node's file on any branch (a retry branch's commits hold the
+/// other branch's files too: the tree is the whole session directory), and
+/// the record names the earliest of them (`null` when there is none).
+pub fn committed_where_git_says(env: &TestEnv, session: &str, rec: &Value) {
+    let d = &rec["data"];
+    let id = d["node_id"].as_str().unwrap();
+    let spec = format!(":(glob)history/*-{id}.json");
+    let adders: Vec<(String, u64)> = env
+        .git(
+            session,
+            &[
+                "log",
+                "--all",
+                "--diff-filter=A",
+                "--format=%H %ct",
+                "--",
+                &spec,
+            ],
+        )
+        .lines()
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(c, t)| (c.to_string(), t.parse().unwrap()))
+        .collect();
+    match d["commit"].as_str() {
+        Some(c) => {
+            let Some((_, t)) = adders.iter().find(|(a, _)| a == c) else {
+                panic!("node {id}: {c} does not add it: {adders:?}")
+            };
+            assert!(adders.iter().all(|(_, u)| t <= u), "node {id}: {adders:?}");
+        }
+        None => assert!(adders.is_empty(), "node {id} is committed: {adders:?}"),
+    }
+}
+
 #[test]
 fn nodes_carry_the_commit_whose_tree_first_holds_them() {
     let env = real_clock();
@@ -73,53 +108,17 @@ fn nodes_carry_the_commit_whose_tree_first_holds_them() {
         assert_eq!(d["ingestion_time_rfc3339"], "2027-01-15T08:00:00Z");
         assert_eq!(d["event_time"], d["node"]["created_at"]);
         seqs.push(d["seq"].as_i64().unwrap());
-        // The commit that adds the node's file, on any branch, by git.
-        let file = format!(
-            "history/{:06}-{}-{}.json",
-            d["seq"].as_i64().unwrap(),
-            &d["node"]["role"].as_str().unwrap()[..1]
-                .replace('l', "a")
-                .replace('c', "t"),
-            d["node_id"].as_str().unwrap()
-        );
-        // Every commit whose tree holds the file and whose parent's does not
-        // (a retry branch's commits hold the other branch's files too: the
-        // tree is the whole session directory), with its time.
-        let adders = env.git(
-            "s1",
-            &[
-                "log",
-                "--all",
-                "--diff-filter=A",
-                "--format=%H %ct",
-                "--",
-                &file,
-            ],
-        );
-        let adders: Vec<(&str, u64)> = adders
-            .lines()
-            .map(|l| l.split_once(' ').unwrap())
-            .map(|(c, t)| (c, t.parse().unwrap()))
-            .collect();
+        committed_where_git_says(&env, "s1", r);
         match d["commit"].as_str() {
             Some(c) => {
-                // The first of them to hold it.
-                let ours = adders.iter().find(|(a, _)| *a == c);
-                let Some((_, t)) = ours else {
-                    panic!("{file}: {c} does not add it: {adders:?}")
-                };
-                assert!(adders.iter().all(|(_, u)| t <= u), "{file}: {adders:?}");
-                // And its trailer names the node.
+                // Its trailer names the node.
                 let msg = env.git("s1", &["log", "-1", "--format=%B", c]);
                 let nodes = msg.lines().find_map(|l| l.strip_prefix("Nodes: ")).unwrap();
                 let (lo, hi) = nodes.split_once("..").unwrap();
                 let seq = d["seq"].as_u64().unwrap();
                 assert!(lo.parse::<u64>().unwrap() <= seq && seq <= hi.parse().unwrap());
             }
-            None => {
-                assert!(adders.is_empty(), "{file} is committed: {adders:?}");
-                assert!(d["node"]["output"].as_str().unwrap().contains("pending"));
-            }
+            None => assert!(d["node"]["output"].as_str().unwrap().contains("pending")),
         }
     }
     let mut sorted = seqs.clone();
