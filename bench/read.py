@@ -7,11 +7,18 @@
 2. `git-session feed --cursor` after one session changed among M against
    `git-session nodes` on that one session: the feed must not open the
    other sessions (it reads their index rows and the cursor only).
+3. `git-session nodes` over a whole session of T turns, each node with the
+   commit that added it, against git finding the same commits (`git log
+   --all --diff-filter=A --name-only -- history`): once for a session this
+   tool committed (trailers name each commit's nodes) and once for one
+   committed as the Python store does (`git add -A && git commit`, no
+   trailers: by the trees alone).
 
 Prints medians of R runs and the ratios.
 
 Usage: bench/read.py [--bin PATH] [--sessions 2000] [--nodes 50]
-                     [--feed-sessions 10000] [--runs 5] [--dir DIR]
+                     [--feed-sessions 10000] [--turns 1000] [--runs 5] [--dir DIR]
+                     [--only grep,feed,nodes]
 """
 
 import argparse
@@ -25,7 +32,7 @@ import sys
 import tempfile
 import time
 
-from common import built, isolated_env, node, write_nodes
+from common import built, feed_batch, isolated_env, node, write_nodes
 
 WORDS = ["agent", "tool", "read", "file", "the", "session", "commit", "turn",
          "git", "node", "build", "test", "error", "fix", "change", "line"]
@@ -122,23 +129,69 @@ def bench_feed(binary, root, args, rng, env):
     print(f"  feed {f * 1e3:8.2f} ms   nodes on that session {n * 1e3:8.2f} ms   ratio {f / n:.2f}x (target <= 5x)")
 
 
+def bench_nodes(binary, root, args, rng, env):
+    state = os.path.join(root, "nodes")
+    run = lambda argv: subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    # With trailers: the turns through one batch process.
+    run([binary, "--state-dir", state, "init", "ours", "-q"])
+    reqs = []
+    for k in range(args.turns):
+        reqs.append(["append", "ours", "--role", "user", "--text", text(rng, 200)])
+        reqs.append(["append", "ours", "--role", "assistant", "--text", text(rng, 400)])
+        reqs.append(["commit-turn", "ours", "-q"])
+    feed_batch(binary, state, reqs, env)
+    # Without: node files and one `git add -A && git commit` a turn.
+    run([binary, "--state-dir", state, "init", "python", "-q"])
+    sdir = os.path.join(state, "sessions", "python")
+    hist = os.path.join(sdir, "history")
+    os.makedirs(hist, exist_ok=True)
+    pred = None
+    for k in range(args.turns):
+        t = 1796017556.0 + 2 * k
+        u = node(2 * k + 1, f"u{k}", "user", None, pred, text(rng, 200), t)
+        a = node(2 * k + 2, f"a{k}", "llm", f"u{k}", None, text(rng, 400), t + 1)
+        a["predecessor"] = f"u{k}"
+        write_nodes(hist, [u, a])
+        pred = f"a{k}"
+        run(["git", "-C", sdir, "add", "-A"])
+        run(["git", "-C", sdir, "commit", "-q", "-m", f"turn: {k}"])
+    # Packed as background maintenance leaves a session.
+    for sid in ("ours", "python"):
+        run(["git", "-C", os.path.join(state, "sessions", sid), "gc", "-q"])
+    print(f"nodes over a whole session of {args.turns} turns ({2 * args.turns} nodes), each with its commit:")
+    for sid, how in (("ours", "with trailers"), ("python", "no trailers")):
+        argv = [binary, "--state-dir", state, "--json", "nodes", sid]
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+        recs = [json.loads(l)["data"] for l in out.splitlines()]
+        assert len(recs) == 2 * args.turns and all(r["commit"] for r in recs), sid
+        ours = median_run(argv, env, args.runs)
+        git = median_run(["git", "-C", os.path.join(state, "sessions", sid), "log", "--all",
+                          "--diff-filter=A", "--format=%H", "--name-only", "--", "history"], env, args.runs)
+        print(f"  {how:13} git-session nodes {ours * 1e3:8.1f} ms   git log --diff-filter=A {git * 1e3:8.1f} ms"
+              f"   ratio {ours / git:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--sessions", type=int, default=2000)
     ap.add_argument("--nodes", type=int, default=50)
     ap.add_argument("--feed-sessions", type=int, default=10000)
+    ap.add_argument("--turns", type=int, default=1000, help="turns of the session `nodes` reads whole")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", default="grep,feed,nodes", help="which parts to run")
     ap.add_argument("--dir", default=None, help="where to build the state dirs [default: $TMPDIR]")
     args = ap.parse_args()
-    if shutil.which("rg") is None:
+    only = set(args.only.split(","))
+    if "grep" in only and shutil.which("rg") is None:
         sys.exit("bench/read.py needs ripgrep (`rg`) on PATH: `cargo install ripgrep`")
     binary = os.path.abspath(args.bin or built())
     env = isolated_env(False)
     rng = random.Random(7)
     with tempfile.TemporaryDirectory(prefix="gs-read-", dir=args.dir) as root:
-        bench_grep(binary, root, args, rng, env)
-        bench_feed(binary, root, args, rng, env)
+        for name, part in (("grep", bench_grep), ("feed", bench_feed), ("nodes", bench_nodes)):
+            if name in only:
+                part(binary, root, args, rng, env)
 
 
 if __name__ == "__main__":
