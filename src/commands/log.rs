@@ -36,50 +36,23 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
     for (b, tip) in &branches {
         names.entry(*tip).or_default().push(b.clone());
     }
+    let limit = args.max_count.unwrap_or(usize::MAX);
     let mut tips: Vec<Oid> = head.commit.into_iter().collect();
     if args.all {
         tips.extend(branches.iter().map(|(_, t)| *t));
     }
-    // Every commit, then newest first in topological order: a commit only
-    // after all its children (ties: later time, then the later turn's nodes).
-    let mut all: BTreeMap<Oid, CommitInfo> = BTreeMap::new();
-    let mut stack = tips.clone();
-    while let Some(c) = stack.pop() {
-        if let std::collections::btree_map::Entry::Vacant(slot) = all.entry(c) {
-            let info = repo.commit_info(c)?;
-            stack.extend(info.parents.iter().copied());
-            slot.insert(info);
-        }
-    }
-    let mut children: HashMap<Oid, usize> = HashMap::new();
-    for info in all.values() {
-        for p in &info.parents {
-            *children.entry(*p).or_default() += 1;
-        }
-    }
-    let key = |i: &CommitInfo| (i.time, Trailers::parse(&i.message).nodes.map(|n| n.1), i.id);
-    let mut ready: Vec<Oid> = all
-        .keys()
-        .filter(|c| !children.contains_key(*c))
-        .copied()
-        .collect();
-    let mut order = Vec::with_capacity(all.len());
-    while !ready.is_empty() {
-        ready.sort_by_key(|c| key(&all[c]));
-        let c = ready.pop().expect("non-empty");
-        for p in &all[&c].parents {
-            let n = children.get_mut(p).expect("counted above");
-            *n -= 1;
-            if *n == 0 {
-                ready.push(*p);
-            }
-        }
-        order.push(c);
-    }
+    // HEAD's line alone, with no merge in what is shown: read only as far as
+    // shown.
+    let line = match head.commit {
+        Some(tip) if !args.all => first_parent_line(&repo, tip, limit)?,
+        _ => None,
+    };
+    let commits = match line {
+        Some(line) => line,
+        None => newest_first(&repo, &tips, limit)?,
+    };
     let mut graph = Graph::default();
-    let limit = args.max_count.unwrap_or(usize::MAX);
-    for c in order.into_iter().take(limit) {
-        let c = all.remove(&c).expect("listed above");
+    for c in commits {
         let t = Trailers::parse(&c.message);
         let subject = c.message.lines().next().unwrap_or("").to_string();
         let row = Row {
@@ -130,6 +103,72 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// The first `limit` commits of the line from `tip` back, when none of them
+/// is a merge (session histories never merge): newest first in topological
+/// order, as [`newest_first`] gives them, without reading the rest of the
+/// history. `None` at a merge.
+fn first_parent_line(
+    repo: &SessionRepo,
+    tip: Oid,
+    limit: usize,
+) -> Result<Option<Vec<CommitInfo>>> {
+    let mut line = Vec::new();
+    let mut cur = Some(tip);
+    while let Some(c) = cur.filter(|_| line.len() < limit) {
+        let info = repo.commit_info(c)?;
+        if info.parents.len() > 1 {
+            return Ok(None);
+        }
+        cur = info.parents.first().copied();
+        line.push(info);
+    }
+    Ok(Some(line))
+}
+
+/// Every commit reachable from `tips`, newest first in topological order: a
+/// commit only after all its children (ties: later time, then the later
+/// turn's nodes); the first `limit` of them.
+fn newest_first(repo: &SessionRepo, tips: &[Oid], limit: usize) -> Result<Vec<CommitInfo>> {
+    let mut all: BTreeMap<Oid, CommitInfo> = BTreeMap::new();
+    let mut stack = tips.to_vec();
+    while let Some(c) = stack.pop() {
+        if let std::collections::btree_map::Entry::Vacant(slot) = all.entry(c) {
+            let info = repo.commit_info(c)?;
+            stack.extend(info.parents.iter().copied());
+            slot.insert(info);
+        }
+    }
+    let mut children: HashMap<Oid, usize> = HashMap::new();
+    for info in all.values() {
+        for p in &info.parents {
+            *children.entry(*p).or_default() += 1;
+        }
+    }
+    let key = |i: &CommitInfo| (i.time, Trailers::parse(&i.message).nodes.map(|n| n.1), i.id);
+    let mut ready: Vec<Oid> = all
+        .keys()
+        .filter(|c| !children.contains_key(*c))
+        .copied()
+        .collect();
+    let mut order = Vec::with_capacity(all.len().min(limit));
+    while order.len() < limit && !ready.is_empty() {
+        ready.sort_by_key(|c| key(&all[c]));
+        let c = ready.pop().expect("non-empty");
+        for p in &all[&c].parents {
+            let n = children.get_mut(p).expect("counted above");
+            *n -= 1;
+            if *n == 0 {
+                ready.push(*p);
+            }
+        }
+        order.push(c);
+    }
+    Ok(order
+        .into_iter()
+        .map(|c| all.remove(&c).expect("listed above"))
+        .collect())
 }
 
 /// An ASCII graph of forks (session histories never merge): one lane per

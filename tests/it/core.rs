@@ -255,6 +255,74 @@ fn log_lists_turns_newest_first_with_branches() {
 }
 
 #[test]
+fn log_reads_only_as_far_as_it_shows_and_walks_a_merge_whole() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    for q in ["one", "two", "three"] {
+        env.turn("s1", q, &[]);
+    }
+    let whole = env.ok(&["log", "s1"]);
+    let first_two: Vec<&str> = whole.lines().take(2).collect();
+    assert_eq!(
+        env.ok(&["log", "s1", "-n", "2"])
+            .lines()
+            .collect::<Vec<_>>(),
+        first_two
+    );
+    // A merge on HEAD's line (another writer's): every commit, children first.
+    let dir = env.session_dir("s1");
+    let tip = env.git("s1", &["rev-parse", "HEAD"]);
+    let side = env.git("s1", &["rev-parse", "HEAD~2"]);
+    let merge = env.git(
+        "s1",
+        &[
+            "commit-tree",
+            "HEAD^{tree}",
+            "-p",
+            tip.trim(),
+            "-p",
+            side.trim(),
+            "-m",
+            "merge",
+        ],
+    );
+    env.git_ok(&dir, &["update-ref", "refs/heads/main", merge.trim()]);
+    let log = env.ok(&["--json", "log", "s1"]);
+    let shown: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["data"]["commit"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(shown.len(), 5, "{log}");
+    assert_eq!(shown[0], merge.trim());
+    assert_eq!(
+        shown,
+        env.git("s1", &["rev-list", "--topo-order", "HEAD"])
+            .lines()
+            .collect::<Vec<_>>()
+    );
+    env.git_ok(&dir, &["update-ref", "refs/heads/main", tip.trim()]);
+    // The oldest commit gone: what is shown above it still reads.
+    let root = env.git("s1", &["rev-list", "--max-parents=0", "HEAD"]);
+    let root = root.trim();
+    std::fs::remove_file(dir.join(".git/objects").join(&root[..2]).join(&root[2..])).unwrap();
+    assert_eq!(
+        env.ok(&["log", "s1", "-n", "2"])
+            .lines()
+            .collect::<Vec<_>>(),
+        first_two
+    );
+    assert!(
+        !env.run(&["log", "s1"]).status.success(),
+        "the whole log needs it"
+    );
+}
+
+#[test]
 fn show_prints_the_head_branch_as_a_transcript() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
