@@ -249,8 +249,9 @@ impl SessionRepo {
             .collect())
     }
 
-    /// Which of `names` the directory `dir` of `tree` holds: one read of
-    /// that directory's tree, however many names are asked for.
+    /// Which of `names` the directory `dir` of `tree` holds (none, when
+    /// `tree` has no directory `dir`): one read of that directory's tree,
+    /// however many names are asked for.
     pub fn dir_holds(&self, tree: ObjectId, dir: &str, names: &[&str]) -> Result<Vec<bool>> {
         let mut out = vec![false; names.len()];
         let Some(sub) = self.tree_entry(tree, dir)? else {
@@ -261,10 +262,14 @@ impl SessionRepo {
         for (i, n) in names.iter().enumerate() {
             wanted.entry(n.as_bytes()).or_default().push(i);
         }
-        let t = self
+        let object = self
             .repo()?
-            .find_tree(sub)
+            .find_object(sub)
             .map_err(|e| self.err(&format!("read tree {sub}"), e))?;
+        // `dir` that is not a directory (a file of that name) holds nothing.
+        let Ok(t) = object.try_into_tree() else {
+            return Ok(out);
+        };
         for e in t.iter() {
             let e = e.map_err(|e| self.err(&format!("decode tree {sub}"), e))?;
             for &i in wanted.get(e.filename().as_bytes()).into_iter().flatten() {

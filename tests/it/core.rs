@@ -989,18 +989,12 @@ fn every_ten_turns_the_turns_objects_are_rolled_up_in_the_background() {
     // Packs pile up (a git that failed, say): the next run is `git gc`,
     // which puts the unreachable objects into a cruft pack.
     for k in 0..GC_AT_PACKS {
-        let id = git_with_input(
-            &env,
+        let id = env.git_with_input(
             &dir,
             &["hash-object", "-w", "--stdin"],
             &format!("blob {k}"),
         );
-        git_with_input(
-            &env,
-            &dir,
-            &["pack-objects", "-q", ".git/objects/pack/pack"],
-            &id,
-        );
+        env.git_with_input(&dir, &["pack-objects", "-q", ".git/objects/pack/pack"], &id);
     }
     env.git_ok(&dir, &["prune-packed"]);
     assert_eq!(objects(&dir), (0, rolled + GC_AT_PACKS));
@@ -1010,24 +1004,6 @@ fn every_ten_turns_the_turns_objects_are_rolled_up_in_the_background() {
     wait_for_objects(&dir, |o| o == (0, 2));
     env.assert_clean("s1");
     assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "41\n");
-}
-
-/// Run git in `dir` with `input` on its stdin; its output.
-fn git_with_input(env: &TestEnv, dir: &std::path::Path, args: &[&str], input: &str) -> String {
-    use std::io::Write;
-    let mut c = std::process::Command::new("git");
-    env.isolate(&mut c);
-    let mut child = c
-        .current_dir(dir)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    write!(child.stdin.take().unwrap(), "{input}").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// `git::GC_AT_PACKS`.

@@ -138,6 +138,30 @@ impl TestEnv {
         c.current_dir(dir).args(args).output().expect("run git")
     }
 
+    /// Real git in `dir` with `input` on its stdin; requires success,
+    /// returns stdout trimmed.
+    pub fn git_with_input(&self, dir: &Path, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut c = Command::new("git");
+        self.isolate(&mut c);
+        let mut child = c
+            .current_dir(dir)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run git");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?} in {}", dir.display());
+        String::from_utf8(out.stdout)
+            .expect("utf-8 git output")
+            .trim()
+            .to_string()
+    }
+
     /// Run with `GIT_SESSION_CRASH_AT=at` and require the process to die
     /// there (killed by its own signal, no exit code).
     pub fn crash_at(&self, at: &str, args: &[&str]) {

@@ -477,3 +477,34 @@ fn a_cursor_that_is_not_a_regular_file_is_refused_and_left_alone() {
     env.fails(&["feed", "--cursor", dir.to_str().unwrap()], 1);
     assert!(dir.is_dir());
 }
+
+#[test]
+fn a_commit_whose_history_is_a_file_holds_no_node() {
+    // Another writer's commits on top: one with a node (no trailers), then
+    // one whose tree has a file named `history`.
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (u1, _) = env.turn("s1", "one", &[]);
+    let u2 = env.append("s1", &["--text", "by git"]);
+    let dir = env.session_dir("s1");
+    env.git_ok(&dir, &["add", "-A"]);
+    env.git_ok(&dir, &["commit", "-q", "-m", "turn: by git"]);
+    let blob = env.git_with_input(&dir, &["hash-object", "-w", "--stdin"], "not a directory");
+    let tree = env.git_with_input(&dir, &["mktree"], &format!("100644 blob {blob}\thistory\n"));
+    let top = env.git(
+        "s1",
+        &["commit-tree", &tree, "-p", "HEAD", "-m", "turn: odd"],
+    );
+    env.git_ok(&dir, &["update-ref", "refs/heads/main", top.trim()]);
+    let recs = records(&env.ok(&["--json", "nodes", "s1"]));
+    let commit_of = |id: &str| {
+        let r = recs.iter().find(|r| r["data"]["node_id"] == id).unwrap();
+        r["data"]["commit"].clone()
+    };
+    // Named by its trailer: its commit; the other one's line holds nothing.
+    assert_eq!(
+        commit_of(&u1),
+        env.git("s1", &["rev-parse", "HEAD~2"]).trim()
+    );
+    assert!(commit_of(&u2).is_null());
+}

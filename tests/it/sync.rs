@@ -463,7 +463,7 @@ fn plant(env: &TestEnv, remote: &Path, refname: &str, id: &str, extra: &[(&str, 
     env.git_ok(env.tmp.path(), &["init", "-q", work.to_str().unwrap()]);
     env.git_ok(&work, &["config", "user.name", "Mallory"]);
     env.git_ok(&work, &["config", "user.email", "m@example.com"]);
-    let blob = |data: &str| git_with_input(env, &work, &["hash-object", "-w", "--stdin"], data);
+    let blob = |data: &str| env.git_with_input(&work, &["hash-object", "-w", "--stdin"], data);
     let meta = blob(&format!(
         r#"{{"id":"{id}","title":"t","created_at":1,"updated_at":1}}"#
     ));
@@ -492,29 +492,7 @@ fn plant(env: &TestEnv, remote: &Path, refname: &str, id: &str, extra: &[(&str, 
 }
 
 fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
-    git_with_input(env, dir, &["mktree", "--missing"], lines)
-}
-
-/// git in `dir` with `input` on stdin; its trimmed stdout.
-fn git_with_input(env: &TestEnv, dir: &Path, args: &[&str], input: &str) -> String {
-    let mut c = Command::new("git");
-    env.isolate(&mut c);
-    let mut child = c
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    env.git_with_input(dir, &["mktree", "--missing"], lines)
 }
 
 #[test]
