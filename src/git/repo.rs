@@ -249,12 +249,21 @@ impl SessionRepo {
             .collect())
     }
 
-    /// Which of `names` the directory `dir` of `tree` holds (none, when
-    /// `tree` has no directory `dir`): one read of that directory's tree,
+    /// Which of `names` the directory `dir` (one name) of `tree` holds
+    /// (none, when `tree` has no directory `dir`): one read of that directory's tree,
     /// however many names are asked for.
     pub fn dir_holds(&self, tree: ObjectId, dir: &str, names: &[&str]) -> Result<Vec<bool>> {
         let mut out = vec![false; names.len()];
-        let Some(sub) = self.tree_entry(tree, dir)? else {
+        let root = self
+            .repo()?
+            .find_tree(tree)
+            .map_err(|e| self.err(&format!("read tree {tree}"), e))?;
+        let entry = root
+            .lookup_entry_by_path(dir)
+            .map_err(|e| self.err("look up a tree entry", e))?;
+        // `dir` that is not a directory (a file, a link or a submodule of
+        // that name) holds nothing.
+        let Some(sub) = entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()) else {
             return Ok(out);
         };
         let mut wanted: std::collections::HashMap<&[u8], Vec<usize>> =
@@ -262,14 +271,10 @@ impl SessionRepo {
         for (i, n) in names.iter().enumerate() {
             wanted.entry(n.as_bytes()).or_default().push(i);
         }
-        let object = self
+        let t = self
             .repo()?
-            .find_object(sub)
+            .find_tree(sub)
             .map_err(|e| self.err(&format!("read tree {sub}"), e))?;
-        // `dir` that is not a directory (a file of that name) holds nothing.
-        let Ok(t) = object.try_into_tree() else {
-            return Ok(out);
-        };
         for e in t.iter() {
             let e = e.map_err(|e| self.err(&format!("decode tree {sub}"), e))?;
             for &i in wanted.get(e.filename().as_bytes()).into_iter().flatten() {

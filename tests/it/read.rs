@@ -479,9 +479,9 @@ fn a_cursor_that_is_not_a_regular_file_is_refused_and_left_alone() {
 }
 
 #[test]
-fn a_commit_whose_history_is_a_file_holds_no_node() {
+fn a_commit_whose_history_is_not_a_directory_holds_no_node() {
     // Another writer's commits on top: one with a node (no trailers), then
-    // one whose tree has a file named `history`.
+    // one whose tree has a file, or a submodule, named `history`.
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
     let (u1, _) = env.turn("s1", "one", &[]);
@@ -489,22 +489,26 @@ fn a_commit_whose_history_is_a_file_holds_no_node() {
     let dir = env.session_dir("s1");
     env.git_ok(&dir, &["add", "-A"]);
     env.git_ok(&dir, &["commit", "-q", "-m", "turn: by git"]);
+    let by_git = env.git("s1", &["rev-parse", "HEAD"]);
+    let turn = env.git("s1", &["rev-parse", "HEAD~1"]);
     let blob = env.git_with_input(&dir, &["hash-object", "-w", "--stdin"], "not a directory");
-    let tree = env.git_with_input(&dir, &["mktree"], &format!("100644 blob {blob}\thistory\n"));
-    let top = env.git(
-        "s1",
-        &["commit-tree", &tree, "-p", "HEAD", "-m", "turn: odd"],
-    );
-    env.git_ok(&dir, &["update-ref", "refs/heads/main", top.trim()]);
-    let recs = records(&env.ok(&["--json", "nodes", "s1"]));
-    let commit_of = |id: &str| {
-        let r = recs.iter().find(|r| r["data"]["node_id"] == id).unwrap();
-        r["data"]["commit"].clone()
-    };
-    // Named by its trailer: its commit; the other one's line holds nothing.
-    assert_eq!(
-        commit_of(&u1),
-        env.git("s1", &["rev-parse", "HEAD~2"]).trim()
-    );
-    assert!(commit_of(&u2).is_null());
+    for entry in [
+        format!("100644 blob {blob}\thistory\n"),
+        format!("160000 commit {}\thistory\n", "1".repeat(40)),
+    ] {
+        let tree = env.git_with_input(&dir, &["mktree", "--missing"], &entry);
+        let top = env.git(
+            "s1",
+            &["commit-tree", &tree, "-p", by_git.trim(), "-m", "turn: odd"],
+        );
+        env.git_ok(&dir, &["update-ref", "refs/heads/main", top.trim()]);
+        let recs = records(&env.ok(&["--json", "nodes", "s1"]));
+        let commit_of = |id: &str| {
+            let r = recs.iter().find(|r| r["data"]["node_id"] == id).unwrap();
+            r["data"]["commit"].clone()
+        };
+        // Named by its trailer: its commit; the tip's line holds nothing.
+        assert_eq!(commit_of(&u1), turn.trim(), "{entry}");
+        assert!(commit_of(&u2).is_null(), "{entry}");
+    }
 }
