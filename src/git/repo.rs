@@ -10,8 +10,6 @@ use super::{CommitInfo, DEFAULT_EMAIL, DEFAULT_NAME, MAIN, RefUpdate};
 use crate::error::{Error, IoContext, Result};
 use crate::layout::{SessionDir, atomic};
 
-/// Repo-local config pinned at init so a user's global settings cannot break
-/// or slow session commits (SPEC §2.3).
 /// Bytes of decoded objects kept while reading packed objects, for the
 /// deltas based on them (git's `core.deltaBaseCacheLimit`, 96 MiB by
 /// default): a session's history trees are deltas of one another, and
@@ -20,6 +18,8 @@ use crate::layout::{SessionDir, atomic};
 /// (0.7–1.0 s against 1.3–1.8 s without), at a quarter of the memory.
 const DELTA_BASE_CACHE: usize = 8 << 20;
 
+/// Repo-local config pinned at init so a user's global settings cannot break
+/// or slow session commits (SPEC §2.3).
 const PINNED_CONFIG: &str = "\
 [core]
 \thooksPath = /dev/null
@@ -250,8 +250,8 @@ impl SessionRepo {
     }
 
     /// Which of `names` the directory `dir` (one name) of `tree` holds
-    /// (none, when `tree` has no directory `dir`): one read of that directory's tree,
-    /// however many names are asked for.
+    /// (none, when `tree` has no directory `dir`): one read of that
+    /// directory's tree, however many names are asked for.
     pub fn dir_holds(&self, tree: ObjectId, dir: &str, names: &[&str]) -> Result<Vec<bool>> {
         let mut out = vec![false; names.len()];
         let root = self
