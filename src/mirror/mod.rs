@@ -1009,7 +1009,8 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
     let Some(first) = nodes.iter().map(|n| n.0).min() else {
         return Ok(Vec::new());
     };
-    let walked = trailer_ranges_after(repo, first as i64 - 1)?;
+    let files: Vec<&str> = nodes.iter().map(|n| n.1).collect();
+    let walked = trailer_ranges_after(repo, first as i64 - 1, &files)?;
     let mut named = walked.clone();
     named.sort_unstable_by_key(|r| r.0);
     let widest = named.iter().map(|(a, b, _)| b.saturating_sub(*a)).max();
@@ -1073,22 +1074,46 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
 /// and every branch is walked back only until a commit holds nothing above
 /// `after_seq` (seqs grow along a line), so the cost follows what is asked
 /// for, not the session's length.
-fn trailer_ranges_after(repo: &SessionRepo, after_seq: i64) -> Result<Vec<(u64, u64, Oid)>> {
+///
+/// Commits without trailers (the Python store's) say nothing of their seqs:
+/// through a run of them, the walk also stops at a commit whose tree holds
+/// none of `files` (a file, once on a line, stays there, as
+/// [`plan::Planner::adders`] has it). Their trees are looked at after 8, 16,
+/// 32, … such commits in a row: a few tree reads on a whole session, and an
+/// incremental read of a Python-store session no longer reads every commit.
+fn trailer_ranges_after(
+    repo: &SessionRepo,
+    after_seq: i64,
+    files: &[&str],
+) -> Result<Vec<(u64, u64, Oid)>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut commits = Commits::new(repo);
     for tip in every_tip(repo)? {
         let mut cur = Some(tip);
+        let (mut bare, mut look_at) = (0usize, 8usize);
         while let Some(c) = cur {
             if !seen.insert(c) {
                 break;
             }
             let (parents, t) = plan::History::commit(&mut commits, c)?;
-            if let Some((a, b)) = t.nodes {
-                if (b as i64) <= after_seq {
-                    break;
+            match t.nodes {
+                Some((a, b)) => {
+                    if (b as i64) <= after_seq {
+                        break;
+                    }
+                    out.push((a, b, c));
+                    (bare, look_at) = (0, 8);
                 }
-                out.push((a, b, c));
+                None => {
+                    bare += 1;
+                    if bare == look_at {
+                        look_at *= 2;
+                        if !plan::History::tree_holds(&mut commits, c, files)?.contains(&true) {
+                            break;
+                        }
+                    }
+                }
             }
             cur = parents.first().copied();
         }

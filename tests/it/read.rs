@@ -512,3 +512,34 @@ fn a_commit_whose_history_is_not_a_directory_holds_no_node() {
         assert!(commit_of(&u2).is_null(), "{entry}");
     }
 }
+
+#[test]
+fn an_incremental_read_of_a_session_without_trailers_stops_where_its_files_end() {
+    // 20 turns committed as the Python store does: `git add -A && git
+    // commit`, no trailers.
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let dir = env.session_dir("s1");
+    let mut last = String::new();
+    for k in 0..20 {
+        last = env.append("s1", &["--text", &format!("question {k}")]);
+        env.git_ok(&dir, &["add", "-A"]);
+        env.git_ok(
+            &dir,
+            &["commit", "-q", "-m", &format!("turn: question {k}")],
+        );
+    }
+    let tip = env.git("s1", &["rev-parse", "HEAD"]);
+    // The session's first commit gone: what is past a recent seq still reads.
+    let root = env.git("s1", &["rev-list", "--max-parents=0", "HEAD"]);
+    let root = root.trim();
+    std::fs::remove_file(dir.join(".git/objects").join(&root[..2]).join(&root[2..])).unwrap();
+    let recs = records(&env.ok(&["--json", "nodes", "s1", "--after-seq", "19"]));
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["data"]["node_id"], last.as_str());
+    assert_eq!(recs[0]["data"]["commit"], tip.trim());
+    assert!(
+        !env.run(&["nodes", "s1"]).status.success(),
+        "the whole read needs it"
+    );
+}
