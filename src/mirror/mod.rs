@@ -1109,7 +1109,9 @@ fn trailer_ranges_after(
                     bare += 1;
                     if bare == look_at {
                         look_at *= 2;
-                        if !plan::History::tree_holds(&mut commits, c, files)?.contains(&true) {
+                        // A tree that cannot be read says nothing: walk on.
+                        let holds = plan::History::tree_holds(&mut commits, c, files);
+                        if holds.is_ok_and(|h| !h.contains(&true)) {
                             break;
                         }
                     }
