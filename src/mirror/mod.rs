@@ -321,10 +321,19 @@ fn diff_history(index: &Index, catalog: &Catalog) -> HistoryDiff {
     d
 }
 
-/// The session's commits, as a plan reads them ([`plan::History`]).
+/// The session's commits, as a plan reads them ([`plan::History`]): each
+/// read once, with its tree and time for the read layer.
 struct Commits<'a> {
     repo: &'a SessionRepo,
-    cache: HashMap<Oid, (Vec<Oid>, Trailers)>,
+    cache: HashMap<Oid, Decoded>,
+}
+
+/// What [`Commits`] keeps of a commit.
+struct Decoded {
+    parents: Vec<Oid>,
+    trailers: Trailers,
+    tree: Oid,
+    time: i64,
 }
 
 impl<'a> Commits<'a> {
@@ -334,21 +343,33 @@ impl<'a> Commits<'a> {
             cache: HashMap::new(),
         }
     }
+
+    fn decoded(&mut self, id: Oid) -> Result<&Decoded> {
+        if !self.cache.contains_key(&id) {
+            let info = self.repo.commit_info(id)?;
+            let trailers = Trailers::parse(&info.message);
+            self.cache.insert(
+                id,
+                Decoded {
+                    parents: info.parents,
+                    trailers,
+                    tree: info.tree,
+                    time: info.time,
+                },
+            );
+        }
+        Ok(&self.cache[&id])
+    }
 }
 
 impl plan::History for Commits<'_> {
     fn commit(&mut self, id: Oid) -> Result<(Vec<Oid>, Trailers)> {
-        if let Some(v) = self.cache.get(&id) {
-            return Ok(v.clone());
-        }
-        let info = self.repo.commit_info(id)?;
-        let v = (info.parents, Trailers::parse(&info.message));
-        self.cache.insert(id, v.clone());
-        Ok(v)
+        let d = self.decoded(id)?;
+        Ok((d.parents.clone(), d.trailers.clone()))
     }
 
     fn tree_holds(&mut self, id: Oid, files: &[&str]) -> Result<Vec<bool>> {
-        let tree = self.repo.commit_info(id)?.tree;
+        let tree = self.decoded(id)?.tree;
         self.repo
             .dir_holds(tree, crate::layout::paths::HISTORY, files)
     }
@@ -1010,7 +1031,9 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
         return Ok(Vec::new());
     };
     let files: Vec<&str> = nodes.iter().map(|n| n.1).collect();
-    let walked = trailer_ranges_after(repo, first as i64 - 1, &files)?;
+    let tips = every_tip(repo)?;
+    let mut commits = Commits::new(repo);
+    let walked = trailer_ranges_after(&mut commits, &tips, first as i64 - 1, &files)?;
     let mut named = walked.clone();
     named.sort_unstable_by_key(|r| r.0);
     let widest = named.iter().map(|(a, b, _)| b.saturating_sub(*a)).max();
@@ -1024,7 +1047,6 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
             }
         }
     }
-    // A commit that cannot be read holds nothing here.
     let mut oldest: Vec<Option<(i64, Oid)>> = vec![None; nodes.len()];
     // In the order the lines were walked: a tree is most often a delta of
     // the one read before it, still in the cache.
@@ -1032,15 +1054,13 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
         let Some(of) = by_commit.remove(c) else {
             continue;
         };
-        let Ok(info) = repo.commit_info(*c) else {
-            continue;
-        };
-        let files: Vec<&str> = of.iter().map(|&i| nodes[i].1).collect();
-        let Ok(holds) = repo.dir_holds(info.tree, crate::layout::paths::HISTORY, &files) else {
+        let here = (commits.decoded(*c)?.time, *c);
+        let named_files: Vec<&str> = of.iter().map(|&i| nodes[i].1).collect();
+        // A tree that cannot be read holds nothing here.
+        let Ok(holds) = plan::History::tree_holds(&mut commits, *c, &named_files) else {
             continue;
         };
         for (&i, _) in of.iter().zip(holds).filter(|(_, held)| *held) {
-            let here = (info.time, *c);
             if oldest[i].is_none_or(|o| here < o) {
                 oldest[i] = Some(here);
             }
@@ -1049,19 +1069,12 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
     let unnamed: Vec<usize> = (0..nodes.len()).filter(|&i| oldest[i].is_none()).collect();
     if !unnamed.is_empty() {
         let files: Vec<&str> = unnamed.iter().map(|&i| nodes[i].1).collect();
-        let tips = every_tip(repo)?;
-        let adders = Planner::new(&mut Commits::new(repo)).adders(&files, &tips)?;
-        let mut times: HashMap<Oid, i64> = HashMap::new();
+        let adders = Planner::new(&mut commits).adders(&files, &tips)?;
         for (i, of) in unnamed.into_iter().zip(adders) {
             for c in of {
-                let time = match times.entry(c) {
-                    std::collections::hash_map::Entry::Occupied(t) => *t.get(),
-                    std::collections::hash_map::Entry::Vacant(t) => {
-                        *t.insert(repo.commit_info(c)?.time)
-                    }
-                };
-                if oldest[i].is_none_or(|o| (time, c) < o) {
-                    oldest[i] = Some((time, c));
+                let here = (commits.decoded(c)?.time, c);
+                if oldest[i].is_none_or(|o| here < o) {
+                    oldest[i] = Some(here);
                 }
             }
         }
@@ -1082,22 +1095,23 @@ pub fn holders_of(repo: &SessionRepo, nodes: &[(u64, &str)]) -> Result<Vec<Optio
 /// 32, … such commits in a row: a few tree reads on a whole session, and an
 /// incremental read of a Python-store session no longer reads every commit.
 fn trailer_ranges_after(
-    repo: &SessionRepo,
+    commits: &mut Commits,
+    tips: &[Oid],
     after_seq: i64,
     files: &[&str],
 ) -> Result<Vec<(u64, u64, Oid)>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    let mut commits = Commits::new(repo);
-    for tip in every_tip(repo)? {
+    for &tip in tips {
         let mut cur = Some(tip);
         let (mut bare, mut look_at) = (0usize, 8usize);
         while let Some(c) = cur {
             if !seen.insert(c) {
                 break;
             }
-            let (parents, t) = plan::History::commit(&mut commits, c)?;
-            match t.nodes {
+            let d = commits.decoded(c)?;
+            let parent = d.parents.first().copied();
+            match d.trailers.nodes {
                 Some((a, b)) => {
                     if (b as i64) <= after_seq {
                         break;
@@ -1110,14 +1124,14 @@ fn trailer_ranges_after(
                     if bare == look_at {
                         look_at *= 2;
                         // A tree that cannot be read says nothing: walk on.
-                        let holds = plan::History::tree_holds(&mut commits, c, files);
+                        let holds = plan::History::tree_holds(commits, c, files);
                         if holds.is_ok_and(|h| !h.contains(&true)) {
                             break;
                         }
                     }
                 }
             }
-            cur = parents.first().copied();
+            cur = parent;
         }
     }
     Ok(out)
