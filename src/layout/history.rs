@@ -671,15 +671,22 @@ mod tests {
         }
     }
 
+    /// A session directory with its `history/` and private dir, in a temp
+    /// dir (kept alive by the first value).
+    fn session() -> (tempfile::TempDir, SessionDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let sd = SessionDir::new(dir.path().to_path_buf());
+        std::fs::create_dir_all(sd.private_dir()).unwrap();
+        std::fs::create_dir(sd.history()).unwrap();
+        (dir, sd)
+    }
+
     /// Under `batch`, a catalog read or written by this process is used
     /// again while its file is as this process left it, and read afresh
     /// once anyone else appends to it or renames another over it.
     #[test]
     fn a_kept_catalog_is_used_only_while_its_file_is_unchanged() {
-        let dir = tempfile::tempdir().unwrap();
-        let sd = SessionDir::new(dir.path().to_path_buf());
-        std::fs::create_dir_all(sd.private_dir()).unwrap();
-        std::fs::create_dir(sd.history()).unwrap();
+        let (dir, sd) = session();
         let node = |seq: u64, id: &str| {
             let e = Entry {
                 seq,
@@ -738,10 +745,7 @@ mod tests {
 
     #[test]
     fn a_rewritten_node_keeps_the_cache_current() {
-        let dir = tempfile::tempdir().unwrap();
-        let sd = SessionDir::new(dir.path().to_path_buf());
-        std::fs::create_dir_all(sd.private_dir()).unwrap();
-        std::fs::create_dir(sd.history()).unwrap();
+        let (_dir, sd) = session();
         std::fs::write(sd.history().join("000001-u-u1.json"), "{}").unwrap();
         let c = Catalog::load(&sd).unwrap();
         let e = c.get("u1").unwrap();
@@ -761,11 +765,8 @@ mod tests {
     fn the_cache_reads_back_what_the_directory_holds() {
         // 2 nodes: read; 3,000 nodes: past MAP_FROM, mapped.
         for (n, foreign) in [(2, false), (2, true), (3000, false), (3000, true)] {
-            let dir = tempfile::tempdir().unwrap();
-            let sd = SessionDir::new(dir.path().to_path_buf());
-            std::fs::create_dir_all(sd.private_dir()).unwrap();
+            let (_dir, sd) = session();
             let h = sd.history();
-            std::fs::create_dir(&h).unwrap();
             for seq in 1..=n {
                 let letter = if seq % 2 == 1 { "u" } else { "a" };
                 let f = format!("{seq:06}-{letter}-{letter}{seq}.json");
