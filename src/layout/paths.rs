@@ -364,8 +364,21 @@ impl SessionDir {
             self.import_cursor(),
             self.import_uuids(),
             private.join("maintenance.lock"),
+            // Read by every command that opens the repository: a FIFO there
+            // would block it, `verify` included.
+            self.git_dir().join("HEAD"),
+            self.git_dir().join("config"),
+            self.git_dir().join("index"),
+            self.git_dir().join("packed-refs"),
         ] {
             super::atomic::refuse_unsafe(&p)?;
+        }
+        // The branches (and their reflogs), read on every listing of them.
+        for dir in [
+            self.git_dir().join("refs").join("heads"),
+            self.git_dir().join("logs").join("refs").join("heads"),
+        ] {
+            refuse_unsafe_below(&dir)?;
         }
         Ok(())
     }
@@ -608,6 +621,23 @@ pub fn closest<'a>(id: &str, known: &'a [String]) -> Vec<&'a str> {
         .collect();
     scored.sort();
     scored.into_iter().take(3).map(|(_, k)| k).collect()
+}
+
+/// [`super::atomic::refuse_unsafe`] for everything below `dir` (none when it
+/// does not exist): the kind of each entry comes from the directory listing
+/// itself, so a clean tree costs one listing a directory.
+fn refuse_unsafe_below(dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => refuse_unsafe_below(&e.path())?,
+            Ok(t) if t.is_file() => {}
+            _ => super::atomic::refuse_unsafe(&e.path())?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

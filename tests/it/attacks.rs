@@ -149,18 +149,20 @@ fn writes_never_follow_a_planted_link_out_of_the_session() {
         env.fails(&["commit-turn", "s1"], 1);
         victim.untouched(rel);
     }
-    // A branch's reflog, appended to when the branch moves.
+    // A branch's reflog, appended to when the branch moves: refused as the
+    // files above are, and the session carries on once it is gone.
     let env = TestEnv::new();
     let dir = session(&env);
     let victim = Victim::new(&env, "victim");
     let log = dir.join(".git/logs/refs/heads/main");
     std::fs::remove_file(&log).unwrap();
     std::os::unix::fs::symlink(&victim.path, &log).unwrap();
-    env.append("s1", &["--text", "two"]);
-    let err = env.fails(&["commit-turn", "s1"], 128);
-    assert!(err.contains("reflog is not a regular file"), "{err}");
+    let err = env.fails(&["append", "s1", "--text", "two"], 1);
+    assert!(err.contains("symbolic link"), "{err}");
+    env.fails(&["commit-turn", "s1"], 1);
     victim.untouched("logs/refs/heads/main");
     std::fs::remove_file(&log).unwrap();
+    env.append("s1", &["--text", "two"]);
     env.ok(&["commit-turn", "s1"]);
     env.assert_clean("s1");
     // The registry journal.
@@ -496,11 +498,12 @@ fn ends(env: &TestEnv, args: &[&str]) -> std::process::Output {
 }
 
 /// FIFOs planted where the layout has files (the registry, the settings,
-/// a session's meta.json and private markers): no command blocks on one;
+/// a session's meta.json and private markers, the session repository's
+/// HEAD, config, index and refs): no command blocks on one;
 /// each is refused or read as empty, and nothing is written through it.
 #[test]
 fn a_fifo_where_the_layout_has_a_file_blocks_nothing() {
-    let targets: [(&str, &[&str]); 7] = [
+    let targets: [(&str, &[&str]); 13] = [
         ("git-session.json", &["append", "s1", "--text", "x"]),
         ("sessions/index.json", &["list"]),
         ("sessions/index.journal", &["append", "s1", "--text", "x"]),
@@ -509,6 +512,16 @@ fn a_fifo_where_the_layout_has_a_file_blocks_nothing() {
         ("sessions/s1/meta.json", &["show", "s1"]),
         (
             "sessions/s1/.git/git-session/snapshot",
+            &["commit-turn", "s1"],
+        ),
+        // What opening the repository reads, and the branches.
+        ("sessions/s1/.git/HEAD", &["log", "s1"]),
+        ("sessions/s1/.git/config", &["commit-turn", "s1"]),
+        ("sessions/s1/.git/index", &["commit-turn", "s1"]),
+        ("sessions/s1/.git/packed-refs", &["log", "s1"]),
+        ("sessions/s1/.git/refs/heads/main", &["commit-turn", "s1"]),
+        (
+            "sessions/s1/.git/logs/refs/heads/old/main",
             &["commit-turn", "s1"],
         ),
     ];
