@@ -1,0 +1,120 @@
+//! The index a mirror run commits from, recovered when it cannot be
+//! trusted: unreadable, or behind a ref tip (a crash between moving the refs
+//! and writing the index, or a git command run by hand).
+
+use super::commits::tips_of;
+use super::scan::{HistoryDiff, diff_history};
+use crate::error::Result;
+use crate::git::{Head, Index, Oid, SessionRepo};
+use crate::layout::SessionDir;
+use crate::layout::history::Catalog;
+use crate::layout::paths::Snapshot;
+
+/// The index a run commits from, and what it learned getting it.
+pub(super) struct Recovered {
+    pub(super) index: Index,
+    /// The index was rebuilt from a commit's tree (unreadable, or behind).
+    pub(super) rebuilt: bool,
+    /// The commit the index mirrors.
+    pub(super) mirrors: Option<Oid>,
+    /// HEAD's commit and every branch tip.
+    pub(super) tips: Vec<Oid>,
+    /// `history/` against the index.
+    pub(super) diff: HistoryDiff,
+}
+
+/// Read the index, and rebuild it when it cannot be trusted: unreadable,
+/// or behind a commit that a crash (between moving the refs and writing
+/// the index) or a git command run by hand left at a ref tip.
+pub(super) fn recover_index(
+    repo: &SessionRepo,
+    sd: &SessionDir,
+    head: &Head,
+    snapshot: &Snapshot,
+    catalog: &Catalog,
+    warn: &mut dyn FnMut(String),
+) -> Result<Recovered> {
+    // The index mirrors the commit recorded in `snapshot`; when HEAD moved
+    // without us (a crash between the ref update and the index write, or a
+    // git command run by hand), rebuild it from HEAD's tree.
+    let mut index_rebuilt = false;
+    let index = match head.commit {
+        Some(c) => match repo.take_index() {
+            Ok(i) => i,
+            Err(e) => {
+                warn(format!(
+                    "the git index of `{}` is unreadable ({e}); rebuilt it from HEAD",
+                    sd.dir.display()
+                ));
+                index_rebuilt = true;
+                repo.index_from_tree(repo.commit_info(c)?.tree)?
+            }
+        },
+        None => repo.read_index()?,
+    };
+    let mut index = index;
+    crate::out::trace("mirror: index read");
+    // history/: by name against the index.
+    let mut diff = diff_history(&index, catalog);
+    // The index mirrors the snapshot commit, the last one written. After a
+    // crash between moving the refs and writing the index, the marker's
+    // `pending` commit is a ref tip: the index is behind it. (Without that
+    // record, as after a git command run by hand: a tip whose tree already
+    // holds a "new" node tells the same.) The tips are HEAD's commit and
+    // every branch's; the planner places the pending turns among them.
+    let tips = tips_of(repo, head)?;
+    let mut behind = snapshot
+        .pending
+        .as_deref()
+        .and_then(|p| Oid::from_hex(p.as_bytes()).ok())
+        .filter(|p| tips.contains(p));
+    if behind.is_none()
+        && !index_rebuilt
+        && head.commit.map(|c| c.to_string()) != snapshot.commit
+        && let Some(f) = diff
+            .new_files
+            .iter()
+            .find_map(|(f, e)| e.as_ref().map(|_| f))
+    {
+        for t in &tips {
+            if repo
+                .tree_entry(
+                    repo.commit_info(*t)?.tree,
+                    &crate::layout::paths::history_entry(f),
+                )?
+                .is_some()
+            {
+                behind = Some(*t);
+                break;
+            }
+        }
+    }
+    // The commit the index mirrors now.
+    let mirrors: Option<Oid> = behind
+        .or_else(|| {
+            snapshot
+                .commit
+                .as_deref()
+                .and_then(|c| Oid::from_hex(c.as_bytes()).ok())
+        })
+        .or(head.commit);
+    if let Some(t) = behind
+        && !index_rebuilt
+    {
+        warn(format!(
+            "the git index of `{}` was behind commit {}; rebuilt it",
+            sd.dir.display(),
+            t.to_hex_with_len(8)
+        ));
+        index = repo.index_from_tree(repo.commit_info(t)?.tree)?;
+        index_rebuilt = true;
+        diff = diff_history(&index, catalog);
+    }
+    Ok(Recovered {
+        index,
+        rebuilt: index_rebuilt,
+        mirrors,
+        tips,
+        diff,
+    })
+}
