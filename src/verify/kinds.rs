@@ -286,7 +286,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "location_missing",
-        meaning: "a session outside sessions/<id>/ has no locations.json entry (the Python store does not find it)",
+        meaning: "a session outside sessions/<id>/ has no locations.json entry, or one that names another directory (the Python store does not find it, or reads another copy)",
         fix: "git-session verify --all --fix",
         repair: "records it",
     },

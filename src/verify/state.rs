@@ -111,20 +111,29 @@ pub fn check_state(
         }
     }
     check_projects(state, &discovered, &mut out);
+    let locations = registry::read_locations(state).unwrap_or_default();
     for (id, dir) in missing_locations(state, sessions) {
+        let message = match locations.get(&id) {
+            // A state dir copied whole: the entry names the original's copy.
+            Some(elsewhere) => format!(
+                "`{id}` lives at `{}`, but locations.json points it at `{elsewhere}`: the Python store does not read this one",
+                dir.display()
+            ),
+            None => format!(
+                "`{id}` lives at `{}` with no locations.json entry: the Python store does not find it",
+                dir.display()
+            ),
+        };
         add(
             &mut out,
             "location_missing",
             state.locations_json(),
-            format!(
-                "`{id}` lives at `{}` with no locations.json entry: the Python store does not find it",
-                dir.display()
-            ),
+            message,
             fix.clone(),
             true,
         );
     }
-    for (id, path) in registry::read_locations(state).unwrap_or_default() {
+    for (id, path) in locations {
         let p = PathBuf::from(&path);
         if !p.join(crate::layout::paths::META).is_file()
             && !p.join(crate::layout::paths::HISTORY).is_dir()

@@ -645,6 +645,58 @@ fn a_bound_session_without_a_location_is_found_and_recorded() {
     assert!(recorded.get("b1").is_none());
 }
 
+/// A state dir copied whole (a backup restored, a new home): its
+/// locations.json still names the original's session directories, so the
+/// Python store would read those. `verify` says so, and `--fix` points the
+/// entry at the copy the Python store must read.
+#[test]
+fn a_copied_state_dir_is_pointed_at_its_own_sessions() {
+    let original = TestEnv::new();
+    let (_, pid) = original.project("work", &[]);
+    original.ok(&["init", "b1", "--project", &pid]);
+    original.turn("b1", "asked in the original", &[]);
+    let copy = TestEnv::new();
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(original.state())
+        .arg(copy.state())
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    copy.turn("b1", "asked in the copy", &[]);
+    let theirs = original
+        .state()
+        .join("sessions/projects")
+        .join(&pid)
+        .join("b1");
+    let ours = copy.state().join("sessions/projects").join(&pid).join("b1");
+    let out = copy.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("location_missing"), "{said}");
+    assert!(
+        said.contains(&format!("points it at `{}`", theirs.display())),
+        "{said}"
+    );
+    copy.ok(&["verify", "--all", "--fix"]);
+    clean(&copy);
+    let locs = copy.state().join("sessions/locations.json");
+    let recorded: Value = serde_json::from_slice(&std::fs::read(&locs).unwrap()).unwrap();
+    assert_eq!(recorded["b1"], ours.to_string_lossy().as_ref());
+    // The original is as it was.
+    clean(&original);
+    assert_eq!(
+        std::fs::read_dir(theirs.join("history")).unwrap().count(),
+        2
+    );
+    let Some(py) = Py::new(&copy) else { return };
+    let contents = py.contents(&copy, "b1");
+    assert!(
+        contents.iter().any(|c| c == "asked in the copy"),
+        "{contents:?}"
+    );
+}
+
 /// A session `import claude-code` made is one the Python store lists and
 /// reads like its own.
 #[test]
