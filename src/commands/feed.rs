@@ -109,7 +109,8 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             let text = if ctx.out.json {
                 crate::out::record_line(&r)
             } else {
-                format!("{id} {}", super::nodes::line(&r))
+                let line = format!("{id} {}", super::nodes::line(&r));
+                crate::out::terminal_safe(&line).into_owned()
             };
             writeln!(out, "{text}").io("write", "standard output")?;
             crate::layout::atomic::crash_point("feed-record-written");

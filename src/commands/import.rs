@@ -130,7 +130,7 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
                 progress.suspend(|| {
                     eprint!(
                         "git-session: import of `{}` failed:\n{}",
-                        f.display(),
+                        crate::out::terminal_safe(&f.display().to_string()),
                         crate::out::render_error(&e)
                     )
                 });

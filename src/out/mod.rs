@@ -1,6 +1,11 @@
 //! Output: data records on stdout (`--json`: one `{"type", "data"}` per
 //! line), notes and warnings on stderr, the clock.
+//!
+//! What is written for a person (not `--json`) goes through
+//! [`terminal_safe`]: the text it shows was written by agents and their
+//! tools, and must not act on the terminal that shows it.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use serde::Serialize;
@@ -125,15 +130,17 @@ impl Printer {
         }
     }
 
-    /// A line of human data on stdout (not under `--json`).
+    /// A line of human data on stdout (not under `--json`), made
+    /// [`terminal_safe`].
     pub fn line(&self, text: impl AsRef<str>) {
         if !self.json && !self.silent {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{}", text.as_ref());
+            let _ = writeln!(out, "{}", terminal_safe(text.as_ref()));
         }
     }
 
-    /// Already formatted output (lines or records) in one write.
+    /// Already formatted output (records under `--json`, else lines made
+    /// [`terminal_safe`]) in one write.
     pub fn block(&self, text: &str) {
         self.block_bytes(text.as_bytes());
     }
@@ -144,14 +151,18 @@ impl Printer {
             return;
         }
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text);
+        if self.json {
+            let _ = out.write_all(text);
+        } else {
+            let _ = out.write_all(terminal_safe(&String::from_utf8_lossy(text)).as_bytes());
+        }
         let _ = out.flush();
     }
 
     /// A note for a person on stderr (not under `-q`).
     pub fn note(&self, text: impl AsRef<str>) {
         if !self.quiet && !self.silent {
-            eprintln!("git-session: {}", text.as_ref());
+            eprintln!("git-session: {}", terminal_safe(text.as_ref()));
         }
     }
 
@@ -165,8 +176,49 @@ impl Printer {
     /// A warning on stderr (shown even under `-q`? no: `-q` silences notes,
     /// warnings still show).
     pub fn warn(&self, text: impl AsRef<str>) {
-        eprintln!("git-session: warning: {}", text.as_ref());
+        eprintln!("git-session: warning: {}", terminal_safe(text.as_ref()));
     }
+}
+
+/// `text` as it may reach a person's terminal: each character that would act
+/// on the terminal instead of showing is written as its escape (`\u{1b}`,
+/// `\r`). These are the C0 controls but tab and newline (a carriage return
+/// only where it ends a line), DEL, the C1 controls, and the bidirectional
+/// overrides and isolates, which reorder what is shown.
+///
+/// The text comes from agents and their tools (a fetched page, a file read):
+/// printed as it is, an OSC 52 sequence writes the user's clipboard, an OSC
+/// 8 one shows a link to somewhere else, and cursor moves rewrite output
+/// already read. `--json` and `cat` keep the exact text.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    fn acts(c: char, next: Option<char>) -> bool {
+        match c {
+            '\t' | '\n' => false,
+            '\r' => next != Some('\n'),
+            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+            _ => false,
+        }
+    }
+    let mut chars = text.char_indices().peekable();
+    let first = loop {
+        match chars.next() {
+            None => return Cow::Borrowed(text),
+            Some((i, c)) if acts(c, chars.peek().map(|&(_, n)| n)) => break i,
+            Some(_) => {}
+        }
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..first]);
+    let mut rest = text[first..].chars().peekable();
+    while let Some(c) = rest.next() {
+        if acts(c, rest.peek().copied()) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// A progress bar on stderr, only when a person is watching: stderr is a
@@ -268,7 +320,7 @@ pub fn render_error(e: &dyn miette::Diagnostic) -> String {
     if let Some(code) = e.code() {
         s.push_str(&format!("code: {code}\n"));
     }
-    s
+    terminal_safe(&s).into_owned()
 }
 
 fn help_of(e: &dyn miette::Diagnostic) -> String {
@@ -331,6 +383,34 @@ pub fn error_record(e: &dyn miette::Diagnostic, exit: u8) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_that_would_act_on_a_terminal_is_escaped() {
+        for (given, shown) in [
+            (
+                "plain text, tabs\tand\nlines",
+                "plain text, tabs\tand\nlines",
+            ),
+            ("crlf line\r\nnext", "crlf line\r\nnext"),
+            (
+                "\u{1b}]52;c;cm0gLXJmIH4=\u{7}",
+                "\\u{1b}]52;c;cm0gLXJmIH4=\\u{7}",
+            ),
+            ("\u{1b}[2J\u{1b}[31mred", "\\u{1b}[2J\\u{1b}[31mred"),
+            ("safe\rforged", "safe\\rforged"),
+            (
+                "nul\u{0} del\u{7f} csi\u{9b}1A",
+                "nul\\0 del\\u{7f} csi\\u{9b}1A",
+            ),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+            ("isolate\u{2066}x\u{2069}", "isolate\\u{2066}x\\u{2069}"),
+            ("ends in cr\r", "ends in cr\\r"),
+            ("ünïcödé — ─ · 📌", "ünïcödé — ─ · 📌"),
+        ] {
+            assert_eq!(terminal_safe(given), shown, "{given:?}");
+        }
+        assert!(matches!(terminal_safe("nothing to do"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn dates() {

@@ -551,3 +551,92 @@ fn a_fifo_where_the_layout_has_a_file_blocks_nothing() {
         }
     }
 }
+
+/// Whether `c` would act on a terminal rather than show (what the tool
+/// must never print for a person).
+fn acts_on_a_terminal(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Agent-written text that would act on a terminal (an OSC 52 clipboard
+/// write, cursor moves that rewrite lines already read, a C1 CSI, a bare
+/// carriage return, a bidi override), in nodes and in a file name, reaches
+/// a person escaped: every command that shows it, on stdout and stderr.
+/// `--json` and `cat` keep the exact text.
+#[test]
+fn text_that_would_act_on_a_terminal_is_shown_escaped() {
+    let env = TestEnv::new();
+    let hostile = "fetched \u{1b}]52;c;cm0gLXJmIH4K\u{7}\u{1b}[2A\u{1b}[2Kok\rforged \u{9b}31m \u{202e}txt.exe";
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", hostile]);
+    env.append(
+        "s1",
+        &["--role", "assistant", "--name", "m1", "--text", hostile],
+    );
+    let input = serde_json::json!({ "path": hostile }).to_string();
+    env.append(
+        "s1",
+        &[
+            "--role", "tool", "--name", "read", "--input", &input, "--text", hostile,
+        ],
+    );
+    // A FIFO is skipped with a warning that names it.
+    let fifo = env
+        .session_dir("s1")
+        .join("workdir")
+        .join("pipe\u{1b}]0;title\u{7}");
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut shown = Vec::new();
+    for args in [
+        &["commit-turn", "s1"][..],
+        &["show", "s1"],
+        &["log", "s1"],
+        &["list"],
+        &["grep", "fetched"],
+        &["nodes", "s1"],
+        &["feed"],
+        &["branch", "s1"],
+    ] {
+        let out = env.run(args);
+        assert!(out.status.success(), "{args:?}");
+        for bytes in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8(bytes.clone()).unwrap();
+            let bad: Vec<char> = text.chars().filter(|&c| acts_on_a_terminal(c)).collect();
+            assert!(bad.is_empty(), "{args:?} printed {bad:?}:\n{text}");
+            shown.push(text);
+        }
+    }
+    let all = shown.concat();
+    assert!(all.contains("\\u{1b}]52;c;cm0gLXJmIH4K\\u{7}"), "{all}");
+    assert!(
+        all.contains("ok\\rforged \\u{9b}31m \\u{202e}txt.exe"),
+        "{all}"
+    );
+    assert!(all.contains("pipe\\u{1b}]0;title\\u{7}"), "{all}");
+    // The exact text, for programs.
+    let records = env.ok(&["--json", "nodes", "s1"]);
+    let exact = records
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["data"]["node"]["output"] == hostile)
+        .count();
+    assert_eq!(exact, 3, "{records}");
+    let file = env
+        .history_files("s1")
+        .into_iter()
+        .find(|f| f.contains("-u-"))
+        .unwrap();
+    let stored = std::fs::read(env.session_dir("s1").join("history").join(&file)).unwrap();
+    let id = file.split('-').nth(2).unwrap().trim_end_matches(".json");
+    let cat = env.cmd().args(["cat", "s1", id]).output().unwrap();
+    assert_eq!(
+        cat.stdout.strip_suffix(b"\n").unwrap_or(&cat.stdout),
+        &stored[..]
+    );
+}
