@@ -406,11 +406,14 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
         },
     );
     progress.finish();
+    // Repairs of the state dir's registries and leftovers (`--all --fix`).
+    let mut state_fixed = 0usize;
     if args.all {
         let (mut state_findings, temps) = verify::check_state(&ctx.state, &targets);
         if args.fix && state_findings.iter().any(|f| f.fixable) {
             for d in remove_temps(&temps) {
                 report_fixed(ctx, None, d);
+                state_fixed += 1;
             }
             let dangling: Vec<String> = state_findings
                 .iter()
@@ -423,17 +426,20 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 crate::project::add_session(&ctx.state, &project, &session, ctx.locks)?;
                 let d = format!("listed `{session}` under project `{project}` in projects.json");
                 report_fixed(ctx, Some(&session), d);
+                state_fixed += 1;
             }
             let missing = verify::missing_locations(&ctx.state, &targets);
             if !missing.is_empty() {
                 registry::set_locations(&ctx.state, &missing, ctx.locks)?;
                 let d = format!("recorded {} location(s) in locations.json", missing.len());
                 report_fixed(ctx, None, d);
+                state_fixed += 1;
             }
             if !dangling.is_empty() {
                 registry::remove_locations(&ctx.state, &dangling, ctx.locks)?;
                 let d = format!("removed {} dangling location(s)", dangling.len());
                 report_fixed(ctx, None, d);
+                state_fixed += 1;
             }
             if state_findings
                 .iter()
@@ -442,6 +448,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                 let n = registry::rebuild_index(&ctx.state, ctx.locks)?;
                 let d = format!("rebuilt index.json ({n} rows)");
                 report_fixed(ctx, None, d);
+                state_fixed += 1;
             }
             state_findings = verify::check_state(&ctx.state, &targets).0;
         }
@@ -457,6 +464,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
         sessions: targets.len(),
         clean,
         repaired: fixed,
+        state_repairs: state_fixed,
         problems: remaining,
         busy,
     });
@@ -465,7 +473,12 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
         targets.len(),
         if targets.len() == 1 { "" } else { "s" },
         if remaining == 1 { "" } else { "s" },
-        if args.fix {
+        if args.fix && state_fixed > 0 {
+            format!(
+                ", {fixed} repaired, {state_fixed} state-dir repair{}",
+                if state_fixed == 1 { "" } else { "s" }
+            )
+        } else if args.fix {
             format!(", {fixed} repaired")
         } else {
             String::new()

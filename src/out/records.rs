@@ -540,6 +540,9 @@ pub struct VerifySummary {
     pub clean: usize,
     /// Sessions `--fix` repaired.
     pub repaired: usize,
+    /// Repairs `--all --fix` made to the state dir (its registries and
+    /// leftover temp files), each also a `fixed` record.
+    pub state_repairs: usize,
     /// Problems left (notes not counted).
     pub problems: usize,
     /// Sessions skipped because another process held them (`--no-wait`).

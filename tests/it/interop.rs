@@ -678,7 +678,9 @@ fn a_copied_state_dir_is_pointed_at_its_own_sessions() {
         said.contains(&format!("points it at `{}`", theirs.display())),
         "{said}"
     );
-    copy.ok(&["verify", "--all", "--fix"]);
+    let fixed = copy.ok(&["--json", "verify", "--all", "--fix"]);
+    let summary: Value = serde_json::from_str(fixed.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["data"]["state_repairs"], 1, "{fixed}");
     clean(&copy);
     let locs = copy.state().join("sessions/locations.json");
     let recorded: Value = serde_json::from_slice(&std::fs::read(&locs).unwrap()).unwrap();
