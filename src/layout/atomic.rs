@@ -1,6 +1,6 @@
 //! Atomic file writes (SPEC §4): temp file in the same directory, fsync,
 //! rename, fsync the directory. A crash leaves the old or the new file, and at
-//! worst a temp file with the [`TEMP_PREFIX`] that `verify` reports.
+//! worst a temp file with the [`TEMP_PREFIX`](super::TEMP_PREFIX) that `verify` reports.
 
 use std::fs::File;
 use std::io::Write;
