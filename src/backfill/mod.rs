@@ -174,6 +174,7 @@ pub fn one(
         now: last_time(meta.as_ref()),
         dry_run,
         bulk: true,
+        list_history: true,
         ..Default::default()
     };
     let commits = mirror::commit_pending(sd, &t.id, &opts, &mut |_| Ok(()), warn)?;

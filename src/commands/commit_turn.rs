@@ -91,6 +91,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         rescan: false,
         bulk: false,
         modified: Vec::new(),
+        list_history: false,
         records_alone: false,
     };
     let out = ctx.out;

@@ -184,6 +184,10 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
         done.push("removed stale lock files".into());
     }
     done.extend(remove_temps(&check.stray_temps));
+    if check.catalog_stale {
+        crate::layout::history::Catalog::load_listed(sd)?;
+        done.push("rebuilt the catalog of history/ from the directory".into());
+    }
     for r in &check.restore {
         let bytes = repo.read_blob(r.blob)?;
         let target = sd.dir.join(&r.rel);
@@ -272,6 +276,7 @@ fn commit_restamps(ctx: &Ctx, t: &Target) -> Result<Option<String>> {
     let meta = crate::layout::schema::Meta::read(&t.dir.meta()).ok();
     let opts = CommitOptions {
         rescan: true,
+        list_history: true,
         now: meta
             .as_ref()
             .and_then(|m| m.f64("updated_at"))

@@ -89,11 +89,33 @@ impl Catalog {
         Self::load_inner(sd, false)
     }
 
-    fn load_inner(sd: &SessionDir, write: bool) -> Result<Catalog> {
+    /// The catalog from the directory, never trusting the cache: for a
+    /// repair (`backfill`, `verify --fix`). The stamp cannot see another
+    /// program (the Python store) that writes `history/` in the instant of
+    /// an append, within one tick of the file system's clock or between the
+    /// append's write and its look at the directory's time; a cache that
+    /// then disagrees with the directory is rewritten, with the full
+    /// comparison with the index owed. The caller holds the session lock.
+    pub fn load_listed(sd: &SessionDir) -> Result<Catalog> {
         let history = sd.history();
-        if let Some(c) = Self::from_cache(sd, &history, write) {
+        if let Some(cached) = Self::from_cache(sd, &history, true)
+            && files_of(&cached) == files_of(&Self::read(&history)?)
+        {
+            return Ok(cached);
+        }
+        Self::listed(sd, true)
+    }
+
+    fn load_inner(sd: &SessionDir, write: bool) -> Result<Catalog> {
+        if let Some(c) = Self::from_cache(sd, &sd.history(), write) {
             return Ok(c);
         }
+        Self::listed(sd, write)
+    }
+
+    /// The directory listed; with `write`, the cache rewritten from it.
+    fn listed(sd: &SessionDir, write: bool) -> Result<Catalog> {
+        let history = sd.history();
         // The stamp is taken before listing: a file added meanwhile makes the
         // next load rebuild again.
         let stamp = mtime_ns(&history);
@@ -483,6 +505,29 @@ pub fn mark_diffed(sd: &SessionDir) {
     {
         let _ = write_stamp(sd, st.mtime, st.len, false);
     }
+}
+
+/// The files a catalog names: node files and foreign ones.
+fn files_of(c: &Catalog) -> std::collections::HashSet<String> {
+    c.entries()
+        .map(|e| e.file)
+        .chain(c.foreign.iter().cloned())
+        .collect()
+}
+
+/// When the cache would be trusted (its stamp matches `history/`) but names
+/// other files than `listed`, the directory as read: how many node files it
+/// misses and how many it names that are gone. Another program wrote
+/// `history/` in the instant of an append ([`Catalog::load_listed`]).
+pub fn stale_cache(sd: &SessionDir, listed: &Catalog) -> Option<(usize, usize)> {
+    let cached = files_of(&Catalog::from_cache(sd, &sd.history(), false)?);
+    let listed = files_of(listed);
+    (cached != listed).then(|| {
+        (
+            listed.difference(&cached).count(),
+            cached.difference(&listed).count(),
+        )
+    })
 }
 
 /// Before a node file enters `history/`: the stamp stops matching until

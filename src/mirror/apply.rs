@@ -124,7 +124,11 @@ pub fn commit_pending(
     crate::out::trace("mirror: repo open");
     let snapshot = sd.read_snapshot();
     let history_dir = sd.history();
-    let catalog = Catalog::load(sd)?;
+    let catalog = if opts.list_history {
+        Catalog::load_listed(sd)?
+    } else {
+        Catalog::load(sd)?
+    };
     crate::out::trace("mirror: catalog read");
 
     // Phase 1, read-only: every new node must parse and match its name, or

@@ -47,6 +47,10 @@ pub struct CommitOptions {
     pub bulk: bool,
     /// Committed node files rewritten on purpose (a stamp): re-hash them.
     pub modified: Vec<String>,
+    /// Read `history/` from the directory, not trusting the catalog cache
+    /// ([`crate::layout::history::Catalog::load_listed`]): a repair must see
+    /// what another program wrote in the instant of an append.
+    pub list_history: bool,
     /// Each top-level record node a commit of its own
     /// ([`crate::session::records_alone`]; `import`).
     pub records_alone: bool,

@@ -69,6 +69,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "catalog_stale",
+        meaning: "the cache of history/'s names misses node files or names gone ones (another program wrote history/ in the instant of an append): commands that trust it do not see those nodes",
+        fix: "git-session verify --fix",
+        repair: "rebuilds it from the directory, then commits what it missed",
+    },
+    Kind {
         code: "duplicate_id",
         meaning: "two node files claim one id",
         fix: "move one aside",

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::git::{Oid, SessionRepo};
-use crate::layout::history::Catalog;
+use crate::layout::history::{self, Catalog};
 use crate::layout::schema::{Meta, Node, ROOT};
 use crate::layout::{SessionDir, TEMP_PREFIX};
 use crate::session::{self, Trailers};
@@ -64,6 +64,8 @@ pub struct SessionCheck {
     /// Committed nodes whose metadata was stamped after their turn.
     pub restamped: bool,
     pub stray_temps: Vec<PathBuf>,
+    /// The catalog cache names other files than `history/` holds.
+    pub catalog_stale: bool,
     /// Stale locks of ours (or ref locks) in the session's `.git`.
     pub needs_lock_cleanup: bool,
     pub stats: Stats,
@@ -195,6 +197,18 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
             return c.out;
         }
     };
+    if let Some((missed, gone)) = history::stale_cache(sd, &catalog) {
+        c.out.catalog_stale = true;
+        c.add(
+            "catalog_stale",
+            &sd.catalog_file(),
+            format!(
+                "the catalog of history/ misses {missed} node file(s) and names {gone} gone: another program wrote history/ in the instant of an append"
+            ),
+            format!("git-session verify --fix {}", c.id),
+            true,
+        );
+    }
     for dup in &catalog.duplicate_ids {
         c.add(
             "duplicate_id",

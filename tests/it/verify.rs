@@ -430,3 +430,50 @@ fn verify_waits_for_background_packing_to_end() {
     assert!(out.status.success());
     env.assert_clean("s1");
 }
+
+/// A node file another program (the Python store) writes in the instant of
+/// an append, the directory's time unchanged (within one tick of the file
+/// system's clock): the catalog cache cannot see it, so `commit-turn` and
+/// `nodes` miss it. `verify` finds it, and both repairs commit it: `verify
+/// --fix` (which rebuilds the catalog) and the `backfill` its finding names.
+#[test]
+fn a_node_written_by_another_program_in_the_instant_of_an_append_is_repaired() {
+    for repair in [&["verify", "--fix", "s1"][..], &["backfill", "s1"]] {
+        let env = TestEnv::new();
+        env.ok(&["init", "s1"]);
+        env.turn("s1", "one", &[]);
+        env.append("s1", &["--text", "two"]);
+        let history = env.session_dir("s1").join("history");
+        let time = std::fs::metadata(&history).unwrap().modified().unwrap();
+        let theirs = env.history_files("s1").last().unwrap().clone();
+        let mut node: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(history.join(&theirs)).unwrap()).unwrap();
+        node["id"] = "py_1".into();
+        node["seq"] = 4.into();
+        node["output"] = "written by another program".into();
+        std::fs::write(
+            history.join("000004-u-py_1.json"),
+            serde_json::to_vec(&node).unwrap(),
+        )
+        .unwrap();
+        std::fs::File::open(&history)
+            .unwrap()
+            .set_modified(time)
+            .unwrap();
+        env.ok(&["commit-turn", "s1"]);
+        assert!(
+            !env.ok(&["nodes", "s1"]).contains("py_1"),
+            "the cache hides it"
+        );
+        let found = kinds(&env, &["s1"]);
+        assert!(found.contains(&"uncommitted_node".to_string()), "{found:?}");
+        assert!(found.contains(&"catalog_stale".to_string()), "{found:?}");
+        env.ok(repair);
+        env.assert_clean("s1");
+        let nodes = env.ok(&["nodes", "s1"]);
+        let line = nodes.lines().find(|l| l.contains("py_1")).unwrap();
+        assert!(!line.contains("-------"), "committed: {line}");
+        let log = env.git("s1", &["log", "--format=%s", "--name-only"]);
+        assert!(log.contains("history/000004-u-py_1.json"), "{log}");
+    }
+}
