@@ -100,8 +100,8 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "node_unreadable",
-        meaning: "a node file cannot be read",
-        fix: "check its permissions",
+        meaning: "a node file cannot be read (its permissions, or a link or special file in its place)",
+        fix: "check its permissions; a link or special file: replace it with the node file, or move it out of history/",
         repair: NOTHING,
     },
     Kind {

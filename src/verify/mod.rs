@@ -253,13 +253,15 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         let bytes = match crate::layout::schema::read_bounded(&path) {
             Ok(b) => b,
             Err(err) => {
-                c.add(
-                    "node_unreadable",
-                    &path,
-                    err.to_string(),
-                    "check the file's permissions".into(),
-                    false,
-                );
+                let kind = std::fs::symlink_metadata(&path).map(|m| m.file_type());
+                let fix = match kind {
+                    Ok(t) if t.is_symlink() => {
+                        "replace the link with the node file itself (no link in a session is followed), or move it out of history/"
+                    }
+                    Ok(t) if !t.is_file() => "move it out of history/: a node is a regular file",
+                    _ => "check the file's permissions",
+                };
+                c.add("node_unreadable", &path, err.to_string(), fix.into(), false);
                 continue;
             }
         };

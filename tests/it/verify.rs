@@ -477,3 +477,38 @@ fn a_node_written_by_another_program_in_the_instant_of_an_append_is_repaired() {
         assert!(log.contains("history/000004-u-py_1.json"), "{log}");
     }
 }
+
+/// A link or a FIFO in place of a node file is never read through: verify
+/// names it with the repair that fits (not "check the file's permissions").
+#[test]
+fn a_link_or_a_fifo_in_place_of_a_node_is_named_with_its_repair() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let history = env.session_dir("s1").join("history");
+    let secret = env.tmp.path().join("secret.json");
+    std::fs::write(&secret, br#"{"token": "not for the record"}"#).unwrap();
+    std::os::unix::fs::symlink(&secret, history.join("000003-u-linked.json")).unwrap();
+    let fifo = history.join("000004-u-fifo.json");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let found = findings(&env, &["s1"]);
+    let fix_of = |file: &str| {
+        found
+            .iter()
+            .find(|f| f["kind"] == "node_unreadable" && f["path"].as_str().unwrap().ends_with(file))
+            .unwrap_or_else(|| panic!("{file}: {found:?}"))["fix"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(fix_of("000003-u-linked.json").starts_with("replace the link"));
+    assert!(fix_of("000004-u-fifo.json").starts_with("move it out of history/"));
+    let shown = env.run(&["cat", "s1", "linked"]);
+    assert!(!String::from_utf8_lossy(&shown.stdout).contains("not for the record"));
+}
