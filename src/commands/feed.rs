@@ -28,7 +28,9 @@ use std::collections::BTreeMap;
 /// is compared with the cursor's. The cursor file is written after the last record is out, so a
 /// run that is killed hands the same nodes out again next time: an ingest
 /// job must accept a repeat (the node id and session id are the key),
-/// and never misses a node.
+/// and never misses a node. A session with a node that cannot be read is
+/// skipped with a warning, nothing of it printed, and tried again by every
+/// later run until it is read.
 #[derive(Debug, clap::Args)]
 pub struct FeedArgs {
     /// Cursor file: read at the start, written (atomically) at the end
@@ -81,6 +83,17 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
                 .collect()
         }
     };
+    // Sessions an earlier run skipped are opened again.
+    let mut changed = changed;
+    for id in std::mem::take(&mut cursor.retry) {
+        if !changed.iter().any(|(c, _)| *c == id) {
+            let updated = cursor
+                .sessions
+                .get(&id)
+                .map_or(Value::Null, |e| e.updated_at.clone());
+            changed.push((id, updated));
+        }
+    }
     let (project_of, _) = crate::lifecycle::projects(&ctx.state);
     let candidates = changed.len();
     let mut opened = 0usize;
@@ -91,19 +104,43 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
     for (id, updated_at) in changed {
         let id = &id;
         let after = cursor.sessions.get(id).map_or(-1, |c| c.seq);
-        // A row whose directory went away: nothing to read (its cursor
-        // entry goes when the row goes).
-        let Ok(sd) = ctx.state.find_session(id) else {
-            continue;
+        let skip = |e: &dyn std::fmt::Display| {
+            ctx.out.warn(format!(
+                "skipping session `{id}` (the next run tries it again): {e}; `git-session verify {id}` says what to repair"
+            ));
+        };
+        let sd = match ctx.state.find_session_if_any(id) {
+            Ok(Some(sd)) => sd,
+            // A row whose directory went away: nothing to read (its cursor
+            // entry goes when the row goes).
+            Ok(None) => continue,
+            // A session the hostile-tree checks refuse.
+            Err(e) => {
+                skip(&e);
+                cursor.retry.push(id.clone());
+                continue;
+            }
         };
         let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
         opened += 1;
-        let nodes = read::session_nodes(&sd, after, None)?;
         let project = project_of
             .get(id)
             .map_or_else(|| "default".to_string(), |(p, _)| p.clone());
+        // A node that cannot be read (a link in its place, bytes that do
+        // not parse) holds back its session alone: nothing of it is
+        // printed, its cursor stays, and the next run tries it again.
+        let records = read::session_nodes(&sd, after, None)
+            .and_then(|nodes| read::records_of(&sd, id, &project, nodes, at));
+        let records = match records {
+            Ok(r) => r,
+            Err(e) => {
+                skip(&e);
+                cursor.retry.push(id.clone());
+                continue;
+            }
+        };
         let mut last = after;
-        for r in read::records_of(&sd, id, &project, nodes, at)? {
+        for r in records {
             last = last.max(r.seq);
             handed += 1;
             let text = if ctx.out.json {
@@ -130,8 +167,12 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
     if let Some(p) = &args.cursor {
         cursor.write(p)?;
     }
+    let skipped = match cursor.retry.len() {
+        0 => String::new(),
+        n => format!(", {n} skipped"),
+    };
     ctx.out.note(format!(
-        "{handed} node(s) from {opened} of {candidates} changed session(s)"
+        "{handed} node(s) from {opened} of {candidates} changed session(s){skipped}"
     ));
     Ok(exit::OK)
 }

@@ -158,6 +158,11 @@ pub struct Cursor {
     #[serde(default)]
     pub registry: Option<crate::layout::registry::Mark>,
     pub sessions: BTreeMap<String, CursorEntry>,
+    /// Sessions a run skipped (a node it could not read): every run opens
+    /// them again until their nodes are handed out, whatever the registry
+    /// says changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

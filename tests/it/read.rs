@@ -543,3 +543,36 @@ fn an_incremental_read_of_a_session_without_trailers_stops_where_its_files_end()
         "the whole read needs it"
     );
 }
+
+/// One session with a node that cannot be read (a link in its place) holds
+/// back that session alone: the feed hands out the others, names the one
+/// it skipped, and hands it out whole once it is repaired.
+#[test]
+fn a_feed_skips_an_unreadable_session_and_tries_it_again() {
+    let env = real_clock();
+    env.ok(&["init", "good"]);
+    env.turn("good", "readable", &[]);
+    env.ok(&["init", "bad"]);
+    env.turn("bad", "held back", &[]);
+    let link = env.session_dir("bad").join("history/000003-u-linked.json");
+    std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+    let cursor = env.tmp.path().join("cursor.json");
+    let c = cursor.to_str().unwrap();
+    let out = env.run(&["--json", "feed", "--cursor", c]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("skipping session `bad`"), "{err}");
+    let first = records(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(first.len(), 2);
+    assert!(first.iter().all(|r| r["data"]["session_id"] == "good"));
+    // Still unreadable: skipped again, nothing of it handed out.
+    let out = env.run(&["--json", "feed", "--cursor", c]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipping session `bad`"));
+    assert_eq!(records(&String::from_utf8_lossy(&out.stdout)).len(), 0);
+    // Repaired: its nodes come, then nothing.
+    std::fs::remove_file(&link).unwrap();
+    let then = records(&env.ok(&["--json", "feed", "--cursor", c]));
+    assert_eq!(then.len(), 2);
+    assert!(then.iter().all(|r| r["data"]["session_id"] == "bad"));
+    assert_eq!(env.ok(&["--json", "feed", "--cursor", c]), "");
+}
