@@ -13,6 +13,8 @@ use crate::lifecycle;
 ///
 /// Kept always: archived sessions, sessions whose project directory is
 /// unreachable, sessions being migrated. Nothing else is ever deleted by age.
+/// A session is deleted only when its history/, listed once the session's
+/// lock is held, holds nothing (not on the word of the catalog cache).
 #[derive(Debug, clap::Args)]
 pub struct GcShellsArgs {
     /// Minimum age (by created_at): 90s, 30m, 1h, 2d…
@@ -42,8 +44,17 @@ pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
         {
             continue;
         }
-        if !dry_run {
-            lifecycle::delete(&ctx.state, id, ctx.locks)?;
+        // Asked again under the session's lock: an append since the check
+        // above makes it a session to keep.
+        let still_a_shell = |sd: &crate::layout::SessionDir| match Meta::read(&sd.meta()) {
+            Ok(meta) => {
+                lifecycle::keep_reason(sd, &meta, now, older_than, &project_paths, &migrating, id)
+            }
+            Err(_) => Some("meta.json unreadable"),
+        };
+        if !dry_run && lifecycle::delete_unless(&ctx.state, id, ctx.locks, still_a_shell)?.is_none()
+        {
+            continue;
         }
         removed += 1;
         ctx.out.record(&crate::out::records::ShellRemoved {

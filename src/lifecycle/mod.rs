@@ -132,6 +132,18 @@ fn session_lock(sd: &SessionDir, locks: LockOptions) -> Result<Option<lock::Lock
 use crate::layout::paths::SESSION_ENTRIES;
 
 pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf> {
+    Ok(delete_unless(state, id, locks, |_| None)?.expect("nothing keeps it"))
+}
+
+/// [`delete`], unless `keep`, asked once the session's lock is held (no
+/// append can land after it), gives a reason to keep the session: then
+/// nothing is deleted (`None`).
+pub fn delete_unless(
+    state: &StateDir,
+    id: &str,
+    locks: LockOptions,
+    keep: impl Fn(&SessionDir) -> Option<&'static str>,
+) -> Result<Option<PathBuf>> {
     let sd = state.find_session(id)?;
     let foreign: Vec<String> = std::fs::read_dir(&sd.dir)
         .io("list", &sd.dir)?
@@ -155,6 +167,9 @@ pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf>
     }
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
     let session = session_lock(&sd, locks)?;
+    if keep(&sd).is_some() {
+        return Ok(None);
+    }
     let parent = sd
         .dir
         .parent()
@@ -175,7 +190,7 @@ pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf>
     registry::remove_locations(state, &[id.to_string()], locks)?;
     unbind_everywhere(state, id, locks)?;
     registry::fold(state, locks)?;
-    Ok(sd.dir)
+    Ok(Some(sd.dir))
 }
 
 /// Drop `id` from every project's `session_ids` in projects.json.
@@ -362,8 +377,12 @@ pub fn keep_reason(
     if now - created < older_than {
         return Some("too young");
     }
+    // An empty cache is not enough to delete on: another program may have
+    // written the first node in the instant it was made. The directory
+    // itself must hold nothing.
+    let empty = |c: &Catalog| c.is_empty() && c.foreign.is_empty();
     match Catalog::peek(sd) {
-        Ok(c) if c.is_empty() && c.foreign.is_empty() => None,
+        Ok(c) if empty(&c) && Catalog::read(&sd.history()).is_ok_and(|c| empty(&c)) => None,
         _ => Some("has nodes"),
     }
 }

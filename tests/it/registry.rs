@@ -196,6 +196,71 @@ fn gc_shells_removes_only_old_empty_unprotected_sessions() {
     env.fails(&["gc-shells", "--older-than", "soon"], 2);
 }
 
+/// A shell is deleted only on the word of the directory, asked under the
+/// session's lock: an empty catalog cache while another program wrote the
+/// first node (the directory's time unchanged) keeps it; so does a node
+/// appended while gc-shells waited for the lock, after it had found the
+/// session empty.
+#[test]
+fn gc_shells_deletes_no_session_that_holds_a_node() {
+    use std::io::{BufRead, BufReader};
+    let mut env = TestEnv::new();
+    env.now = Some(1_796_000_000.0);
+    env.ok(&["init", "cached"]);
+    env.ok(&["init", "raced"]);
+    let node = |id: &str| {
+        serde_json::json!({"id": id, "created_at": 1_796_000_001.0, "seq": 1, "role": "user",
+            "name": null, "caller": null, "predecessor": null, "input": null,
+            "output": "typed by the user", "metadata": {}})
+        .to_string()
+    };
+    // The cache says empty; the first node came in the same instant.
+    env.ok(&["nodes", "cached"]);
+    let history = env.session_dir("cached").join("history");
+    let time = std::fs::metadata(&history).unwrap().modified().unwrap();
+    std::fs::write(history.join("0001-u-theirs.json"), node("theirs")).unwrap();
+    std::fs::File::open(&history)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+    env.now = Some(1_796_000_000.0 + 7200.0);
+    // `raced` is empty when gc-shells looks; it waits for the session's
+    // lock, held here, and a node lands meanwhile (as an append holding
+    // that lock would write it).
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(env.session_dir("raced").join(".git/git-session.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let mut gc = env
+        .cmd()
+        .args(["gc-shells", "--lock-timeout", "60"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(gc.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("waiting for the lock") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "gc-shells ended first"
+        );
+    }
+    let raced = env.session_dir("raced").join("history");
+    std::fs::write(raced.join("0001-u-late.json"), node("late")).unwrap();
+    lock.unlock().unwrap();
+    let out = gc.wait_with_output().unwrap();
+    assert!(out.status.success());
+    for kept in ["cached", "raced"] {
+        assert!(env.session_dir(kept).exists(), "{kept} was deleted");
+    }
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
+
 #[test]
 fn concurrent_updates_of_different_sessions_both_land() {
     let mut env = TestEnv::new();
