@@ -367,20 +367,26 @@ fn advance(
         set(journal, &mut e, "done")?;
     }
     if prune && e.source.exists() {
-        // Only once the published copy still matches the source.
-        match identical(&e.source, &e.target)? {
-            None => std::fs::remove_dir_all(&e.source).io("remove the source", &e.source)?,
-            Some(why) => {
-                return Err(Error::refused(
-                    "migrate::source_changed",
-                    format!("`{id}`: the source changed since it was copied ({why}); it is kept"),
-                    Some("compare the two copies by hand before removing the source".into()),
-                ));
-            }
-        }
+        prune_source(id, &e.source, &e.target)?;
     }
     journal.sessions.remove(id);
     write_journal(state, journal)
+}
+
+/// Remove a migrated session's source, only while the published copy still
+/// matches it: otherwise the source is kept and the refusal says why.
+fn prune_source(id: &str, source: &Path, target: &Path) -> Result<()> {
+    match identical(source, target)? {
+        None => std::fs::remove_dir_all(source).io("remove the source", source),
+        Some(why) => Err(Error::refused(
+            "migrate::source_changed",
+            format!("`{id}`: the source and the published copy differ ({why}); the source is kept"),
+            Some(
+                "the session went on in one of them since it was copied: compare the two by hand before removing the source"
+                    .into(),
+            ),
+        )),
+    }
 }
 
 /// What a run did.
@@ -419,13 +425,16 @@ pub fn run(
                 }
                 if target.exists() {
                     // Already migrated: only the source is left to prune.
-                    if identical(&f.source, &target)?.is_none() {
-                        std::fs::remove_dir_all(&f.source).io("remove the source", &f.source)?;
-                        registry::set_locations(
+                    match prune_source(&f.session, &f.source, &target) {
+                        Ok(()) => registry::set_locations(
                             state,
                             &[(f.session.clone(), target.clone())],
                             locks,
-                        )?;
+                        )?,
+                        Err(e) => {
+                            warn(e.to_string());
+                            report.failed.push((f.session.clone(), e.to_string()));
+                        }
                     }
                     continue;
                 }

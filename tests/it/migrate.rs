@@ -119,6 +119,29 @@ fn legacy_repositories_come_home_and_read_the_same() {
     assert_eq!(env.ok(&["show", "p1"]), show_before);
 }
 
+/// A session that went on after its migration: its source no longer
+/// matches the published copy, so `--prune-sources` keeps it, and says so
+/// (it used to pass over it without a word).
+#[test]
+fn a_source_that_differs_from_its_copy_is_kept_and_named() {
+    let env = TestEnv::new();
+    let (_project, src) = legacy(&env);
+    env.ok(&["migrate"]);
+    env.turn("p1", "after the move", &[]);
+    let out = env.run(&["migrate", "--prune-sources"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`p1`: the source and the published copy differ"),
+        "{err}"
+    );
+    assert!(
+        src.join("history/0001-u-u1.json").exists(),
+        "the source is kept"
+    );
+    assert!(env.ok(&["show", "p1"]).contains("after the move"));
+}
+
 #[test]
 fn a_crash_after_any_step_resumes_to_the_same_end_state() {
     let reference = {
