@@ -412,7 +412,7 @@ never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
-complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s j -l jobs -d 'Sessions processed in parallel [default: the number of cores]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F

@@ -18,6 +18,10 @@ use crate::relocate;
 /// Point a project at its new directory: the id stays, the path changes,
 /// and each bound session (or `--session`) gets a `project/relocate` record
 /// node (the head does not move). The default project is refused.
+///
+/// A session that cannot take its record (busy, or refused) is named and
+/// the others still get theirs (exit 1). Run again for the same path, it
+/// records the move in the sessions that lack it, and in none twice.
 #[derive(Debug, clap::Args)]
 pub struct RelocateArgs {
     /// Project id, name or old path
@@ -55,13 +59,27 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
     let done = relocate::apply(&ctx.state, &plan, ctx.locks, crate::out::now(), &mut |w| {
         out.warn(w)
     })?;
+    let (mut recorded, mut failed) = (0usize, Vec::new());
     for (s, r) in done {
         match r {
             relocate::Recorded::Missing => ctx.out.warn(format!(
                 "session `{s}` of project `{}` was not found; no record node",
                 p.id
             )),
+            relocate::Recorded::Already => {
+                ctx.out
+                    .note(format!("session `{s}` already has its record of this move"));
+            }
+            relocate::Recorded::Failed(why) => {
+                ctx.out.warn(format!(
+                    "session `{s}` got no record node: {why}; once that is fixed, `git-session relocate {} {} --session {s}` records it",
+                    p.id,
+                    plan.new.display()
+                ));
+                failed.push(s);
+            }
             relocate::Recorded::Node { id, commit } => {
+                recorded += 1;
                 ctx.out.record(&records::RelocateNode {
                     session: s.clone(),
                     node: id,
@@ -77,15 +95,23 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         project: p.id.clone(),
         old_path: plan.old.clone(),
         new_path: plan.new.clone(),
-        sessions: plan.sessions.len(),
+        sessions: recorded,
         locations: plan.locations.len(),
+        failed: failed.clone(),
     });
     ctx.out.line(format!(
-        "{}: {} -> {} ({} session(s) recorded)",
+        "{}: {} -> {} ({recorded} session(s) recorded{})",
         p.id,
         plan.old.display(),
         plan.new.display(),
-        plan.sessions.len()
+        match failed.len() {
+            0 => String::new(),
+            n => format!(", {n} failed"),
+        }
     ));
-    Ok(exit::OK)
+    Ok(if failed.is_empty() {
+        exit::OK
+    } else {
+        exit::NO
+    })
 }

@@ -686,6 +686,10 @@ pub struct Relocated {
     pub sessions: usize,
     /// Entries of locations.json rewritten.
     pub locations: usize,
+    /// Sessions whose record could not be written (each named in a
+    /// warning; the command exits 1). The project's path is rewritten all
+    /// the same.
+    pub failed: Vec<String>,
 }
 
 /// `begin-turn`: the project's working tree at the start of the turn (also

@@ -88,6 +88,11 @@ pub enum Recorded {
     Node { id: String, commit: Option<String> },
     /// The session was not found: no record.
     Missing,
+    /// Run again for a path the project already has: the session's latest
+    /// relocation record already names it, so none is added.
+    Already,
+    /// The record could not be written (the session is busy, or refused).
+    Failed(String),
 }
 
 /// Write the plan: the project's path (the registry, first), the moved
@@ -112,27 +117,86 @@ pub fn apply(
     if !plan.locations.is_empty() {
         registry::set_locations(state, &plan.locations, locks)?;
     }
+    // Run again for the path the project already has (after a run some
+    // sessions could not take their record): a session whose latest record
+    // names that path has it, and the others get the move those recorded
+    // (not "new → new").
+    let repeated = plan.old == plan.new;
+    let moved = Plan {
+        old: match repeated {
+            true => plan
+                .sessions
+                .iter()
+                .find_map(|s| {
+                    let (old, new) = latest_record(&state.find_session(s).ok()?, plan).ok()??;
+                    (new == plan.new).then_some(old)
+                })
+                .unwrap_or_else(|| plan.old.clone()),
+            false => plan.old.clone(),
+        },
+        ..plan.clone()
+    };
+    // One session's record, under its exclusive lock.
+    let mut record = |sd: &SessionDir, id: &str| -> Result<Recorded> {
+        let _l = lock::session(sd, lock::Kind::Exclusive, locks)?;
+        if repeated && latest_record(sd, plan)?.is_some_and(|(_, new)| new == plan.new) {
+            return Ok(Recorded::Already);
+        }
+        let mut meta = Meta::read(&sd.meta())?;
+        let node = store::append(sd, &mut meta, record_node(&moved), now)?;
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        registry::journal_append(state, &schema::index_row(&meta, id, None))?;
+        // The record is in history/ now; when it cannot be committed on its
+        // own, it waits for the next turn like any node.
+        let commit = commit_record(sd, id, warn).unwrap_or_else(|e| {
+            warn(format!(
+                "`{id}`: the record waits for the next turn's commit: {e}"
+            ));
+            None
+        });
+        Ok(Recorded::Node {
+            id: node.id,
+            commit,
+        })
+    };
+    // One session that cannot take its record (busy, or refused by the
+    // hostile-tree checks) does not keep the others from theirs.
     let mut out = Vec::new();
     for s in &plan.sessions {
-        let Ok(sd) = state.find_session(s) else {
-            out.push((s.clone(), Recorded::Missing));
-            continue;
+        let recorded = match state.find_session(s) {
+            Ok(sd) => record(&sd, s).unwrap_or_else(|e| Recorded::Failed(e.to_string())),
+            Err(_) => Recorded::Missing,
         };
-        let _l = lock::session(&sd, lock::Kind::Exclusive, locks)?;
-        let mut meta = Meta::read(&sd.meta())?;
-        let node = store::append(&sd, &mut meta, record_node(plan), now)?;
-        atomic::write(&sd.meta(), &meta.to_json())?;
-        registry::journal_append(state, &schema::index_row(&meta, s, None))?;
-        let commit = commit_record(&sd, s, warn)?;
-        out.push((
-            s.clone(),
-            Recorded::Node {
-                id: node.id,
-                commit,
-            },
-        ));
+        out.push((s.clone(), recorded));
     }
     Ok(out)
+}
+
+/// The session's latest relocation record of the plan's project: its old
+/// and new paths. Only tool nodes are read, from the newest back.
+fn latest_record(sd: &SessionDir, plan: &Plan) -> Result<Option<(PathBuf, PathBuf)>> {
+    let catalog = crate::layout::history::Catalog::load(sd)?;
+    let history = sd.history();
+    for e in catalog
+        .rev_entries()
+        .filter(|e| matches!(e.letter, 't' | 'c'))
+    {
+        let Ok(n) = crate::layout::history::read_node(&history, &e) else {
+            continue;
+        };
+        let meta = |k: &str| {
+            n.metadata
+                .get(k)
+                .and_then(|v| v.as_str())
+                .map(PathBuf::from)
+        };
+        if n.name == "project/relocate"
+            && meta("project_id").is_some_and(|p| p == Path::new(&plan.project))
+        {
+            return Ok(meta("old_path").zip(meta("new_path")));
+        }
+    }
+    Ok(None)
 }
 
 /// Commit the record node as an event of its own (`record: …`), when it is

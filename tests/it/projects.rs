@@ -319,6 +319,70 @@ fn relocate_keeps_the_id_and_records_one_node() {
     env.fails(&["relocate", &pid, "/nonexistent/dir"], 1);
 }
 
+/// One bound session that cannot take its record keeps none of the
+/// others from theirs: a planted link in one (its record waits for the next
+/// turn's commit), a held lock on another (no record: named, exit 1). Run
+/// again, the move is recorded where it was missing, as the move it was,
+/// and nowhere twice.
+#[test]
+fn relocate_records_every_session_it_can_and_a_second_run_the_rest() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    for s in ["s2", "s3"] {
+        env.ok(&["init", s, "--project", &pid]);
+    }
+    for s in ["s1", "s2", "s3"] {
+        env.turn(s, "one", &[]);
+    }
+    let dir_of = |s: &str| env.state().join("sessions/projects").join(&pid).join(s);
+    std::os::unix::fs::symlink(
+        "/etc/hostname",
+        dir_of("s1").join("history/000009-u-link.json"),
+    )
+    .unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir_of("s2").join(".git/git-session.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let moved = env.tmp.path().join("moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    let to = moved.to_str().unwrap();
+    let out = env.run(&["--lock-timeout", "0.2", "relocate", &pid, to]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("session `s2` got no record node"), "{err}");
+    assert!(
+        err.contains("`s1`: the record waits for the next turn's commit"),
+        "{err}"
+    );
+    let records = |s: &str| -> Vec<String> {
+        std::fs::read_dir(dir_of(s).join("history"))
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+            .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .filter(|n| n["name"] == "project/relocate")
+            .map(|n| n["output"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let the_move = format!(
+        "{} → {}",
+        dir.display(),
+        moved.canonicalize().unwrap().display()
+    );
+    assert_eq!(records("s1"), std::slice::from_ref(&the_move));
+    assert_eq!(records("s2"), Vec::<String>::new());
+    assert_eq!(records("s3"), std::slice::from_ref(&the_move));
+    lock.unlock().unwrap();
+    env.ok(&["relocate", &pid, to]);
+    for s in ["s1", "s2", "s3"] {
+        assert_eq!(records(s), std::slice::from_ref(&the_move), "{s}");
+    }
+}
+
 #[test]
 fn a_session_is_frozen_to_its_project_after_the_first_turn() {
     let env = TestEnv::new();
