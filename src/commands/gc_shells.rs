@@ -14,7 +14,9 @@ use crate::lifecycle;
 /// Kept always: archived sessions, sessions whose project directory is
 /// unreachable, sessions being migrated. Nothing else is ever deleted by age.
 /// A session is deleted only when its history/, listed once the session's
-/// lock is held, holds nothing (not on the word of the catalog cache).
+/// lock is held, holds nothing (not on the word of the catalog cache), and
+/// its directory nothing but a session's own entries. One that cannot go
+/// (busy) is kept with a warning; the exit stays 0.
 #[derive(Debug, clap::Args)]
 pub struct GcShellsArgs {
     /// Minimum age (by created_at): 90s, 30m, 1h, 2d…
@@ -52,9 +54,17 @@ pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
             }
             Err(_) => Some("meta.json unreadable"),
         };
-        if !dry_run && lifecycle::delete_unless(&ctx.state, id, ctx.locks, still_a_shell)?.is_none()
-        {
-            continue;
+        if !dry_run {
+            match lifecycle::delete_unless(&ctx.state, id, ctx.locks, still_a_shell) {
+                Ok(Some(_)) => {}
+                Ok(None) => continue,
+                // Kept: one session that cannot go (busy, say) is no reason
+                // to fail the start-up routine that collects the others.
+                Err(e) => {
+                    ctx.out.warn(format!("kept `{id}`: {e}"));
+                    continue;
+                }
+            }
         }
         removed += 1;
         ctx.out.record(&crate::out::records::ShellRemoved {

@@ -145,12 +145,7 @@ pub fn delete_unless(
     keep: impl Fn(&SessionDir) -> Option<&'static str>,
 ) -> Result<Option<PathBuf>> {
     let sd = state.find_session(id)?;
-    let foreign: Vec<String> = std::fs::read_dir(&sd.dir)
-        .io("list", &sd.dir)?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !SESSION_ENTRIES.contains(&n.as_str()) && !n.starts_with(TEMP_PREFIX))
-        .collect();
+    let foreign = foreign_entries(&sd)?;
     if !foreign.is_empty() {
         return Err(crate::error::Error::refused(
             "lifecycle::foreign_files",
@@ -191,6 +186,17 @@ pub fn delete_unless(
     unbind_everywhere(state, id, locks)?;
     registry::fold(state, locks)?;
     Ok(Some(sd.dir))
+}
+
+/// The entries of a session directory that are not a session's own: a
+/// directory holding any is never deleted.
+fn foreign_entries(sd: &SessionDir) -> Result<Vec<String>> {
+    Ok(std::fs::read_dir(&sd.dir)
+        .io("list", &sd.dir)?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !SESSION_ENTRIES.contains(&n.as_str()) && !n.starts_with(TEMP_PREFIX))
+        .collect())
 }
 
 /// Drop `id` from every project's `session_ids` in projects.json.
@@ -376,6 +382,9 @@ pub fn keep_reason(
     let created = meta.f64("created_at").unwrap_or(now);
     if now - created < older_than {
         return Some("too young");
+    }
+    if !foreign_entries(sd).is_ok_and(|f| f.is_empty()) {
+        return Some("its directory holds files that are not a session's");
     }
     // An empty cache is not enough to delete on: another program may have
     // written the first node in the instant it was made. The directory

@@ -261,6 +261,36 @@ fn gc_shells_deletes_no_session_that_holds_a_node() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }
 
+/// `recover` runs gc-shells at every start-up: a shell it may not delete
+/// (its directory holds a file of someone else's, or it is busy) is kept,
+/// and the routine still collects the others and exits 0.
+#[test]
+fn a_shell_that_cannot_go_does_not_fail_recover() {
+    let mut env = TestEnv::new();
+    env.now = Some(1_796_000_000.0);
+    for s in ["stray", "busy", "shell"] {
+        env.ok(&["init", s]);
+    }
+    std::fs::write(env.session_dir("stray").join("notes.txt"), "mine").unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(env.session_dir("busy").join(".git/git-session.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    env.now = Some(1_796_000_000.0 + 7200.0);
+    let plan = env.ok(&["gc-shells", "--dry-run"]);
+    assert!(!plan.contains("stray"), "{plan}");
+    let out = env.run(&["--lock-timeout", "0.2", "recover"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("kept `busy`"), "{err}");
+    assert!(!env.session_dir("shell").exists());
+    assert!(env.session_dir("stray").join("notes.txt").exists());
+    assert!(env.session_dir("busy").exists());
+}
+
 #[test]
 fn concurrent_updates_of_different_sessions_both_land() {
     let mut env = TestEnv::new();
