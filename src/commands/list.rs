@@ -143,7 +143,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
             text.extend_from_slice(st(&row.source).as_bytes());
             text.extend_from_slice(b"] ");
         }
-        text.extend_from_slice(title.as_bytes());
+        text.extend_from_slice(crate::out::in_one_line(title).as_bytes());
         text.extend_from_slice("  — ".as_bytes());
         text.extend_from_slice(st(&row.preview).as_bytes());
         text.push(b'\n');

@@ -92,7 +92,8 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     };
     let rows = branch_nodes(&nodes, tip.as_deref());
     if !meta.title().is_empty() {
-        ctx.out.line(format!("# {}", meta.title()));
+        ctx.out
+            .line(format!("# {}", crate::out::in_one_line(meta.title())));
     }
     let mut last_turn = 0;
     for (turn, n) in rows {

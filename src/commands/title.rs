@@ -218,7 +218,7 @@ pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
         unchanged: false,
         reason: None,
     });
-    ctx.out.line(&title);
+    ctx.out.line(crate::out::in_one_line(&title));
     Ok(exit::OK)
 }
 
@@ -232,7 +232,7 @@ fn unchanged(ctx: &Ctx, id: &str, title: &str, reason: &str) -> Result<u8> {
         unchanged: true,
         reason: Some(reason.into()),
     });
-    ctx.out.line(title);
+    ctx.out.line(crate::out::in_one_line(title));
     Ok(exit::OK)
 }
 

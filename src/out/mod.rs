@@ -221,6 +221,22 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A stored value shown inside one line (a title in `list`, `show`'s
+/// header): its line breaks become spaces, so that no value (a title a
+/// stranger's meta.json carries) can start a line of its own, a forged row.
+pub fn in_one_line(text: &str) -> Cow<'_, str> {
+    let breaks = |c: char| {
+        matches!(
+            c,
+            '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
+    };
+    match text.contains(breaks) {
+        true => Cow::Owned(text.replace(breaks, " ")),
+        false => Cow::Borrowed(text),
+    }
+}
+
 /// A progress bar on stderr, only when a person is watching: stderr is a
 /// terminal, and neither `--json` nor `-q` was given. It appears after a
 /// short delay so quick runs stay silent.
@@ -410,6 +426,11 @@ mod tests {
             assert_eq!(terminal_safe(given), shown, "{given:?}");
         }
         assert!(matches!(terminal_safe("nothing to do"), Cow::Borrowed(_)));
+        assert_eq!(
+            in_one_line("a title\ns2   fake row\r\nmore\u{2028}end"),
+            "a title s2   fake row  more end"
+        );
+        assert!(matches!(in_one_line("one line"), Cow::Borrowed(_)));
     }
 
     #[test]

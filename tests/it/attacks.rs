@@ -640,3 +640,28 @@ fn text_that_would_act_on_a_terminal_is_shown_escaped() {
         &stored[..]
     );
 }
+
+/// A title with line breaks (a stranger's meta.json, or typed so) cannot
+/// forge a row of `list` or a line of `show` and `title`: it is shown on
+/// its one line; `--json` keeps it exact.
+#[test]
+fn a_title_cannot_forge_a_line_of_output() {
+    let env = TestEnv::new();
+    let title = "real title\nforged           2026-01-01 00:00  idle        fake";
+    env.ok(&["init", "s1"]);
+    env.ok(&["update", "s1", "--title", title]);
+    let list = env.ok(&["list"]);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(!list.lines().any(|l| l.starts_with("forged")), "{list}");
+    assert_eq!(
+        env.ok(&["show", "s1"])
+            .lines()
+            .filter(|l| l.contains("forged"))
+            .count(),
+        1
+    );
+    assert_eq!(env.ok(&["title", "s1"]).lines().count(), 1);
+    let rows = env.ok(&["--json", "list"]);
+    let row: serde_json::Value = serde_json::from_str(rows.lines().next().unwrap()).unwrap();
+    assert_eq!(row["data"]["title"], title);
+}
