@@ -125,11 +125,14 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
         };
         // Written piece by piece: the formatting machinery (padding, a
         // dozen arguments) cost about a microsecond a row.
-        push_padded(&mut text, id, 16);
+        // Every field on the row's one line (`in_one_line`): the registry
+        // is a stranger's file too.
+        use crate::out::in_one_line as one;
+        push_padded(&mut text, &one(id), 16);
         text.push(b' ');
         crate::out::push_short_time(&mut text, updated(row));
         text.extend_from_slice(b"  ");
-        push_padded(&mut text, st(&row.status), 11);
+        push_padded(&mut text, &one(st(&row.status)), 11);
         text.push(b' ');
         if ListRow::flag(&row.pinned) {
             text.extend_from_slice("📌 ".as_bytes());
@@ -140,12 +143,12 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
         // A channel session shows its source as a prefix; its title is untouched.
         if !st(&row.channel).is_empty() && !st(&row.source).is_empty() {
             text.push(b'[');
-            text.extend_from_slice(st(&row.source).as_bytes());
+            text.extend_from_slice(one(st(&row.source)).as_bytes());
             text.extend_from_slice(b"] ");
         }
-        text.extend_from_slice(crate::out::in_one_line(title).as_bytes());
+        text.extend_from_slice(one(title).as_bytes());
         text.extend_from_slice("  — ".as_bytes());
-        text.extend_from_slice(st(&row.preview).as_bytes());
+        text.extend_from_slice(one(st(&row.preview)).as_bytes());
         text.push(b'\n');
     }
     crate::out::trace("list: formatted");

@@ -664,4 +664,23 @@ fn a_title_cannot_forge_a_line_of_output() {
     let rows = env.ok(&["--json", "list"]);
     let row: serde_json::Value = serde_json::from_str(rows.lines().next().unwrap()).unwrap();
     assert_eq!(row["data"]["title"], title);
+    // The other fields of a row, as a stranger's index.json holds them.
+    let path = env.state().join("sessions/index.json");
+    let mut index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for (field, value) in [
+        ("status", "idle\nforged-status"),
+        ("preview", "p\nforged-preview"),
+        ("source", "x\nforged-source"),
+        ("channel", "c"),
+    ] {
+        index["s1"][field] = value.into();
+    }
+    std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
+    let list = env.ok(&["list"]);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(
+        list.contains("forged-status") && list.contains("forged-source"),
+        "{list}"
+    );
 }
