@@ -194,11 +194,7 @@ fn a_node_file_that_does_not_parse_blocks_the_commit_and_changes_nothing() {
 #[test]
 fn a_busy_lock_exits_75() {
     let env = setup();
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .open(env.session_dir("s1").join(".git/git-session.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let lock = env.hold_lock(&env.session_dir("s1"));
     refused(
         &env,
         &["append", "s1", "--text", "x", "--no-wait"],

@@ -132,6 +132,19 @@ impl TestEnv {
         (a, commit)
     }
 
+    /// Hold the session lock of the session directory `dir`, as another
+    /// command would, until the returned file is dropped (or unlocked).
+    pub fn hold_lock(&self, dir: &Path) -> std::fs::File {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(".git/git-session.lock"))
+            .expect("the lock file opens");
+        f.lock().expect("the lock is taken");
+        f
+    }
+
     pub fn git_in(&self, dir: &Path, args: &[&str]) -> Output {
         let mut c = Command::new("git");
         self.isolate(&mut c);

@@ -405,14 +405,8 @@ fn every_hostile_input_is_refused_cleanly() {
             }
         });
         // The lock case: hold the session's lock from here.
-        let _held = (case.name == "locked session, --no-wait").then(|| {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(env.session_dir("s1").join(".git/git-session.lock"))
-                .unwrap();
-            f.lock().unwrap();
-            f
-        });
+        let _held = (case.name == "locked session, --no-wait")
+            .then(|| env.hold_lock(&env.session_dir("s1")));
         let before = tree_bytes(&env.state());
         let mut cmd = env.cmd();
         cmd.current_dir(env.tmp.path())

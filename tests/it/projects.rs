@@ -341,13 +341,7 @@ fn relocate_records_every_session_it_can_and_a_second_run_the_rest() {
         dir_of("s1").join("history/000009-u-link.json"),
     )
     .unwrap();
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir_of("s2").join(".git/git-session.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let lock = env.hold_lock(&dir_of("s2"));
     let moved = env.tmp.path().join("moved");
     std::fs::rename(&dir, &moved).unwrap();
     let to = moved.to_str().unwrap();

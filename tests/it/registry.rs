@@ -227,13 +227,7 @@ fn gc_shells_deletes_no_session_that_holds_a_node() {
     // `raced` is empty when gc-shells looks; it waits for the session's
     // lock, held here, and a node lands meanwhile (as an append holding
     // that lock would write it).
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(env.session_dir("raced").join(".git/git-session.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let lock = env.hold_lock(&env.session_dir("raced"));
     let mut gc = env
         .cmd()
         .args(["gc-shells", "--lock-timeout", "60"])
@@ -272,13 +266,7 @@ fn a_shell_that_cannot_go_does_not_fail_recover() {
         env.ok(&["init", s]);
     }
     std::fs::write(env.session_dir("stray").join("notes.txt"), "mine").unwrap();
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(env.session_dir("busy").join(".git/git-session.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let _lock = env.hold_lock(&env.session_dir("busy"));
     env.now = Some(1_796_000_000.0 + 7200.0);
     let plan = env.ok(&["gc-shells", "--dry-run"]);
     assert!(!plan.contains("stray"), "{plan}");

@@ -256,11 +256,7 @@ fn a_regeneration_committed_with_its_message_is_a_branch_too() {
 fn verify_no_wait_on_a_busy_session_exits_75() {
     let env = TestEnv::new();
     three_turns(&env);
-    let lock = std::fs::File::options()
-        .write(true)
-        .open(env.session_dir("s1").join(".git/git-session.lock"))
-        .unwrap();
-    lock.lock().unwrap();
+    let lock = env.hold_lock(&env.session_dir("s1"));
     env.fails(&["verify", "s1", "--no-wait"], 75);
     env.fails(&["verify", "--all", "--no-wait"], 75);
     drop(lock);
