@@ -16,8 +16,8 @@ const NOTHING: &str = "nothing (it needs a person)";
 pub const KINDS: &[Kind] = &[
     Kind {
         code: "layout_link",
-        meaning: "a directory the layout names (.git/, history/, workdir/, workdir/attachments/) is a symlink",
-        fix: "replace the link with a directory",
+        meaning: "a directory or file the layout names (.git/, history/, workdir/, .git/HEAD, .git/config, a branch, …) is a symlink or a special file",
+        fix: "replace it with the directory or regular file it should be",
         repair: NOTHING,
     },
     Kind {

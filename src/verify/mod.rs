@@ -147,13 +147,17 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
 
     // The session's own directories are not links out of it.
     if let Err(e) = sd.check_links() {
-        c.add(
-            "layout_link",
-            &sd.dir,
-            e.to_string(),
-            "replace the link with the directory it should be (nothing writes through it)".into(),
-            false,
-        );
+        let special =
+            miette::Diagnostic::code(&e).is_some_and(|c| c.to_string().ends_with("special_file"));
+        let fix = match special {
+            true => {
+                "replace it with the regular file it should be (no special file in a session is opened)"
+            }
+            false => {
+                "replace the link with the directory or file it should be (nothing is read or written through it)"
+            }
+        };
+        c.add("layout_link", &sd.dir, e.to_string(), fix.into(), false);
         return c.out;
     }
     // meta.json: parses and names this session.
