@@ -35,8 +35,10 @@ pub struct ImportArgs {
     /// Whose transcripts
     #[arg(value_enum)]
     pub agent: Agent,
-    /// Transcript files or directories [default: `~/.claude/projects`,
-    /// `$CODEX_HOME/sessions` (`~/.codex/sessions`)]
+    /// Transcript files or directories (below a directory, every `*.jsonl`;
+    /// a link or special file among them is named and not read)
+    /// [default: `~/.claude/projects`, `$CODEX_HOME/sessions`
+    /// (`~/.codex/sessions`)]
     pub paths: Vec<PathBuf>,
     /// Bind new sessions to this project [default: the registered project
     /// whose directory is the transcript's working directory]
@@ -55,7 +57,7 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
     };
     let mut files = Vec::new();
     for r in &roots {
-        files.extend(crate::import::transcripts(r)?);
+        files.extend(crate::import::transcripts(r, &mut |w| ctx.out.warn(w))?);
     }
     let progress = Progress::new(&ctx.out, files.len() as u64, "import");
     let mut sum = ImportSummary {

@@ -1018,20 +1018,34 @@ fn node(agent: Agent, item: Item, transcript: Option<&str>) -> NewNode {
 }
 
 /// Transcripts under `path`: the file itself, or every `*.jsonl` below the
-/// directory, sorted (main transcripts before their subagents').
-pub fn transcripts(path: &Path) -> Result<Vec<PathBuf>> {
+/// directory, sorted (main transcripts before their subagents'). Below a
+/// directory, a `*.jsonl` that is a link or a special file is not read; it
+/// is named in `warn`.
+pub fn transcripts(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Vec<PathBuf>> {
     let md = std::fs::metadata(path).io("read", path)?;
     if md.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(path)
+    let mut out: Vec<PathBuf> = Vec::new();
+    for e in walkdir::WalkDir::new(path)
         .follow_links(false)
         .into_iter()
         .flatten()
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+    {
+        match e.file_type() {
+            t if t.is_file() => out.push(e.into_path()),
+            t if t.is_dir() => {}
+            t if t.is_symlink() => warn(format!(
+                "skipping `{}`: a link is not followed (give the path it points to, to import that)",
+                e.path().display()
+            )),
+            _ => warn(format!(
+                "skipping `{}`: not a regular file (a FIFO, socket or device)",
+                e.path().display()
+            )),
+        }
+    }
     out.sort_by_key(|p| {
         (
             p.components().any(|c| c.as_os_str() == "subagents"),

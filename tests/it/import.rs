@@ -964,3 +964,31 @@ fn links_and_fifos_planted_at_the_import_files_are_never_written_through() {
     assert_eq!(out.status.code(), Some(0));
     victim.untouched("git-session-hooks.log");
 }
+
+/// Below a directory given to `import`, a `*.jsonl` that is a link or a
+/// FIFO is not read (never blocks, never follows), and is named: a
+/// transcript passed over in silence would look imported.
+#[test]
+fn a_link_or_a_fifo_among_transcripts_is_named_not_read() {
+    let env = TestEnv::new();
+    let root = env.tmp.path().join("claude");
+    let file = Transcript::two_turns().write(&root, "");
+    let dir = file.parent().unwrap();
+    std::os::unix::fs::symlink(&file, dir.join("linked.jsonl")).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(dir.join("fifo.jsonl"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = env.run(&["import", "claude-code", root.to_str().unwrap()]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("linked.jsonl`: a link is not followed"),
+        "{err}"
+    );
+    assert!(err.contains("fifo.jsonl`: not a regular file"), "{err}");
+    assert!(err.contains("imported 1 transcript(s)"), "{err}");
+}
