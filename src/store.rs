@@ -487,13 +487,7 @@ pub fn first_user_text(sd: &SessionDir, catalog: &Catalog) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn session() -> (tempfile::TempDir, SessionDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let sd = SessionDir::new(dir.path().to_path_buf());
-        std::fs::create_dir_all(sd.private_dir()).unwrap();
-        std::fs::create_dir(sd.history()).unwrap();
-        (dir, sd)
-    }
+    use crate::layout::paths::test_session as session;
 
     fn role(role: &str) -> NewNode {
         NewNode {

@@ -716,15 +716,7 @@ mod tests {
         }
     }
 
-    /// A session directory with its `history/` and private dir, in a temp
-    /// dir (kept alive by the first value).
-    fn session() -> (tempfile::TempDir, SessionDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let sd = SessionDir::new(dir.path().to_path_buf());
-        std::fs::create_dir_all(sd.private_dir()).unwrap();
-        std::fs::create_dir(sd.history()).unwrap();
-        (dir, sd)
-    }
+    use crate::layout::paths::test_session as session;
 
     /// Under `batch`, a catalog read or written by this process is used
     /// again while its file is as this process left it, and read afresh

@@ -640,6 +640,17 @@ fn refuse_unsafe_below(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// For unit tests: a session directory with its `history/` and private
+/// dir, in a temp dir (kept alive by the first value).
+#[cfg(test)]
+pub(crate) fn test_session() -> (tempfile::TempDir, SessionDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let sd = SessionDir::new(dir.path().to_path_buf());
+    std::fs::create_dir_all(sd.private_dir()).unwrap();
+    std::fs::create_dir(sd.history()).unwrap();
+    (dir, sd)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
