@@ -383,17 +383,20 @@ pub fn keep_reason(
     if now - created < older_than {
         return Some("too young");
     }
+    // An empty cache is not enough to delete on: another program may have
+    // written the first node in the instant it was made. The directory
+    // itself must hold nothing. (The cache first: at start-up, most
+    // sessions have nodes, and cost no listing.)
+    let empty = |c: &Catalog| c.is_empty() && c.foreign.is_empty();
+    if !Catalog::peek(sd).is_ok_and(|c| empty(&c))
+        || !Catalog::read(&sd.history()).is_ok_and(|c| empty(&c))
+    {
+        return Some("has nodes");
+    }
     if !foreign_entries(sd).is_ok_and(|f| f.is_empty()) {
         return Some("its directory holds files that are not a session's");
     }
-    // An empty cache is not enough to delete on: another program may have
-    // written the first node in the instant it was made. The directory
-    // itself must hold nothing.
-    let empty = |c: &Catalog| c.is_empty() && c.foreign.is_empty();
-    match Catalog::peek(sd) {
-        Ok(c) if empty(&c) && Catalog::read(&sd.history()).is_ok_and(|c| empty(&c)) => None,
-        _ => Some("has nodes"),
-    }
+    None
 }
 
 /// Parse `90s`, `30m`, `1h`, `2d`, `1w` or plain seconds.
