@@ -8,13 +8,19 @@ For each session size, alternates:
   (b) writing the same 3 node files + `git add -A && git commit -q`
       (what OpenProgram's Python store runs per turn);
 and prints medians and the ratio b/a. Then the rate of `append` through
-batch against one-shot `append` processes, on the same session.
-fsync is off on both sides (git makes none by default).
+batch against one-shot `append` processes, on the same session. Then the
+CPU a turn costs when many are sent at once (`--cpu-turns`, at the first
+size): in the batch process, and in the background packing it starts
+(git, detached), from the machine's busy time in /proc/stat (Linux; keep
+the machine otherwise idle). fsync is off on both sides (git makes none by
+default).
 
-Usage: bench/batch.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25] [--dir DIR]
+Usage: bench/batch.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25]
+                      [--appends 300] [--cpu-turns 300] [--dir DIR]
 """
 
 import argparse
+import fcntl
 import json
 import os
 import random
@@ -93,12 +99,59 @@ def append_rates(binary, state, sid, n, rng):
     return batch_rate, oneshot_rate
 
 
+def busy_seconds():
+    """Busy CPU time of the whole machine (user, nice, system, irq, softirq)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return sum(int(fields[i]) for i in (1, 2, 3, 6, 7)) / os.sysconf("SC_CLK_TCK")
+
+
+def turn_cpu(binary, root, size, turns, rng):
+    """CPU per turn, `turns` turns piped into one batch process at once: the
+    batch process's own (its rusage), and what else the machine was busy
+    with until background packing ended (its `maintenance.lock` free)."""
+    state, sid, sdir, _plain, n, pred = make_fixture(binary, os.path.join(root, "cpu"), size, rng)
+    requests = []
+    seq = n + 1
+    for k in range(turns):
+        ts = turn_nodes(rng, seq, 200000 + k, pred)
+        seq += 3
+        for nd, role in zip(ts, ["user", "assistant", "tool"]):
+            argv = ["append", sid, "--role", role, "--id", nd["id"], "--text", nd["output"]]
+            if role == "tool":
+                argv += ["--name", "read"]
+            requests.append(json.dumps({"argv": argv}))
+        requests.append(json.dumps({"argv": ["commit-turn", sid]}))
+        pred = ts[1]["id"]
+    path = os.path.join(root, "cpu-requests.jsonl")
+    with open(path, "w") as f:
+        f.write("\n".join(requests) + "\n")
+    os.sync()
+    time.sleep(1)
+    before = busy_seconds()
+    with open(path) as stdin:
+        p = subprocess.Popen([binary, "--state-dir", state, "batch"], stdin=stdin,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env=isolated_env(False))
+        _, status, usage = os.wait4(p.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "batch failed"
+    lock = os.path.join(sdir, ".git", "git-session", "maintenance.lock")
+    if os.path.exists(lock):
+        with open(lock, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+    total = busy_seconds() - before
+    own = usage.ru_utime + usage.ru_stime
+    return own / turns, max(total - own, 0.0) / turns
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", help="the binary (default: the release build)")
     ap.add_argument("--sizes", default="300,3000,15000")
     ap.add_argument("--turns", type=int, default=25)
     ap.add_argument("--appends", type=int, default=300)
+    ap.add_argument("--cpu-turns", type=int, default=300,
+                    help="turns of the CPU figure (0: skip it)")
     ap.add_argument("--dir", default=None, help="where to create the sessions [default: $TMPDIR]")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin or built())
@@ -113,6 +166,12 @@ def main():
             print(f"{size:>7} {ms(gt):>9.2f}ms {ms(git):>7.2f}ms {ms(git) / ms(gt):>6.1f}x", flush=True)
         b, o = append_rates(binary, last[0], last[1], args.appends, rng)
         print(f"append: {b:.0f}/s through batch, {o:.0f}/s one process each: {b / o:.1f}x")
+        if args.cpu_turns and os.path.exists("/proc/stat"):
+            size = int(args.sizes.split(",")[0])
+            own, rest = turn_cpu(binary, root, size, args.cpu_turns, rng)
+            print(f"CPU per turn at {size} nodes, {args.cpu_turns} turns sent at once: "
+                  f"{own * 1000:.2f} ms in batch, {rest * 1000:.2f} ms elsewhere "
+                  f"(background packing, and anything else running)")
     print("ratio = git turn (write + git add -A + git commit) / batch turn (3 appends + commit-turn)")
 
 

@@ -179,7 +179,7 @@ pub fn one(
     };
     let commits = mirror::commit_pending(sd, &t.id, &opts, &mut |_| Ok(()), warn)?;
     if !dry_run {
-        mirror::maintain_if_due(sd, commits.len() as u64)?;
+        mirror::maintain_if_due(sd)?;
     }
     Ok(Outcome {
         session: t.id.clone(),

@@ -164,7 +164,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
     }
-    if mirror::maintain_if_due(&sd, made.len() as u64)? == Some(false) {
+    if mirror::maintain_if_due(&sd)? == Some(false) {
         ctx.out
             .warn("`git` was not found: skipping background packing of the session repo");
     }

@@ -113,7 +113,7 @@ Branch \fImain\fR, branches \fIretry\-<assistant id>\fR for retries, repo-local 
 The session's advisory lock (flock): shared for readers, exclusive for writers. Never deleted.
 .TP
 \fI.git/git\-session/\fR
-\fIcatalog\fR and \fIcatalog.stamp\fR (a cache of history/ names), \fIsnapshot\fR (the commit the index mirrors, and turns since the last background \fBgit gc\fR), \fImaintenance.lock\fR (held by the background packing run, one at a time), \fIimport.lines\fR (how far each transcript an imported session holds was read: the first line no node holds, its byte offset, and the file; a JSON object keyed by transcript), \fIimport.uuids\fR (one row per Claude Code record the session holds: its uuid and the node it leads to, so that a grown transcript is read from its cursor on).
+\fIcatalog\fR and \fIcatalog.stamp\fR (a cache of history/ names), \fIsnapshot\fR (the commit the index mirrors, the turns since the last background \fBgit gc\fR, and the bytes of loose objects written since packing last started), \fImaintenance.lock\fR (held by the background packing run, one at a time), \fIimport.lines\fR (how far each transcript an imported session holds was read: the first line no node holds, its byte offset, and the file; a JSON object keyed by transcript), \fIimport.uuids\fR (one row per Claude Code record the session holds: its uuid and the node it leads to, so that a grown transcript is read from its cursor on).
 .SH "TURNS AND COMMITS"
 A turn starts at a top-level user node and holds every node appended after it up to the next one. Each turn is one commit whose tree is the whole session directory (temp files excluded); its parent is the commit of the turn that holds the new turn's predecessor. The message is
 .nf

@@ -38,6 +38,9 @@ pub(super) struct Writer {
     /// ([`SessionRepo::sync_objects`]).
     written: Vec<ObjectId>,
     written_ids: HashSet<ObjectId>,
+    /// The objects written by this process, loose or into a bulk pack: how
+    /// many, and the loose ones' bytes.
+    written_since_packing: (u64, u64),
     /// The thread writing loose objects, started on first use.
     thread: Option<WriterThread>,
     /// The commits written by this process (a few per run).
@@ -137,6 +140,7 @@ impl Writer {
             objects_dir,
             written: Vec::new(),
             written_ids: HashSet::new(),
+            written_since_packing: (0, 0),
             thread: None,
             commits: Vec::new(),
             bulk: None,
@@ -313,13 +317,22 @@ impl SessionRepo {
         if self.objects.written_ids.contains(&id) || self.objects.loose.contains(&id) {
             return Ok(id);
         }
+        let len = buf.len() as u64;
         if !self.objects.send(kind, buf, id) {
             let e = self.objects.finish().err().unwrap_or_default();
             return Err(self.err("write an object", e));
         }
         self.objects.written_ids.insert(id);
         self.objects.written.push(id);
+        self.objects.written_since_packing.0 += 1;
+        self.objects.written_since_packing.1 += len;
         Ok(id)
+    }
+
+    /// The objects this process wrote, loose or in bulk: how many, and the
+    /// loose ones' bytes (what background packing rolls up).
+    pub fn written_since_packing(&self) -> (u64, u64) {
+        self.objects.written_since_packing
     }
 
     /// Add an object to the bulk pack unless it is there already (not
@@ -348,6 +361,7 @@ impl SessionRepo {
         let bulk = self.objects.bulk.get_or_insert_with(Bulk::default);
         if bulk.ids.insert(c.id) {
             bulk.bytes += c.size;
+            self.objects.written_since_packing.0 += 1;
             bulk.objects.push(c);
             if bulk.bytes >= BULK_FLUSH_BYTES {
                 self.flush_pack()?;

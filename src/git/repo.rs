@@ -73,8 +73,7 @@ impl SessionRepo {
         let sd = SessionDir::new(dir.to_path_buf());
         sd.write_snapshot(&crate::layout::paths::Snapshot {
             commit: Some(root.to_string()),
-            turns: 0,
-            pending: None,
+            ..Default::default()
         })?;
         Ok(root)
     }

@@ -824,7 +824,7 @@ pub fn transcript(
     }
     atomic::write(&sd.meta(), &meta.to_json())?;
     crate::out::trace("import: nodes written");
-    let made = mirror::commit_pending(
+    mirror::commit_pending(
         &sd,
         &session,
         &CommitOptions {
@@ -837,8 +837,7 @@ pub fn transcript(
         },
         &mut |_| Ok(()),
         warn,
-    )?
-    .len() as u64;
+    )?;
     // (Read whole, every row is known again: rows of a session imported
     // before rows were kept are written too.)
     let rows_from = if from.1 == 0 { 0 } else { read_before };
@@ -876,7 +875,7 @@ pub fn transcript(
             &schema::index_row(&meta, &session, preview.as_deref()),
         )?;
     }
-    if mirror::maintain_if_due(&sd, made)? == Some(false) {
+    if mirror::maintain_if_due(&sd)? == Some(false) {
         warn("`git` was not found: skipping background packing of the session repo".into());
     }
     Ok(out)

@@ -304,6 +304,11 @@ pub struct Snapshot {
     /// once the index mirrors it. If it is a ref tip at start-up, the index is
     /// behind (a crash between the ref update and the index write).
     pub pending: Option<String>,
+    /// The objects the turns wrote since background packing last started
+    /// (`mirror::maintain_if_due`): how many (loose or in a bulk pack), and
+    /// the loose ones' bytes.
+    pub new_objects: u64,
+    pub loose_bytes: u64,
 }
 
 /// Typed paths inside one session repository (SPEC §2).
@@ -455,7 +460,8 @@ impl SessionDir {
         self.private_dir().join("import.uuids")
     }
     /// Read the snapshot marker: the commit whose tree the index mirrors,
-    /// and the turns committed since the last background `git gc`.
+    /// the turns committed since the last background `git gc`, and the
+    /// loose objects written since packing last started (five lines).
     pub fn read_snapshot(&self) -> Snapshot {
         let text = crate::layout::atomic::read_to_string(self.snapshot_file()).unwrap_or_default();
         let mut lines = text.lines();
@@ -474,6 +480,14 @@ impl SessionDir {
                 .map(str::trim)
                 .filter(|c| c.len() == 40)
                 .map(str::to_owned),
+            new_objects: lines
+                .next()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0),
+            loose_bytes: lines
+                .next()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0),
         }
     }
 
@@ -486,10 +500,12 @@ impl SessionDir {
             std::fs::create_dir_all(self.private_dir()).io("create", self.private_dir())?;
         }
         let text = format!(
-            "{}\n{}\n{}\n",
+            "{}\n{}\n{}\n{}\n{}\n",
             s.commit.as_deref().unwrap_or(""),
             s.turns,
-            s.pending.as_deref().unwrap_or("")
+            s.pending.as_deref().unwrap_or(""),
+            s.new_objects,
+            s.loose_bytes
         );
         super::atomic::overwrite(&path, text.as_bytes()).io("write", &path)
     }

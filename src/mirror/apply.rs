@@ -89,14 +89,14 @@ fn write_index_mirroring(
     index: &mut Index,
     sd: &SessionDir,
     mirrors: Option<Oid>,
-    turns: u64,
+    snapshot: &Snapshot,
 ) -> Result<()> {
     repo.write_index(index)?;
     if let Some(c) = mirrors {
         sd.write_snapshot(&Snapshot {
             commit: Some(c.to_string()),
-            turns,
             pending: None,
+            ..snapshot.clone()
         })?;
     }
     Ok(())
@@ -186,7 +186,7 @@ pub fn commit_pending(
     work.apply(refreshed);
     if pending.is_empty() && work.others.is_empty() && work.gone.is_empty() {
         if refreshes || rebuilt {
-            write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, snapshot.turns)?;
+            write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, &snapshot)?;
         }
         if catalog.full_diff {
             history::mark_diffed(sd);
@@ -202,7 +202,7 @@ pub fn commit_pending(
     let written = write_commits(&mut repo, &mut work, plans, tip)?;
     let Some((last_branch, _)) = &written.last else {
         // The one commit planned would have changed nothing.
-        write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, snapshot.turns)?;
+        write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, &snapshot)?;
         return Ok(written.made);
     };
     crate::out::trace("mirror: commit written");
@@ -548,9 +548,12 @@ fn publish(
     repo.commit_index(new_index)?;
     repo.keep_index(work.index);
     std::fs::create_dir_all(sd.private_dir()).io("create", sd.private_dir())?;
+    let (objects, bytes) = repo.written_since_packing();
     sd.write_snapshot(&Snapshot {
         commit: Some(tip.to_string()),
         turns: snapshot.turns + written.made.len() as u64,
         pending: None,
+        new_objects: snapshot.new_objects + objects,
+        loose_bytes: snapshot.loose_bytes + bytes,
     })
 }

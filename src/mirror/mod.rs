@@ -59,37 +59,47 @@ pub struct CommitOptions {
 /// One commit made.
 pub type Made = crate::out::records::Commit;
 
-/// Turns between two background roll-ups of the turns' loose objects.
-const ROLL_UP_EVERY: u64 = 10;
-/// Turns between two background `git gc` runs.
-const GC_EVERY: u64 = 200;
+/// Loose objects from which the turns' objects are rolled up into a pack in
+/// the background: about a hundred turns (a turn writes about seven); git's
+/// own `gc --auto` waits for 6,700.
+const ROLL_UP_OBJECTS: u64 = 700;
+/// Bytes of loose objects from which they are rolled up: a large session
+/// writes its history tree whole each turn (850 KB at 15,000 nodes), which
+/// turns write uncompressed.
+const ROLL_UP_BYTES: u64 = 16 << 20;
+/// Turns between two background `git gc` runs, which expire what crashed
+/// turns left unreachable (roll-ups keep the packs few): each one
+/// recompresses the whole session.
+const GC_EVERY: u64 = 1000;
 
-/// Start background packing when due (SPEC §2.3, `git::maintenance_args`),
-/// `committed` being the commits just made: every 10 turns a roll-up of the
-/// small packs, every 200 a `git gc`. The snapshot counts the turns since
-/// the last `git gc`. Returns `None` when not due (or the previous run is
-/// still going), `Some(started)` when due: `false` when there is no git.
-pub fn maintain_if_due(sd: &SessionDir, committed: u64) -> Result<Option<bool>> {
+/// Start background packing when due (SPEC §2.3, `git::maintenance_args`):
+/// a roll-up of the turns' loose objects once they pile up
+/// (`ROLL_UP_OBJECTS` or `ROLL_UP_BYTES`, counted in the snapshot), a `git
+/// gc` every 1,000 turns. A due run that is skipped because the previous one
+/// is still going is tried again at the next turn. Each run costs a git
+/// process or two whatever it packs, which at every 10 turns was as much
+/// CPU as the turns themselves (`bench/batch.py` reports it). Returns
+/// `None` when not due (or busy), `Some(started)` when due: `false` when
+/// there is no git.
+pub fn maintain_if_due(sd: &SessionDir) -> Result<Option<bool>> {
     use crate::git::{Maintenance, Spawned};
     let mut snap = sd.read_snapshot();
-    let after = snap.turns;
-    let before = after.saturating_sub(committed);
-    let kind = if after >= GC_EVERY {
+    let kind = if snap.turns >= GC_EVERY {
         Maintenance::Full
-    } else if before / ROLL_UP_EVERY != after / ROLL_UP_EVERY {
+    } else if snap.new_objects >= ROLL_UP_OBJECTS || snap.loose_bytes >= ROLL_UP_BYTES {
         Maintenance::RollUp
     } else {
         return Ok(None);
     };
-    // A busy `git gc` is tried again at the next turn.
     let spawned = crate::git::spawn_maintenance(&sd.dir, kind);
-    if kind == Maintenance::Full && spawned != Spawned::Busy {
-        snap.turns = 0;
-        sd.write_snapshot(&snap)?;
+    if spawned == Spawned::Busy {
+        return Ok(None);
     }
-    Ok(match spawned {
-        Spawned::Started => Some(true),
-        Spawned::NoGit => Some(false),
-        Spawned::Busy => None,
-    })
+    if kind == Maintenance::Full {
+        snap.turns = 0;
+    }
+    snap.new_objects = 0;
+    snap.loose_bytes = 0;
+    sd.write_snapshot(&snap)?;
+    Ok(Some(spawned == Spawned::Started))
 }

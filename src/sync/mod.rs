@@ -882,8 +882,7 @@ fn create(
         repo.write_index(&mut index)?;
         sd.write_snapshot(&Snapshot {
             commit: Some(newest.commit.to_string()),
-            turns: 0,
-            pending: None,
+            ..Default::default()
         })?;
         // Validated as a legacy repository before it is published.
         let check = crate::verify::check_session(id, &sd);

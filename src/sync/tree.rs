@@ -450,7 +450,7 @@ pub fn publish(
     repo.write_index(&mut index)?;
     sd.write_snapshot(&Snapshot {
         commit: Some(newest.commit.to_string()),
-        turns: before.turns,
         pending: None,
+        ..before
     })
 }

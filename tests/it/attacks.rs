@@ -89,7 +89,7 @@ fn a_repositorys_own_config_never_runs_code_in_background_packing() {
     let snap = dir.join(".git/git-session/snapshot");
     let text = std::fs::read_to_string(&snap).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    lines[1] = "199".into();
+    lines[1] = "999".into();
     std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
     env.turn("s1", "two", &[]);
     std::thread::sleep(Duration::from_millis(200));

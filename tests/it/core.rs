@@ -931,11 +931,28 @@ fn packed_size(env: &TestEnv, dir: &std::path::Path, id: &str) -> usize {
     panic!("{id} is in no pack");
 }
 
-/// Each turn writes its objects loose, as git does; every ten turns a
-/// background git rolls them up into a pack (deltas and all), one run at a
-/// time; and from 50 packs on it runs `git gc`.
+/// Set line `line` (0-based) of the session's snapshot marker, where it
+/// counts the turns since `git gc` (1) and the objects (3) and loose bytes
+/// (4) written since packing last started.
+fn set_snapshot_count(dir: &std::path::Path, line: usize, value: u64) {
+    let snap = dir.join(".git/git-session/snapshot");
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.resize(5.max(lines.len()), "0".into());
+    lines[line] = value.to_string();
+    std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
+}
+
+/// `mirror::ROLL_UP_OBJECTS` and `mirror::ROLL_UP_BYTES`.
+const ROLL_UP_OBJECTS: u64 = 700;
+const ROLL_UP_BYTES: u64 = 16 << 20;
+
+/// Each turn writes its objects loose, as git does; once they pile up (700
+/// objects, about a hundred turns, or 16 MiB) a background git rolls them
+/// up into a pack (deltas and all), one run at a time, a skipped run being
+/// tried again at the next turn; and from 50 packs on it runs `git gc`.
 #[test]
-fn every_ten_turns_the_turns_objects_are_rolled_up_in_the_background() {
+fn piled_up_loose_objects_are_rolled_up_in_the_background() {
     let env = TestEnv::new();
     env.ok(&["init", "s1", "-q"]);
     let dir = env.session_dir("s1");
@@ -944,14 +961,21 @@ fn every_ten_turns_the_turns_objects_are_rolled_up_in_the_background() {
     env.append("s1", &["--text", &text]);
     env.append("s1", &["--role", "assistant", "--text", "short"]);
     env.ok(&["commit-turn", "s1"]);
-    for k in 2..10 {
+    for k in 2..12 {
         env.turn("s1", &format!("question {k}"), &["read"]);
     }
-    // Loose objects only, until the tenth turn.
+    // Loose objects only, counted in the snapshot marker.
     let (loose, packs) = objects(&dir);
-    assert!(loose > 9 * 4 && packs == 0, "{loose} loose, {packs} packs");
+    assert!(loose > 11 * 4 && packs == 0, "{loose} loose, {packs} packs");
+    let snap = std::fs::read_to_string(dir.join(".git/git-session/snapshot")).unwrap();
+    let counted: u64 = snap.lines().nth(3).unwrap().parse().unwrap();
+    assert!(
+        counted as usize >= loose - 2 && counted < ROLL_UP_OBJECTS,
+        "{counted} counted, {loose} loose"
+    );
     env.assert_clean("s1");
-    env.turn("s1", "question 10", &["read"]);
+    set_snapshot_count(&dir, 3, ROLL_UP_OBJECTS - 1);
+    env.turn("s1", "question 12", &["read"]);
     wait_for_objects(&dir, |o| o == (0, 1));
     env.assert_clean("s1");
     // The roll-up compressed the objects.
@@ -964,28 +988,36 @@ fn every_ten_turns_the_turns_objects_are_rolled_up_in_the_background() {
         size > 3000 && in_pack < size / 4,
         "{first}: {in_pack} of {size}"
     );
-    // One run at a time: while one holds the lock, a due run is skipped.
+    // One run at a time: while one holds the lock, a due run is skipped,
+    // and the next turn tries again.
     let lock = std::fs::File::options()
         .write(true)
         .open(dir.join(".git/git-session/maintenance.lock"))
         .unwrap();
     lock.try_lock().unwrap();
-    for k in 11..21 {
+    set_snapshot_count(&dir, 4, ROLL_UP_BYTES - 1);
+    for k in 13..15 {
         env.turn("s1", &format!("question {k}"), &["grep"]);
     }
     std::thread::sleep(std::time::Duration::from_millis(500));
     let (loose, packs) = objects(&dir);
-    assert!(loose > 10 * 4 && packs == 1, "{loose} loose, {packs} packs");
+    assert!(loose > 2 * 4 && packs == 1, "{loose} loose, {packs} packs");
     drop(lock);
-    for k in 21..31 {
-        env.turn("s1", &format!("question {k}"), &["grep"]);
-    }
+    env.turn("s1", "question 15", &["grep"]);
     // Geometric: the new objects' pack beside the first, or both in one.
     wait_for_objects(&dir, |(loose, packs)| {
         loose == 0 && (1..=2).contains(&packs)
     });
     let (_, rolled) = objects(&dir);
     env.assert_clean("s1");
+    // Not due again until objects pile up anew.
+    env.turn("s1", "question 16", &["grep"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (unpacked, packs) = objects(&dir);
+    assert!(
+        unpacked > 0 && packs == rolled,
+        "{unpacked} loose, {packs} packs"
+    );
     // Packs pile up (a git that failed, say): the next run is `git gc`,
     // which puts the unreachable objects into a cruft pack.
     for k in 0..GC_AT_PACKS {
@@ -997,13 +1029,12 @@ fn every_ten_turns_the_turns_objects_are_rolled_up_in_the_background() {
         env.git_with_input(&dir, &["pack-objects", "-q", ".git/objects/pack/pack"], &id);
     }
     env.git_ok(&dir, &["prune-packed"]);
-    assert_eq!(objects(&dir), (0, rolled + GC_AT_PACKS));
-    for k in 31..41 {
-        env.turn("s1", &format!("question {k}"), &[]);
-    }
+    assert_eq!(objects(&dir), (unpacked, rolled + GC_AT_PACKS));
+    set_snapshot_count(&dir, 3, ROLL_UP_OBJECTS - 1);
+    env.turn("s1", "question 17", &[]);
     wait_for_objects(&dir, |o| o == (0, 2));
     env.assert_clean("s1");
-    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "41\n");
+    assert_eq!(env.git("s1", &["rev-list", "--count", "HEAD"]), "18\n");
 }
 
 /// `git::GC_AT_PACKS`.
