@@ -69,7 +69,7 @@ const ROLL_UP_OBJECTS: u64 = 700;
 const ROLL_UP_BYTES: u64 = 16 << 20;
 /// Turns between two background `git gc` runs, which expire what crashed
 /// turns left unreachable (roll-ups keep the packs few): each one
-/// recompresses the whole session.
+/// repacks the whole session.
 const GC_EVERY: u64 = 1000;
 
 /// Start background packing when due (SPEC §2.3, `git::maintenance_args`):

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::env::TestEnv;
+use crate::env::{TestEnv, set_snapshot_count};
 
 /// An outside file with known bytes, and a check that it kept them.
 pub(crate) struct Victim {
@@ -85,12 +85,8 @@ fn a_repositorys_own_config_never_runs_code_in_background_packing() {
     let env = TestEnv::new();
     let dir = session(&env);
     let marker = plant_config(&env, &dir.join(".git"));
-    // The next turn is due for a full `git gc`.
-    let snap = dir.join(".git/git-session/snapshot");
-    let text = std::fs::read_to_string(&snap).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    lines[1] = "999".into();
-    std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
+    // The next turn is due for a full `git gc` (`mirror::GC_EVERY`).
+    set_snapshot_count(&dir, 1, 999);
     env.turn("s1", "two", &[]);
     std::thread::sleep(Duration::from_millis(200));
     packing_done(&dir);

@@ -1,6 +1,6 @@
 //! The core loop: init, append, commit-turn, log, show (SPEC §2, §5.1–§5.5).
 
-use crate::env::TestEnv;
+use crate::env::{TestEnv, set_snapshot_count};
 
 #[test]
 fn init_creates_a_repo_with_an_empty_root_commit() {
@@ -929,18 +929,6 @@ fn packed_size(env: &TestEnv, dir: &std::path::Path, id: &str) -> usize {
         }
     }
     panic!("{id} is in no pack");
-}
-
-/// Set line `line` (0-based) of the session's snapshot marker, where it
-/// counts the turns since `git gc` (1) and the objects (3) and loose bytes
-/// (4) written since packing last started.
-fn set_snapshot_count(dir: &std::path::Path, line: usize, value: u64) {
-    let snap = dir.join(".git/git-session/snapshot");
-    let text = std::fs::read_to_string(&snap).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    lines.resize(5.max(lines.len()), "0".into());
-    lines[line] = value.to_string();
-    std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
 }
 
 /// `mirror::ROLL_UP_OBJECTS` and `mirror::ROLL_UP_BYTES`.

@@ -351,6 +351,19 @@ impl std::fmt::Debug for Snapshot {
     }
 }
 
+/// Set line `line` (0-based) of the snapshot marker of the session repo in
+/// `dir`, where it counts the turns since `git gc` (1) and the objects (3)
+/// and loose bytes (4) written since packing last started: so that the next
+/// turn is due for background packing.
+pub fn set_snapshot_count(dir: &Path, line: usize, value: u64) {
+    let snap = dir.join(".git/git-session/snapshot");
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.resize(5.max(lines.len()), "0".into());
+    lines[line] = value.to_string();
+    std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
+}
+
 /// Backdate a file's mtime by `secs` (stale-lock tests).
 pub fn age(path: &Path, secs: u64) {
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
