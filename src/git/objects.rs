@@ -5,9 +5,11 @@
 //! (`super::maintenance`).
 //!
 //! Loose objects are written on a second thread while this one goes on
-//! (most of a turn's cost on a slow file system is creating files); the
-//! commits written are also kept in memory, so that this process reads
-//! them back before the thread is done. They are encoded by hand
+//! (most of a run's cost on a slow file system is creating files), once a
+//! run has written [`INLINE_OBJECTS`] on this one: a turn's few objects
+//! cost less written here than a thread's start and end. The commits
+//! written are also kept in memory, so that this process reads them back
+//! before the thread is done. They are encoded by hand
 //! ([`write_loose`]): the one hand-written piece, for the measured reason
 //! given there; gix's loose store does the same work when
 //! `GIT_SESSION_LOOSE_WRITER=gix`, which the benchmark compares.
@@ -30,18 +32,28 @@ use crate::layout::atomic;
 /// A pack is written once this much object data is waiting.
 const BULK_FLUSH_BYTES: usize = 64 * 1024 * 1024;
 
+/// Loose objects a run writes on its own thread before it starts the
+/// writer thread. A turn writes about ten (its nodes, meta.json, two trees,
+/// the commit); a thread for them cost more than it saved: in one run of
+/// 300 turns at 300 nodes through `batch`, 1.10 ms of CPU a turn in the
+/// process and 2.4 ms on the machine with the thread, 0.91 ms and 1.3 ms
+/// without (`bench/batch.py --cpu-turns 300`, alternating builds), and a
+/// one-shot `commit-turn` on disk was no slower.
+const INLINE_OBJECTS: usize = 64;
+
 /// How this process writes objects to one repository.
 pub(super) struct Writer {
     loose: gix::odb::loose::Store,
     objects_dir: PathBuf,
-    /// Loose objects handed to the writer thread and not yet synced
-    /// ([`SessionRepo::sync_objects`]).
+    /// Loose objects written (here or by the writer thread) and not yet
+    /// synced ([`SessionRepo::sync_objects`]).
     written: Vec<ObjectId>,
     written_ids: HashSet<ObjectId>,
     /// The objects written by this process, loose or into a bulk pack: how
     /// many, and the loose ones' bytes.
     written_since_packing: (u64, u64),
-    /// The thread writing loose objects, started on first use.
+    /// The thread writing loose objects, started once [`INLINE_OBJECTS`]
+    /// were written here.
     thread: Option<WriterThread>,
     /// The commits written by this process (a few per run).
     commits: Vec<(ObjectId, Vec<u8>)>,
@@ -204,31 +216,34 @@ impl Writer {
         (actual == *id).then_some((kind, data))
     }
 
-    /// Hand a loose object to the writer thread.
-    fn send(&mut self, kind: gix::objs::Kind, buf: Vec<u8>, id: ObjectId) -> bool {
+    /// Write a loose object: here while the run has written fewer than
+    /// [`INLINE_OBJECTS`], else on the writer thread (a failure there is
+    /// reported by [`Writer::finish`]).
+    fn send(
+        &mut self,
+        kind: gix::objs::Kind,
+        buf: Vec<u8>,
+        id: ObjectId,
+    ) -> std::result::Result<(), String> {
+        if self.thread.is_none() && self.written.len() < INLINE_OBJECTS {
+            return write_one(&self.loose, kind, &buf, id);
+        }
         let thread = self.thread.get_or_insert_with(|| {
             let loose = self.loose.clone();
-            let objects = self.objects_dir.clone();
             let (tx, rx) = std::sync::mpsc::channel::<(gix::objs::Kind, Vec<u8>, ObjectId)>();
             let handle = std::thread::spawn(move || {
-                use gix::objs::Write as _;
-                let with_gix =
-                    std::env::var_os("GIT_SESSION_LOOSE_WRITER").is_some_and(|w| w == "gix");
                 for (kind, buf, id) in rx {
-                    if with_gix {
-                        loose
-                            .write_buf_with_known_id(kind, &buf, id)
-                            .map_err(|e| e.to_string())?;
-                    } else {
-                        write_loose(&objects, kind, &buf, id).map_err(|e| e.to_string())?;
-                    }
-                    atomic::crash_point("object-written");
+                    write_one(&loose, kind, &buf, id)?;
                 }
                 Ok(())
             });
             WriterThread { tx, handle }
         });
-        thread.tx.send((kind, buf, id)).is_ok()
+        if thread.tx.send((kind, buf, id)).is_err() {
+            // The thread stopped at a failure: that is the error.
+            return Err(self.finish().err().unwrap_or_default());
+        }
+        Ok(())
     }
 
     /// Wait for the writer thread: every object handed to it is on disk.
@@ -318,8 +333,7 @@ impl SessionRepo {
             return Ok(id);
         }
         let len = buf.len() as u64;
-        if !self.objects.send(kind, buf, id) {
-            let e = self.objects.finish().err().unwrap_or_default();
+        if let Err(e) = self.objects.send(kind, buf, id) {
             return Err(self.err("write an object", e));
         }
         self.objects.written_ids.insert(id);
@@ -475,6 +489,29 @@ impl SessionRepo {
         }
         Ok(())
     }
+}
+
+/// Write one loose object ([`write_loose`], or through gix's loose store
+/// when `GIT_SESSION_LOOSE_WRITER=gix`, which the benchmark compares).
+fn write_one(
+    loose: &gix::odb::loose::Store,
+    kind: gix::objs::Kind,
+    data: &[u8],
+    id: ObjectId,
+) -> std::result::Result<(), String> {
+    use gix::objs::Write as _;
+    static WITH_GIX: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let with_gix = *WITH_GIX
+        .get_or_init(|| std::env::var_os("GIT_SESSION_LOOSE_WRITER").is_some_and(|w| w == "gix"));
+    if with_gix {
+        loose
+            .write_buf_with_known_id(kind, data, id)
+            .map_err(|e| e.to_string())?;
+    } else {
+        write_loose(loose.path(), kind, data, id).map_err(|e| e.to_string())?;
+    }
+    atomic::crash_point("object-written");
+    Ok(())
 }
 
 /// Write one loose object, `id` being the hash of `kind` and `data`: a temp

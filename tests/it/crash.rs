@@ -95,6 +95,56 @@ fn every_crash_point_of_commit_turn_is_recovered() {
 }
 
 #[test]
+fn a_crash_on_the_writer_thread_is_recovered() {
+    // A turn of 80 nodes writes more loose objects than a run writes on
+    // its own thread (64): the later ones go through the writer thread,
+    // and the process dies there, after the 70th.
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let requests: String = (0..80)
+        .map(|i| {
+            let role = if i == 0 { "user" } else { "assistant" };
+            format!("{{\"argv\": [\"append\", \"s1\", \"--role\", \"{role}\", \"--text\", \"node {i}\"]}}\n")
+        })
+        .collect();
+    let mut child = env
+        .cmd()
+        .arg("batch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(requests.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let loose = || {
+        std::fs::read_dir(env.session_dir("s1").join(".git/objects"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().len() == 2)
+            .flat_map(|e| std::fs::read_dir(e.path()).unwrap())
+            .count()
+    };
+    let before = loose();
+    env.crash_at("object-written#70", &["commit-turn", "s1"]);
+    assert_eq!(loose(), before + 70, "70 objects, then the crash");
+    env.ok(&["commit-turn", "s1"]);
+    env.assert_clean("s1");
+    let subjects = env.git("s1", &["log", "--format=%s"]);
+    let subjects: Vec<_> = subjects.lines().collect();
+    assert_eq!(subjects.len(), 3, "{subjects:?}");
+    assert!(subjects[0].starts_with("turn 2"), "{subjects:?}");
+    let files = env.git("s1", &["ls-tree", "--name-only", "HEAD", "history/"]);
+    assert_eq!(files.lines().count(), 82);
+}
+
+#[test]
 fn sigkill_at_random_moments_tears_nothing() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
