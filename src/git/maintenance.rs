@@ -80,9 +80,12 @@ pub enum Spawned {
 /// system or global config, and the settings that run programs forced off
 /// on the command line, which wins over the repository's config and its
 /// includes: no hooks, no fsmonitor, no pager, no alternate-refs command.
+/// Its refs and objects are its own (`GIT_COMMON_DIR`, over any
+/// `commondir` file planted after the session was checked).
 pub fn untrusted_git(dir: &Path) -> std::process::Command {
     let mut c = git_in(dir, &["core.sshCommand=false"]);
-    c.env("GIT_CONFIG_NOSYSTEM", "1")
+    c.env("GIT_COMMON_DIR", dir.join(".git"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env_remove("GIT_CONFIG")
         .env_remove("GIT_CONFIG_PARAMETERS")
@@ -150,5 +153,43 @@ pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> Spawned {
     {
         Ok(_) => Spawned::Started,
         Err(_) => Spawned::NoGit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_untrusted_git_keeps_to_the_repositorys_own_refs_and_objects() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (session, other) = (tmp.path().join("s"), tmp.path().join("other"));
+        for d in [&session, &other] {
+            std::fs::create_dir_all(d).unwrap();
+            let init = super::untrusted_git(d)
+                .args(["init", "-q"])
+                .status()
+                .unwrap();
+            assert!(init.success());
+        }
+        // Planted after the session was checked: git would use the other's.
+        std::fs::write(
+            session.join(".git/commondir"),
+            format!("{}\n", other.join(".git").display()),
+        )
+        .unwrap();
+        let common = |c: &mut std::process::Command| {
+            let out = c
+                .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        let plain = common(std::process::Command::new("git").arg("-C").arg(&session));
+        assert_eq!(
+            plain,
+            other.join(".git").to_str().unwrap(),
+            "the attack is real"
+        );
+        let ours = common(&mut super::untrusted_git(&session));
+        assert_eq!(ours, session.join(".git").to_str().unwrap());
     }
 }

@@ -385,6 +385,37 @@ impl SessionDir {
         ] {
             refuse_unsafe_below(&dir)?;
         }
+        self.refuse_redirects()
+    }
+
+    /// The files that make git look for a repository's refs and objects in
+    /// another one: a linked worktree's `commondir` (git would read refs
+    /// and objects there, and background packing pack and prune there),
+    /// and `objects/info/alternates` (objects read from elsewhere, so a
+    /// commit could come to depend on them). A session repository stands
+    /// alone; neither is ever written by this tool or the Python store.
+    pub fn refuse_redirects(&self) -> Result<()> {
+        let git = self.git_dir();
+        for (path, what, help) in [
+            (
+                git.join("commondir"),
+                "points the repository at another one for its refs and objects (as a linked worktree's does)",
+                "a session repository stands alone: if its history is in that repository, copy it back (`git clone`), then remove the file",
+            ),
+            (
+                git.join("objects").join("info").join("alternates"),
+                "makes the repository borrow objects from other repositories",
+                "copy the borrowed objects in (`git repack -a -d` in the session), then remove the file",
+            ),
+        ] {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                return Err(Error::refused(
+                    "layout::redirected",
+                    format!("`{}` {what}", path.display()),
+                    Some(format!("{help}; nothing was read or written")),
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -294,6 +294,9 @@ fn advance(
         if stage.exists() {
             std::fs::remove_dir_all(&stage).io("remove the half copy", &stage)?;
         }
+        // A source that is not a repository of its own (its refs and
+        // objects in another) would be copied as one that is not either.
+        SessionDir::new(e.source.clone()).refuse_redirects()?;
         std::fs::create_dir_all(stage.parent().expect("has a parent")).io("create", &stage)?;
         copy_tree(&e.source, &stage)?;
         set(journal, &mut e, "copied")?;

@@ -21,6 +21,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "repo_redirected",
+        meaning: "the session repository sends git to another repository for its refs and objects (.git/commondir) or borrows objects (.git/objects/info/alternates); every command refuses the session",
+        fix: "copy what is there into the session repository, then remove the file",
+        repair: NOTHING,
+    },
+    Kind {
         code: "push_queued",
         meaning: "a note: a push did not finish (killed, or a ref was refused); its queue holds refs the remote has not confirmed",
         fix: "git-session push <remote> (after a fetch, when a ref was refused)",

@@ -147,8 +147,19 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
 
     // The session's own directories are not links out of it.
     if let Err(e) = sd.check_links() {
-        let special =
-            miette::Diagnostic::code(&e).is_some_and(|c| c.to_string().ends_with("special_file"));
+        let code = miette::Diagnostic::code(&e).map(|c| c.to_string());
+        if code.as_deref().is_some_and(|c| c.ends_with("redirected")) {
+            let help = miette::Diagnostic::help(&e).map(|h| h.to_string());
+            c.add(
+                "repo_redirected",
+                &sd.git_dir(),
+                e.to_string(),
+                help.unwrap_or_default(),
+                false,
+            );
+            return c.out;
+        }
+        let special = code.is_some_and(|c| c.ends_with("special_file"));
         let fix = match special {
             true => {
                 "replace it with the regular file it should be (no special file in a session is opened)"

@@ -174,6 +174,120 @@ fn writes_never_follow_a_planted_link_out_of_the_session() {
     victim.untouched("index.journal");
 }
 
+/// Every file under `dir`, with its bytes.
+fn tree_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_repository_sent_to_another_for_its_refs_or_objects_is_refused() {
+    // A linked worktree's `commondir` sends git to another repository for
+    // refs and objects (background packing would pack and prune there);
+    // `alternates` borrows objects (a commit could come to depend on them).
+    for rel in ["commondir", "objects/info/alternates"] {
+        let env = TestEnv::new();
+        let dir = session(&env);
+        let other = env.tmp.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        env.git_ok(&other, &["init", "-q"]);
+        std::fs::write(other.join("f"), "theirs").unwrap();
+        env.git_ok(&other, &["add", "f"]);
+        env.git_ok(
+            &other,
+            &[
+                "-c",
+                "user.name=o",
+                "-c",
+                "user.email=o@o",
+                "commit",
+                "-qm",
+                "theirs",
+            ],
+        );
+        let target = match rel {
+            "commondir" => other.join(".git"),
+            _ => other.join(".git/objects"),
+        };
+        let head = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+        let planted = dir.join(".git").join(rel);
+        std::fs::write(&planted, format!("{}\n", target.display())).unwrap();
+        // The attack is real: git now looks there.
+        if rel == "commondir" {
+            let common = env.git_ok(&dir, &["rev-parse", "--git-common-dir"]);
+            assert_eq!(common.trim(), other.join(".git").to_str().unwrap());
+        }
+        let before = tree_of(&other);
+        for args in [
+            &["append", "s1", "--text", "two"][..],
+            &["commit-turn", "s1"],
+            &["show", "s1"],
+        ] {
+            let err = env.fails(args, 1);
+            assert!(
+                err.contains(rel) && err.contains("nothing was read or written"),
+                "{rel}: {args:?}: {err}"
+            );
+        }
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{rel}");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("repo_redirected") && said.contains(rel),
+            "{rel}: {said}"
+        );
+        assert_eq!(
+            tree_of(&other),
+            before,
+            "{rel}: the other repository changed"
+        );
+        assert_eq!(
+            env.history_files("s1").len(),
+            3,
+            "{rel}: a node was written"
+        );
+        // Removed, the session is whole and goes on.
+        std::fs::remove_file(&planted).unwrap();
+        assert_eq!(env.git_ok(&dir, &["rev-parse", "HEAD"]), head);
+        env.turn("s1", "two", &[]);
+        env.assert_clean("s1");
+        env.ok(&["verify", "s1"]);
+    }
+}
+
+#[test]
+fn migrate_refuses_a_legacy_repository_sent_to_another() {
+    for rel in ["commondir", "objects/info/alternates"] {
+        let env = TestEnv::new();
+        let (_, src) = crate::migrate::legacy(&env);
+        let other = env.tmp.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        env.git_ok(&other, &["init", "-q"]);
+        std::fs::write(src.join(".git").join(rel), format!("{}\n", other.display())).unwrap();
+        let before = tree_of(&src);
+        let err = env.fails(&["migrate"], 1);
+        assert!(err.contains(rel) && err.contains("p1"), "{rel}: {err}");
+        assert!(!crate::migrate::target(&env).exists(), "{rel}: published");
+        assert_eq!(tree_of(&src), before, "{rel}: the source changed");
+        // Removed, the session migrates.
+        std::fs::remove_file(src.join(".git").join(rel)).unwrap();
+        env.ok(&["migrate"]);
+        env.assert_clean("p1");
+    }
+}
+
 #[test]
 fn a_link_in_place_of_an_object_directory_takes_no_object_out() {
     let env = TestEnv::new();
