@@ -167,6 +167,10 @@ impl SessionRepo {
         let mut repo = gix::open_opts(
             &self.dir,
             gix::open::Options::isolated()
+                // A `refs/replace/` ref would show another object in place
+                // of the one committed: a node changed after its turn
+                // would read as unchanged to `verify`.
+                .cli_overrides(["core.useReplaceRefs=false"])
                 .object_store_slots(gix::odb::store::init::Slots::Given(slots)),
         )
         .map_err(|e| Error::git("open the repository", &self.dir, e))?;

@@ -289,6 +289,28 @@ fn migrate_refuses_a_legacy_repository_sent_to_another() {
 }
 
 #[test]
+fn a_replace_ref_hides_no_changed_node_from_verify() {
+    let env = TestEnv::new();
+    let dir = session(&env);
+    let file = env.history_files("s1")[0].clone();
+    let rel = format!("history/{file}");
+    let committed = env.git_ok(&dir, &["rev-parse", &format!("HEAD:{rel}")]);
+    let path = dir.join(&rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"one\"", "\"rewritten\"")).unwrap();
+    // The changed file's blob stands in for the committed one.
+    let forged = env.git_ok(&dir, &["hash-object", "-w", &rel]);
+    env.git_ok(&dir, &["replace", committed.trim(), forged.trim()]);
+    let out = env.run(&["verify", "--all"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("node_changed") && said.contains(&file),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_link_in_place_of_an_object_directory_takes_no_object_out() {
     let env = TestEnv::new();
     let dir = session(&env);
