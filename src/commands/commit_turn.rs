@@ -318,22 +318,33 @@ fn agent_commit(
     let name = format!("agent ({model} via OpenProgram)");
     let email = "agent@openprogram.local";
     let now = crate::out::now();
-    let sha = if p.hooks {
-        match crate::git::project::hooked_commit(&repo.root, paths, &name, email, &message) {
-            Ok(sha) => Some(sha),
-            Err(why) => {
-                ctx.out.warn(format!(
-                    "no agent commit in project `{}`: {HOOK_REFUSED}: {why}",
-                    p.id
-                ));
-                None
-            }
-        }
+    let made = if p.hooks {
+        crate::git::project::hooked_commit(&repo.root, paths, &name, email, &message)
+            .map_err(|why| (HOOK_REFUSED, why))
     } else {
-        Some(
-            repo.commit_paths(paths, &name, email, &message, now)?
-                .to_string(),
-        )
+        match repo.commit_paths(paths, &name, email, &message, now) {
+            Ok(id) => Ok(id.to_string()),
+            // A file the agent's process is still writing: this turn has no
+            // project commit (a skip, as when a hook refuses it).
+            Err(e)
+                if miette::Diagnostic::code(&e).is_some_and(|c| {
+                    c.to_string().ends_with(crate::git::project::FILE_CHANGING)
+                }) =>
+            {
+                Err((FILE_CHANGING, e.to_string()))
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let (sha, skip) = match made {
+        Ok(sha) => (Some(sha), None),
+        Err((reason, why)) => {
+            ctx.out.warn(format!(
+                "no agent commit in project `{}`: {reason}: {why}",
+                p.id
+            ));
+            (None, Some(reason))
+        }
     };
     ctx.out.record(&crate::out::records::ProjectCommit {
         session: session_id.into(),
@@ -344,7 +355,7 @@ fn agent_commit(
         } else {
             Vec::new()
         },
-        skipped: sha.is_none().then(|| HOOK_REFUSED.into()),
+        skipped: skip.map(Into::into),
     });
     Ok(match &sha {
         Some(sha) => {
@@ -358,12 +369,14 @@ fn agent_commit(
                 "project_id": p.id, "repo": repo.root, "sha": sha, "paths": paths,
             })
         }
-        None => serde_json::json!({"project_id": p.id, "skipped": HOOK_REFUSED}),
+        None => serde_json::json!({"project_id": p.id, "skipped": skip}),
     })
 }
 
 /// The skip reason when the project's own hooks refuse the agent commit.
 const HOOK_REFUSED: &str = "hook_refused";
+/// The skip reason when a large file changed while it was read.
+const FILE_CHANGING: &str = crate::git::project::FILE_CHANGING;
 
 /// Status after the turn, and the phase-1 title on the first turn.
 fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<()> {

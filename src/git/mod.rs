@@ -23,7 +23,7 @@ pub mod index;
 pub mod locks;
 pub mod maintenance;
 mod objects;
-pub use objects::{Compressed, Compressor};
+pub use objects::{Compressed, Compressor, STREAM_BLOB_BYTES};
 pub mod project;
 mod refs;
 mod repo;

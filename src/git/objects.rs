@@ -32,6 +32,10 @@ use crate::layout::atomic;
 /// A pack is written once this much object data is waiting.
 const BULK_FLUSH_BYTES: usize = 64 * 1024 * 1024;
 
+/// Files larger than this are committed streamed ([`stream_loose`]):
+/// compressed as they are read, never whole in memory.
+pub const STREAM_BLOB_BYTES: u64 = 8 * 1024 * 1024;
+
 /// Loose objects a run writes on its own thread before it starts the
 /// writer thread. A turn writes about ten (its nodes, meta.json, two trees,
 /// the commit); a thread for them cost more than it saved: in one run of
@@ -343,6 +347,23 @@ impl SessionRepo {
         Ok(id)
     }
 
+    /// Write the file at `path` (a regular file of `size` bytes) as a blob
+    /// without reading it into memory ([`stream_loose`]): loose, in bulk
+    /// mode too. `None` when the file changed size meanwhile.
+    pub fn write_blob_streamed(&mut self, path: &Path, size: u64) -> Result<Option<ObjectId>> {
+        let Some((id, written)) =
+            stream_loose(&self.objects.objects_dir, path, size).io("commit", path)?
+        else {
+            return Ok(None);
+        };
+        if self.objects.written_ids.insert(id) {
+            self.objects.written.push(id);
+            self.objects.written_since_packing.0 += 1;
+            self.objects.written_since_packing.1 += written;
+        }
+        Ok(Some(id))
+    }
+
     /// The objects this process wrote, loose or in bulk: how many, and the
     /// loose ones' bytes (what background packing rolls up).
     pub fn written_since_packing(&self) -> (u64, u64) {
@@ -539,10 +560,7 @@ fn write_loose(
     let header = gix::objs::encode::loose_header(kind, data.len() as u64);
     let mut out = Vec::with_capacity(header.len() + data.len() + 64);
     push_stored_zlib(&mut out, &[&header, data]);
-    let hex = id.to_hex().to_string();
-    let dir = objects.join(&hex[..2]);
-    let git_dir = objects.parent().unwrap_or(objects);
-    let tmp = crate::layout::temp_path(git_dir, "obj");
+    let tmp = object_temp(objects);
     let result = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -551,6 +569,25 @@ fn write_loose(
             .open(&tmp)?;
         f.write_all(&out)?;
         drop(f);
+        publish_loose(objects, &tmp, id)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// A temp file of ours for an object, in the git dir (where the stale-temp
+/// sweep finds it after a crash).
+fn object_temp(objects: &Path) -> PathBuf {
+    crate::layout::temp_path(objects.parent().unwrap_or(objects), "obj")
+}
+
+/// Move the finished object file `tmp` to its place as object `id`.
+fn publish_loose(objects: &Path, tmp: &Path, id: ObjectId) -> std::io::Result<()> {
+    let hex = id.to_hex().to_string();
+    let dir = objects.join(&hex[..2]);
+    {
         // Background `git prune-packed` removes a fan-out directory once its
         // objects are packed, possibly between our `mkdir` and `rename`: as
         // git does, make it again and retry.
@@ -568,7 +605,7 @@ fn write_loose(
                 }
                 _ => {}
             }
-            match std::fs::rename(&tmp, dir.join(&hex[2..])) {
+            match std::fs::rename(tmp, dir.join(&hex[2..])) {
                 Err(e)
                     if e.kind() == std::io::ErrorKind::NotFound && attempts < 8 && tmp.exists() =>
                 {
@@ -577,8 +614,60 @@ fn write_loose(
                 other => return other,
             }
         }
+    }
+}
+
+/// Write the regular file at `path`, `size` bytes when it was looked at, as
+/// a loose blob streamed: hashed and compressed as it is read (zlib's
+/// fastest level, git's `core.looseCompression`), so a file of any size
+/// costs a buffer of memory, as `git add` does with a large file. Returns
+/// the blob and the bytes written, or `None` when the file is not `size`
+/// bytes long any more (it is being written: the next commit takes it).
+pub(crate) fn stream_loose(
+    objects: &Path,
+    path: &Path,
+    size: u64,
+) -> std::io::Result<Option<(ObjectId, u64)>> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut src = atomic::no_follow(std::fs::OpenOptions::new().read(true)).open(path)?;
+    if !src.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let tmp = object_temp(objects);
+    let result = (|| {
+        let out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o444)
+            .open(&tmp)?;
+        let mut z = gix::zlib::stream::deflate::Write::new(out, gix::zlib::Compression::BEST_SPEED);
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        let header = gix::objs::encode::loose_header(gix::objs::Kind::Blob, size);
+        hasher.update(&header);
+        z.write_all(&header)?;
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut left = size;
+        while left > 0 {
+            let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            let n = src.read(&mut buf[..want])?;
+            if n == 0 {
+                return Ok(None); // shorter now
+            }
+            hasher.update(&buf[..n]);
+            z.write_all(&buf[..n])?;
+            left -= n as u64;
+        }
+        if src.read(&mut buf[..1])? != 0 {
+            return Ok(None); // longer now
+        }
+        z.flush()?;
+        let written = z.into_inner().metadata()?.len();
+        let id = hasher.try_finalize().map_err(std::io::Error::other)?;
+        publish_loose(objects, &tmp, id)?;
+        Ok(Some((id, written)))
     })();
-    if result.is_err() {
+    if !matches!(result, Ok(Some(_))) {
         let _ = std::fs::remove_file(&tmp);
     }
     result
@@ -637,6 +726,43 @@ mod tests {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// A streamed blob is the file's blob (as gix reads it back); a file
+    /// shorter or longer than it was is no blob, and no temp file is left.
+    #[test]
+    fn a_streamed_blob_is_the_files_and_a_changed_file_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = dir.path().join("objects");
+        std::fs::create_dir(&objects).unwrap();
+        let data: Vec<u8> = (0..700_000usize).map(|i| (i * 7 % 251) as u8).collect();
+        let file = dir.path().join("big.bin");
+        std::fs::write(&file, &data).unwrap();
+        let len = data.len() as u64;
+        for wrong in [len - 1, len + 1] {
+            assert!(
+                stream_loose(&objects, &file, wrong).unwrap().is_none(),
+                "{wrong}"
+            );
+        }
+        let (id, written) = stream_loose(&objects, &file, len).unwrap().expect("a blob");
+        assert_eq!(id, crate::git::blob_id(&data));
+        let store = gix::odb::loose::Store::at(&objects, gix::hash::Kind::Sha1);
+        assert_eq!(
+            written,
+            std::fs::metadata(store.object_path(&id)).unwrap().len()
+        );
+        assert!(written < len, "compressed");
+        let mut buf = Vec::new();
+        let found = store.try_find(&id, &mut buf).unwrap().expect("the object");
+        assert!(found.data == data.as_slice());
+        // Only the object: no temp file in the git dir or in objects/.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        assert_eq!(std::fs::read_dir(&objects).unwrap().count(), 1);
+        // A link is not followed.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(stream_loose(&objects, &link, len).is_err());
     }
 
     /// The hand-written loose encoder's objects read back through gix's

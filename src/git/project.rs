@@ -21,6 +21,11 @@ pub enum Found {
     InsideOther(PathBuf),
 }
 
+/// The end of the error code of [`UserRepo::commit_paths`] when a large
+/// file changed while it was read (the skip reason `file_changing`).
+pub const FILE_CHANGING: &str = "file_changing";
+const FILE_CHANGING_CODE: &str = "project::file_changing";
+
 pub struct UserRepo {
     pub repo: gix::Repository,
     pub root: PathBuf,
@@ -163,8 +168,21 @@ impl UserRepo {
             let full = self.root.join(p);
             match std::fs::symlink_metadata(&full) {
                 Ok(md) if md.is_file() || md.file_type().is_symlink() => {
-                    let data = index_edit::read_worktree(&full, &md)?;
-                    let id = self.repo.write_blob(&data).map_err(err)?.detach();
+                    let id = if md.is_file() && md.len() > super::objects::STREAM_BLOB_BYTES {
+                        // Never whole in memory (a build output, a dataset).
+                        let objects = self.repo.objects.store_ref().path().to_path_buf();
+                        super::objects::stream_loose(&objects, &full, md.len())
+                            .io("commit", &full)?
+                            .ok_or_else(|| Error::refused(
+                                FILE_CHANGING_CODE,
+                                format!("`{}` changed while it was read", full.display()),
+                                Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
+                            ))?
+                            .0
+                    } else {
+                        let data = index_edit::read_worktree(&full, &md)?;
+                        self.repo.write_blob(&data).map_err(err)?.detach()
+                    };
                     let mode = index_edit::mode_of(&md);
                     let kind = if md.file_type().is_symlink() {
                         gix::objs::tree::EntryKind::Link
@@ -225,7 +243,9 @@ impl UserRepo {
         unreachable!("the loop returns")
     }
 
-    /// Commit exactly `paths` on the current branch as the agent.
+    /// Commit exactly `paths` on the current branch as the agent (an error
+    /// whose code ends with [`FILE_CHANGING`] when a large file changed
+    /// while it was read).
     pub fn commit_paths(
         &self,
         paths: &[String],

@@ -6,10 +6,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
+use crate::git::STREAM_BLOB_BYTES;
 use crate::git::{Index, SessionRepo, Staged};
 use crate::layout::TEMP_PREFIX;
 use crate::layout::history::{self, Catalog};
-use crate::layout::paths::{HISTORY_PREFIX, is_dotgit};
+use crate::layout::paths::{HISTORY_PREFIX, META, is_dotgit};
 use crate::layout::schema::Node;
 
 /// The index state we commit from, with the changes still to apply.
@@ -145,22 +146,37 @@ pub(super) fn sweep_others(
         if work.index.entry(&rel).is_some_and(|e| e.matches(&md)) {
             continue;
         }
-        let data = crate::git::index::read_worktree(&path, &md)?;
-        // Never commit a meta.json that does not parse (SPEC §2.3: verify
-        // restores it from git).
-        if rel == crate::layout::paths::META.as_bytes()
-            && let Err(reason) = crate::layout::schema::Meta::parse(&data)
-        {
-            return Err(Error::Corrupt {
-                path,
-                reason: format!("meta.json does not parse: {reason}"),
-                help: Some(
-                    "nothing was committed; `git-session verify --fix <session>` restores it from git"
-                        .into(),
-                ),
-            });
-        }
-        let id = repo.write_blob(data)?;
+        // A large file (an agent's tool may write one into `workdir/`) is
+        // streamed, never whole in memory.
+        let id = if md.is_file() && md.len() > STREAM_BLOB_BYTES && rel != META.as_bytes() {
+            match repo.write_blob_streamed(&path, md.len())? {
+                Some(id) => id,
+                None => {
+                    warn(format!(
+                        "skipping `{}`: it changed while it was read (the next commit takes it)",
+                        path.display()
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            let data = crate::git::index::read_worktree(&path, &md)?;
+            // Never commit a meta.json that does not parse (SPEC §2.3: verify
+            // restores it from git).
+            if rel == META.as_bytes()
+                && let Err(reason) = crate::layout::schema::Meta::parse(&data)
+            {
+                return Err(Error::Corrupt {
+                    path,
+                    reason: format!("meta.json does not parse: {reason}"),
+                    help: Some(
+                        "nothing was committed; `git-session verify --fix <session>` restores it from git"
+                            .into(),
+                    ),
+                });
+            }
+            repo.write_blob(data)?
+        };
         let staged = Staged::new(rel, &md, id);
         match work.index.entry(&staged.path) {
             // Same content, new stat data (e.g. after an index rebuild).

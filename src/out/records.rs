@@ -204,7 +204,8 @@ pub struct ProjectCommit {
     pub paths: Vec<String>,
     /// Why there is no commit: `no_baseline`, `path_missing`, `state_dir`,
     /// `not_a_repo`, `detached_head`, `merge_in_progress`, `dirty_tree`,
-    /// `no_changes` or `hook_refused`; null when committed.
+    /// `no_changes`, `hook_refused` or `file_changing` (a file over 8 MiB
+    /// changed while it was read); null when committed.
     pub skipped: Option<String>,
 }
 

@@ -376,3 +376,59 @@ fn errors_carry_specific_stable_codes() {
         );
     }
 }
+
+#[test]
+fn a_large_file_in_the_workdir_is_committed_without_reading_it_whole() {
+    // 300 MiB (sparse, zeros) committed with 200 MiB of address space: a
+    // file read whole into memory would not fit.
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "one"]);
+    let dir = env.session_dir("s1");
+    std::fs::create_dir_all(dir.join("workdir")).unwrap();
+    let big = std::fs::File::create(dir.join("workdir/big.bin")).unwrap();
+    big.set_len(300 << 20).unwrap();
+    let mut c = env.cmd();
+    c.args(["commit-turn", "s1"]);
+    limit_address_space(&mut c, 200 << 20);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.assert_clean("s1");
+    let size = env.git("s1", &["cat-file", "-s", "HEAD:workdir/big.bin"]);
+    assert_eq!(size.trim(), (300u64 << 20).to_string());
+    // Stored compressed, as git stores it.
+    let stored: u64 = walkdir::WalkDir::new(dir.join(".git/objects"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    assert!(stored < 20 << 20, "{stored} bytes of objects");
+    // And read back whole by git.
+    let same = env.git_in(&dir, &["diff", "--quiet", "HEAD", "--", "workdir/big.bin"]);
+    assert!(same.status.success());
+}
+
+/// Run `c` with at most `bytes` of address space.
+pub fn limit_address_space(c: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+}

@@ -164,6 +164,39 @@ fn a_clean_tree_gets_one_agent_commit_with_exactly_the_agents_files() {
 }
 
 #[test]
+fn a_large_file_the_agent_wrote_is_committed_without_reading_it_whole() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    // 300 MiB (sparse, zeros), committed with 200 MiB of address space.
+    let big = std::fs::File::create(dir.join("data.bin")).unwrap();
+    big.set_len(300 << 20).unwrap();
+    env.append("s1", &["--text", "please write the data"]);
+    env.append("s1", &["--role", "assistant", "--text", "written"]);
+    let mut c = env.cmd();
+    c.args(["commit-turn", "s1"]);
+    crate::bad_input::limit_address_space(&mut c, 200 << 20);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files, "data.bin\n");
+    let size = env.git_ok(&dir, &["cat-file", "-s", "HEAD:data.bin"]);
+    assert_eq!(size.trim(), (300u64 << 20).to_string());
+    assert_eq!(env.git_ok(&dir, &["status", "--porcelain"]), "");
+    let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+#[test]
 fn a_dirty_tree_at_the_start_means_no_commit_and_the_users_work_untouched() {
     let env = TestEnv::new();
     let dir = user_repo(&env);
