@@ -102,27 +102,22 @@ fn a_crash_on_the_writer_thread_is_recovered() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
     env.turn("s1", "one", &[]);
-    let requests: String = (0..80)
+    let requests: Vec<Vec<String>> = (0..80)
         .map(|i| {
             let role = if i == 0 { "user" } else { "assistant" };
-            format!("{{\"argv\": [\"append\", \"s1\", \"--role\", \"{role}\", \"--text\", \"node {i}\"]}}\n")
+            [
+                "append",
+                "s1",
+                "--role",
+                role,
+                "--text",
+                &format!("node {i}"),
+            ]
+            .map(str::to_owned)
+            .to_vec()
         })
         .collect();
-    let mut child = env
-        .cmd()
-        .arg("batch")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(requests.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    env.batch(&requests);
     let loose = || {
         std::fs::read_dir(env.session_dir("s1").join(".git/objects"))
             .unwrap()

@@ -177,6 +177,25 @@ impl TestEnv {
 
     /// Run with `GIT_SESSION_CRASH_AT=at` and require the process to die
     /// there (killed by its own signal, no exit code).
+    /// Run `requests` (each an argv) through one `batch` process (fast),
+    /// the process required to succeed.
+    pub fn batch(&self, requests: &[Vec<String>]) {
+        use std::io::Write;
+        let mut child = self
+            .cmd()
+            .arg("batch")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for argv in requests {
+            writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
+        }
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+    }
+
     pub fn crash_at(&self, at: &str, args: &[&str]) {
         let out = self
             .cmd()

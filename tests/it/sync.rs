@@ -2,7 +2,6 @@
 //! machines, against real git remotes (a bare repository over `file://`,
 //! and `git daemon` on 127.0.0.1).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -354,25 +353,7 @@ fn divergence_is_reported_and_resolved_either_way() {
     }
 }
 
-/// Run `requests` (each an argv) through one `batch` process (fast), the
-/// process required to succeed.
-fn run_batch(env: &TestEnv, requests: &[Vec<String>]) {
-    let mut child = env
-        .cmd()
-        .arg("batch")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for argv in requests {
-        writeln!(stdin, "{}", serde_json::json!({ "argv": argv })).unwrap();
-    }
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-}
-
-/// `argv` as owned strings, for [`run_batch`].
+/// `argv` as owned strings, for [`TestEnv::batch`].
 fn argv(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
@@ -389,7 +370,7 @@ fn many_sessions(env: &TestEnv, n: usize) {
             ]
         })
         .collect();
-    run_batch(env, &requests);
+    env.batch(&requests);
 }
 
 #[test]
@@ -931,7 +912,7 @@ fn a_clone_binds_every_session_of_every_project() {
             ]
         })
         .collect();
-    run_batch(&a, &requests);
+    a.batch(&requests);
     a.ok(&["init", "d1"]);
     a.turn("d1", "not bound", &[]);
     a.ok(&["remote", "add", "origin", &url]);
