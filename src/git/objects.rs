@@ -587,32 +587,28 @@ fn object_temp(objects: &Path) -> PathBuf {
 fn publish_loose(objects: &Path, tmp: &Path, id: ObjectId) -> std::io::Result<()> {
     let hex = id.to_hex().to_string();
     let dir = objects.join(&hex[..2]);
-    {
-        // Background `git prune-packed` removes a fan-out directory once its
-        // objects are packed, possibly between our `mkdir` and `rename`: as
-        // git does, make it again and retry.
-        let mut attempts = 0;
-        loop {
-            match std::fs::create_dir(&dir) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-                // A link planted in place of a fan-out directory would take
-                // the object out of the repository.
-                Err(_) if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) => {
-                    return Err(std::io::Error::other(format!(
-                        "`{}` is not a directory (a link?); nothing was written through it",
-                        dir.display()
-                    )));
-                }
-                _ => {}
+    // Background `git prune-packed` removes a fan-out directory once its
+    // objects are packed, possibly between our `mkdir` and `rename`: as
+    // git does, make it again and retry.
+    let mut attempts = 0;
+    loop {
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            // A link planted in place of a fan-out directory would take
+            // the object out of the repository.
+            Err(_) if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) => {
+                return Err(std::io::Error::other(format!(
+                    "`{}` is not a directory (a link?); nothing was written through it",
+                    dir.display()
+                )));
             }
-            match std::fs::rename(tmp, dir.join(&hex[2..])) {
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::NotFound && attempts < 8 && tmp.exists() =>
-                {
-                    attempts += 1;
-                }
-                other => return other,
+            _ => {}
+        }
+        match std::fs::rename(tmp, dir.join(&hex[2..])) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempts < 8 && tmp.exists() => {
+                attempts += 1;
             }
+            other => return other,
         }
     }
 }
@@ -622,7 +618,8 @@ fn publish_loose(objects: &Path, tmp: &Path, id: ObjectId) -> std::io::Result<()
 /// fastest level, git's `core.looseCompression`), so a file of any size
 /// costs a buffer of memory, as `git add` does with a large file. Returns
 /// the blob and the bytes written, or `None` when the file is not `size`
-/// bytes long any more (it is being written: the next commit takes it).
+/// bytes long any more (it is being written: the next commit takes it) or
+/// not a regular file any more.
 pub(crate) fn stream_loose(
     objects: &Path,
     path: &Path,
@@ -630,9 +627,13 @@ pub(crate) fn stream_loose(
 ) -> std::io::Result<Option<(ObjectId, u64)>> {
     use std::io::{Read, Write};
     use std::os::unix::fs::OpenOptionsExt;
-    let mut src = atomic::no_follow(std::fs::OpenOptions::new().read(true)).open(path)?;
+    // A link or a special file now, where a regular file was: changed too.
+    let mut src = match atomic::no_follow(std::fs::OpenOptions::new().read(true)).open(path) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        other => other?,
+    };
     if !src.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+        return Ok(None);
     }
     let tmp = object_temp(objects);
     let result = (|| {
@@ -759,10 +760,11 @@ mod tests {
         // Only the object: no temp file in the git dir or in objects/.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
         assert_eq!(std::fs::read_dir(&objects).unwrap().count(), 1);
-        // A link is not followed.
+        // A link (the file replaced by one since it was looked at) is not
+        // followed.
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        assert!(stream_loose(&objects, &link, len).is_err());
+        assert!(stream_loose(&objects, &link, len).unwrap().is_none());
     }
 
     /// The hand-written loose encoder's objects read back through gix's
