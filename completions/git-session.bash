@@ -3028,7 +3028,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__verify)
-            opts="-j -q -h -V --all --fix --jobs --stats --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-j -q -h -V --all --fix --objects --jobs --stats --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

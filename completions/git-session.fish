@@ -447,6 +447,7 @@ always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l all -d 'Every session and the state dir itself'
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l fix -d 'Repair what is safe (never deletes a node) and say what was done'
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l objects -d 'Also read every object the branches reach (commits, trees, blobs) and check it against its id, as `git fsck` does: finds a stored object damaged on disk; reads the whole history, so it is slower'
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l stats -d 'Print each session\'s figures: DAG turns and turn commits per branch, highest seq and highest committed seq (always in `--json`)'
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'

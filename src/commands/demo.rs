@@ -267,6 +267,8 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
             fix: false,
             jobs: Some(1),
             stats: false,
+            // Every stored object read back and hashed too.
+            objects: true,
         },
     )?;
     if verified != exit::OK {

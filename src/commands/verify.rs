@@ -49,6 +49,11 @@ pub struct VerifyArgs {
     /// Repair what is safe (never deletes a node) and say what was done
     #[arg(long)]
     pub fix: bool,
+    /// Also read every object the branches reach (commits, trees, blobs)
+    /// and check it against its id, as `git fsck` does: finds a stored
+    /// object damaged on disk; reads the whole history, so it is slower
+    #[arg(long)]
+    pub objects: bool,
     /// Sessions checked in parallel [default: the number of cores]
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -338,7 +343,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
             } else {
                 None
             };
-            Ok(verify::check_session(&t.id, &t.dir))
+            Ok(verify::check_session(&t.id, &t.dir, args.objects))
         },
         |i, r| {
             progress.inc();
@@ -377,7 +382,7 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
                             });
                             progress.suspend(|| ctx.out.line(format!("{}: fixed: {d}", t.id)));
                         }
-                        check = verify::check_session(&t.id, &t.dir);
+                        check = verify::check_session(&t.id, &t.dir, args.objects);
                         if done.is_empty() {
                             break;
                         }

@@ -309,6 +309,29 @@ impl SessionRepo {
         self.repo().is_ok_and(|r| r.has_object(id))
     }
 
+    /// Object `id` read from the object database and checked against its
+    /// id: its kind and bytes, or what is wrong with it (missing, not
+    /// readable, or other bytes than its name says).
+    pub fn read_checked(
+        &self,
+        id: ObjectId,
+    ) -> std::result::Result<(gix::objs::Kind, Vec<u8>), String> {
+        let repo = self.repo().map_err(|e| e.to_string())?;
+        let mut buf = Vec::new();
+        use gix::objs::Find as _;
+        let data = match repo.objects.try_find(&id, &mut buf) {
+            Ok(Some(d)) => d,
+            Ok(None) => return Err("missing".into()),
+            Err(e) => return Err(format!("unreadable: {e}")),
+        };
+        let actual = gix::objs::compute_hash(gix::hash::Kind::Sha1, data.kind, data.data)
+            .map_err(|e| e.to_string())?;
+        if actual != id {
+            return Err(format!("its bytes are object {actual}"));
+        }
+        Ok((data.kind, data.data.to_vec()))
+    }
+
     /// The bytes of blob `id`.
     pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
         let blob = self

@@ -885,7 +885,7 @@ fn create(
             ..Default::default()
         })?;
         // Validated as a legacy repository before it is published.
-        let check = crate::verify::check_session(id, &sd);
+        let check = crate::verify::check_session(id, &sd, false);
         if check.problems() > 0 {
             let shown: Vec<String> = check
                 .findings

@@ -138,8 +138,9 @@ struct OnDisk {
     unparsable: Option<String>,
 }
 
-/// Check one session.
-pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
+/// Check one session; with `objects`, also read every object its branches
+/// reach and check it against its id ([`corrupt_objects`]).
+pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
     let mut c = Ctx {
         id,
         out: SessionCheck::default(),
@@ -403,6 +404,9 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
     check_mirror(
         &mut c, sd, &repo, &nodes, &groups, &on_disk, &files, damaged,
     );
+    if objects {
+        corrupt_objects(&mut c, sd, &repo);
+    }
     for d in crate::sync::divergences(sd, &repo) {
         c.add(
             "diverged",
@@ -419,6 +423,77 @@ pub fn check_session(id: &str, sd: &SessionDir) -> SessionCheck {
         );
     }
     c.out
+}
+
+/// `--objects`: every commit, tree and blob that HEAD and the branches
+/// reach, read from the object database and hashed (as `git fsck` does,
+/// without git): a stored object that is damaged, though its name is still
+/// there, is found even when the file it was made from is intact.
+fn corrupt_objects(c: &mut Ctx<'_>, sd: &SessionDir, repo: &SessionRepo) {
+    use gix::objs::Kind;
+    let mut stack: Vec<Oid> = repo
+        .head()
+        .ok()
+        .and_then(|h| h.commit)
+        .into_iter()
+        .collect();
+    stack.extend(
+        repo.branches()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, t)| t),
+    );
+    let mut seen = HashSet::new();
+    let mut bad: Vec<String> = Vec::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let (kind, data) = match repo.read_checked(id) {
+            Ok(found) => found,
+            Err(why) => {
+                bad.push(format!("{id} ({why})"));
+                continue;
+            }
+        };
+        let parsed = match kind {
+            Kind::Commit => {
+                gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|commit| {
+                    stack.push(commit.tree());
+                    stack.extend(commit.parents());
+                })
+            }
+            Kind::Tree => {
+                gix::objs::TreeRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|tree| {
+                    // A submodule's commit is not in this repository.
+                    stack.extend(
+                        tree.entries
+                            .iter()
+                            .filter(|e| !e.mode.is_commit())
+                            .map(|e| e.oid.to_owned()),
+                    );
+                })
+            }
+            Kind::Blob | Kind::Tag => Ok(()),
+        };
+        if let Err(e) = parsed {
+            bad.push(format!("{id} (a {kind} that does not parse: {e})"));
+        }
+    }
+    if !bad.is_empty() {
+        c.add(
+            "object_missing",
+            &sd.git_dir(),
+            format!(
+                "{} of the {} object(s) the branches reach are missing or damaged: {}",
+                bad.len(),
+                seen.len(),
+                bad.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            "restore the repository from a backup; `git fsck` lists what is lost".into(),
+            false,
+        );
+    }
 }
 
 /// Uncommitted node files that do not parse: nothing can commit them.

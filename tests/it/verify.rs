@@ -512,3 +512,56 @@ fn a_link_or_a_fifo_in_place_of_a_node_is_named_with_its_repair() {
     let shown = env.run(&["cat", "s1", "linked"]);
     assert!(!String::from_utf8_lossy(&shown.stdout).contains("not for the record"));
 }
+
+#[test]
+fn objects_reads_every_stored_object_back_loose_or_packed() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &["read"]);
+    env.turn("s1", "two", &[]);
+    let dir = env.session_dir("s1");
+    assert!(kinds(&env, &["--objects", "s1"]).is_empty());
+    // A loose blob damaged in place: its name stays, its bytes change.
+    let file = env.history_files("s1")[0].clone();
+    let id = env.git("s1", &["rev-parse", &format!("HEAD:history/{file}")]);
+    let id = id.trim();
+    let path = dir.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    let original = std::fs::read(&path).unwrap();
+    // The bytes of another object (meta.json's blob) under this one's name.
+    let other = env.git("s1", &["rev-parse", "HEAD:meta.json"]);
+    let other = other.trim();
+    let damaged =
+        std::fs::read(dir.join(".git/objects").join(&other[..2]).join(&other[2..])).unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&path, perms).unwrap();
+    std::fs::write(&path, &damaged).unwrap();
+    // The node file still matches the tree: only reading the object finds it.
+    assert!(kinds(&env, &["s1"]).is_empty());
+    assert_eq!(kinds(&env, &["--objects", "s1"]), ["object_missing"]);
+    let said = env.run(&["verify", "--objects", "s1"]);
+    assert_eq!(said.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&said.stdout).contains(id));
+    std::fs::write(&path, &original).unwrap();
+    assert!(kinds(&env, &["--objects", "s1"]).is_empty());
+    // Packed: a byte flipped in the middle of the pack.
+    env.git_ok(&dir, &["repack", "-a", "-d", "-q"]);
+    env.git_ok(&dir, &["prune-packed"]);
+    assert!(kinds(&env, &["--objects", "s1"]).is_empty());
+    let pack = std::fs::read_dir(dir.join(".git/objects/pack"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    let mut perms = std::fs::metadata(&pack).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&pack, perms).unwrap();
+    std::fs::write(&pack, &bytes).unwrap();
+    assert_eq!(kinds(&env, &["--objects", "s1"]), ["object_missing"]);
+}
