@@ -338,7 +338,11 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
         &targets,
         jobs,
         |t| -> Result<SessionCheck> {
-            let _l = if t.dir.lock_file().parent().is_some_and(|p| p.is_dir()) {
+            // Not through a link (`check_session` reports it, reading
+            // nothing through it).
+            let git_dir = std::fs::symlink_metadata(t.dir.git_dir());
+            let linked = std::fs::symlink_metadata(&t.dir.dir).is_ok_and(|m| m.is_symlink());
+            let _l = if !linked && git_dir.is_ok_and(|m| m.is_dir()) {
                 Some(ctx.lock_session(&t.dir, lock::Kind::Shared)?)
             } else {
                 None

@@ -33,6 +33,10 @@ pub struct Lock {
 
 /// A session's lock; a session without `.git` is reported as such.
 pub fn session(sd: &super::SessionDir, kind: Kind, opts: LockOptions) -> Result<Lock> {
+    // The lock file is created if missing: never through a session
+    // directory or a `.git` that is a link (out of the state dir).
+    super::atomic::refuse_unsafe(&sd.dir)?;
+    super::atomic::refuse_unsafe(&sd.git_dir())?;
     if !sd.git_dir().is_dir() {
         return Err(Error::Corrupt {
             path: sd.dir.clone(),

@@ -170,6 +170,21 @@ pub fn check_state(
                 temps.push(e.path());
                 continue;
             }
+            // A session directory that is a link: every command refuses
+            // it, so `--all` does not list it; it is no silent gap.
+            if e.file_type().is_ok_and(|t| t.is_symlink())
+                && crate::layout::ids::session_id(&name).is_ok()
+            {
+                add(
+                    &mut out,
+                    "layout_link",
+                    e.path(),
+                    "a session directory that is a symbolic link: every command refuses it".into(),
+                    "replace the link with the session directory itself (nothing is read or written through it)".into(),
+                    false,
+                );
+                continue;
+            }
             if !e.file_type().is_ok_and(|t| t.is_dir())
                 || name == "projects"
                 || name.starts_with('.')

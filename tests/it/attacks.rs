@@ -311,6 +311,60 @@ fn a_replace_ref_hides_no_changed_node_from_verify() {
 }
 
 #[test]
+fn commands_over_every_session_write_nothing_through_a_linked_session_or_git_dir() {
+    // The session directory itself, or its `.git`, moved out of the state
+    // dir and replaced by a link to it.
+    for linked in ["", ".git"] {
+        let env = TestEnv::new();
+        let dir = session(&env);
+        let outside = env.tmp.path().join("outside");
+        let moved = outside.join("moved");
+        std::fs::create_dir_all(&outside).unwrap();
+        let at = match linked {
+            "" => dir.clone(),
+            _ => dir.join(linked),
+        };
+        std::fs::rename(&at, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &at).unwrap();
+        // No lock file there yet: a command that took the session's lock
+        // through the link would create one.
+        let _ = std::fs::remove_file(moved.join(if linked.is_empty() {
+            ".git/git-session.lock"
+        } else {
+            "git-session.lock"
+        }));
+        let before = tree_of(&outside);
+        for args in [
+            &["verify", "--all"][..],
+            &["verify", "--all", "--fix"],
+            &["list"],
+            &["grep", "one"],
+            &["feed"],
+            &["gc-shells"],
+            &["recover"],
+            &["backfill", "--all"],
+            &["verify", "s1"],
+            &["append", "s1", "--text", "x"],
+            &["commit-turn", "s1"],
+        ] {
+            let _ = env.run(args);
+            assert_eq!(
+                tree_of(&outside),
+                before,
+                "{linked:?}: {args:?} wrote outside"
+            );
+        }
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{linked:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("layout_link"),
+            "{linked:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+#[test]
 fn a_link_in_place_of_an_object_directory_takes_no_object_out() {
     let env = TestEnv::new();
     let dir = session(&env);
