@@ -51,17 +51,11 @@ pub fn create(
         Some(p) => state.project_session_dir(p, &spec.id),
         None => state.default_session_dir(&spec.id),
     };
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent).io("create", parent)?;
-    }
-    let staging = target
-        .parent()
-        .expect("a session dir has a parent")
-        .join(format!(
-            "{TEMP_PREFIX}init-{}-{}",
-            spec.id,
-            ids::generate("")
-        ));
+    let staging = state.make_session_parent(&target)?.join(format!(
+        "{TEMP_PREFIX}init-{}-{}",
+        spec.id,
+        ids::generate("")
+    ));
     let result = (|| {
         std::fs::create_dir(&staging).io("create", &staging)?;
         let sd = SessionDir::new(staging.clone());

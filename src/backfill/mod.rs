@@ -46,7 +46,9 @@ pub fn all_targets(state: &StateDir) -> Result<Vec<Target>> {
     state.session_parents().into_iter().for_each(&mut scan);
     for (id, path) in registry::read_locations(state)? {
         let p = PathBuf::from(path);
-        if ids::session_id(&id).is_ok() && is_session_dir(&p) {
+        // Not through a link in the state dir (`verify` reports the link).
+        if ids::session_id(&id).is_ok() && state.linked_ancestor(&p).is_none() && is_session_dir(&p)
+        {
             found.entry(id).or_insert(p);
         }
     }

@@ -154,6 +154,32 @@ impl StateDir {
         self.sessions().join("projects").join(project_id).join(id)
     }
 
+    /// Make the directories down to the place of the session directory
+    /// `target` (inside the state dir) and return its parent: never through
+    /// a link planted in the state dir, each directory is checked, then made.
+    pub fn make_session_parent(&self, target: &Path) -> Result<PathBuf> {
+        let parent = target
+            .parent()
+            .expect("a session dir has a parent")
+            .to_path_buf();
+        let mut dir = self.root.clone();
+        for part in parent
+            .strip_prefix(&self.root)
+            .unwrap_or(&parent)
+            .components()
+        {
+            dir.push(part);
+            super::atomic::refuse_unsafe(&dir)?;
+            match std::fs::create_dir(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(e).io("create", &dir);
+                }
+                _ => {}
+            }
+        }
+        Ok(parent)
+    }
+
     /// Create `<state>/` (mode 0700) and `<state>/sessions/`.
     pub fn ensure(&self) -> Result<()> {
         if !self.root.exists() {
@@ -217,6 +243,9 @@ impl StateDir {
     /// files (a FIFO would block every reader).
     pub fn check_links(&self) -> Result<()> {
         for p in [
+            // The directories every session is found in and made below.
+            self.sessions(),
+            self.sessions().join("projects"),
             self.settings_file(),
             self.index_journal(),
             self.index_json(),
@@ -231,15 +260,47 @@ impl StateDir {
 
     /// The directories that hold session directories: `sessions/` itself,
     /// then each project's `sessions/projects/<project>/`, in name order.
+    /// A project's directory that is a link is none of them: its sessions
+    /// are refused ([`Self::linked_project_dirs`]).
     pub fn session_parents(&self) -> Vec<PathBuf> {
         let mut projects: Vec<PathBuf> = std::fs::read_dir(self.sessions().join("projects"))
             .into_iter()
             .flatten()
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .map(|e| e.path())
             .collect();
         projects.sort();
         std::iter::once(self.sessions()).chain(projects).collect()
+    }
+
+    /// The entries of `sessions/projects/` that are links (where a
+    /// project's directory belongs): nothing is read or written through
+    /// them.
+    pub fn linked_project_dirs(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.sessions().join("projects"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// The first directory between the state dir and `p` (inside it) that
+    /// is a link; `None` for a path outside the state dir (a legacy
+    /// in-project repository, the user's own tree).
+    pub fn linked_ancestor(&self, p: &Path) -> Option<PathBuf> {
+        let rel = p.strip_prefix(&self.root).ok()?;
+        let mut dir = self.root.clone();
+        let parts: Vec<_> = rel.components().collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            dir.push(part);
+            if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_symlink()) {
+                return Some(dir);
+            }
+        }
+        None
     }
 
     /// Find the repo of session `id`: the default place, a bound project's
@@ -267,8 +328,17 @@ impl StateDir {
         {
             return SessionDir::checked(p)?.of(id, false).map(Some);
         }
+        // In a project's place that is a link: refused, naming the link.
+        for linked in self.linked_project_dirs() {
+            if is_session_dir(&linked.join(id)) {
+                super::atomic::refuse_unsafe(&linked)?;
+            }
+        }
         if let Some(p) = super::registry::read_locations(self)?.get(id) {
             let p = PathBuf::from(p);
+            if let Some(linked) = self.linked_ancestor(&p) {
+                super::atomic::refuse_unsafe(&linked)?;
+            }
             if is_session_dir(&p) {
                 return SessionDir::checked(p)?.of(id, true).map(Some);
             }

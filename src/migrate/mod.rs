@@ -318,8 +318,7 @@ fn advance(
     }
     if step_index(&e.step) < step_index("published") {
         if !e.target.exists() {
-            std::fs::create_dir_all(e.target.parent().expect("has a parent"))
-                .io("create", &e.target)?;
+            state.make_session_parent(&e.target)?;
             std::fs::rename(&stage, &e.target).io("publish", &e.target)?;
             atomic::sync_dir(e.target.parent().expect("has a parent"))?;
         } else if stage.exists() {

@@ -829,27 +829,7 @@ fn create(
         Some(p) => state.project_session_dir(p, id),
         None => state.default_session_dir(id),
     };
-    let parent = target
-        .parent()
-        .expect("a session dir has a parent")
-        .to_path_buf();
-    // Never through a link planted in the state dir: each directory down to
-    // the session's place is checked, then made.
-    let mut dir = state.root.clone();
-    for part in parent
-        .strip_prefix(&state.root)
-        .unwrap_or(&parent)
-        .components()
-    {
-        dir.push(part);
-        atomic::refuse_unsafe(&dir)?;
-        match std::fs::create_dir(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                return Err(e).io("create", &dir);
-            }
-            _ => {}
-        }
-    }
+    let parent = state.make_session_parent(&target)?;
     let staging = parent.join(format!("{TEMP_PREFIX}fetch-{id}-{}", ids::generate("")));
     let result = (|| {
         std::fs::create_dir(&staging).io("create", &staging)?;

@@ -204,6 +204,16 @@ pub fn check_state(
         }
     };
     state.session_parents().into_iter().for_each(&mut scan);
+    for linked in state.linked_project_dirs() {
+        add(
+            &mut out,
+            "layout_link",
+            linked,
+            "a project's directory of sessions that is a symbolic link: every command refuses its sessions".into(),
+            "replace the link with the directory itself (nothing is read or written through it)".into(),
+            false,
+        );
+    }
     if let Ok(j) = crate::migrate::read_journal(state)
         && !j.sessions.is_empty()
     {

@@ -174,8 +174,8 @@ fn writes_never_follow_a_planted_link_out_of_the_session() {
     victim.untouched("index.journal");
 }
 
-/// Every file under `dir`, with its bytes.
-fn tree_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+/// Every file under `dir`, with a digest of its bytes (short to print).
+fn tree_of(dir: &Path) -> Vec<(PathBuf, u64)> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
@@ -184,7 +184,10 @@ fn tree_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             if e.file_type().unwrap().is_dir() {
                 todo.push(p);
             } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::fs::read(&p).unwrap().hash(&mut h);
+                out.push((p.clone(), h.finish()));
             }
         }
     }
@@ -362,6 +365,50 @@ fn commands_over_every_session_write_nothing_through_a_linked_session_or_git_dir
             String::from_utf8_lossy(&out.stdout)
         );
     }
+}
+
+#[test]
+fn a_linked_project_directory_of_sessions_is_refused_and_reported() {
+    let env = TestEnv::new();
+    let work = env.tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    env.git_ok(&work, &["init", "-q"]);
+    let pid = env.ok(&["project", "add", work.to_str().unwrap()]);
+    let pid = pid.trim();
+    env.ok(&["init", "s1", "--project", pid]);
+    env.turn("s1", "one", &[]);
+    // The project's directory of sessions moved out and replaced by a link.
+    let pdir = env.state().join("sessions/projects").join(pid);
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::rename(&pdir, outside.join(pid)).unwrap();
+    std::os::unix::fs::symlink(outside.join(pid), &pdir).unwrap();
+    let before = tree_of(&outside);
+    for args in [
+        &["verify", "--all"][..],
+        &["verify", "--all", "--fix"],
+        &["list"],
+        &["grep", "one"],
+        &["feed"],
+        &["gc-shells"],
+        &["recover"],
+        &["backfill", "--all"],
+        &["migrate"],
+        &["verify", "s1"],
+        &["show", "s1"],
+        &["append", "s1", "--text", "x"],
+        &["commit-turn", "s1"],
+        &["init", "s2", "--project", pid],
+    ] {
+        let _ = env.run(args);
+        assert_eq!(tree_of(&outside), before, "{args:?} wrote outside");
+    }
+    let err = env.fails(&["append", "s1", "--text", "x"], 1);
+    assert!(err.contains("symbolic link") && err.contains(pid), "{err}");
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("layout_link") && said.contains(pid), "{said}");
 }
 
 #[test]
