@@ -193,7 +193,8 @@ impl StateDir {
         }
         let sessions = self.sessions();
         std::fs::create_dir_all(&sessions).io("create", &sessions)?;
-        Ok(())
+        // Every writer of the state dir's own files comes here first.
+        self.check_links()
     }
 
     /// The help line of an unknown session: the closest existing ids (as
@@ -243,9 +244,12 @@ impl StateDir {
     /// files (a FIFO would block every reader).
     pub fn check_links(&self) -> Result<()> {
         for p in [
-            // The directories every session is found in and made below.
+            // The directories every session is found in and made below,
+            // and those of the registries.
             self.sessions(),
             self.sessions().join("projects"),
+            self.root.join("projects"),
+            self.sync_dir(),
             self.settings_file(),
             self.index_journal(),
             self.index_json(),

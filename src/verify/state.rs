@@ -29,6 +29,18 @@ pub fn check_state(
             });
         };
     let fix = "git-session verify --fix".to_string();
+    // The state dir's own directories and files: a link there makes every
+    // command that writes the registries refuse.
+    if let Err(e) = state.check_links() {
+        add(
+            &mut out,
+            "layout_link",
+            state.root.clone(),
+            e.to_string(),
+            "replace the link with the directory or file it should be (nothing is read or written through it)".into(),
+            false,
+        );
+    }
     let known: BTreeSet<&str> = sessions.iter().map(|t| t.id.as_str()).collect();
     // Index rows exist for valid sessions: a directory with a parsable meta.json.
     let discovered = registry::discover(state).unwrap_or_default();

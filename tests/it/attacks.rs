@@ -412,6 +412,43 @@ fn a_linked_project_directory_of_sessions_is_refused_and_reported() {
 }
 
 #[test]
+fn a_linked_registry_directory_is_refused_and_reported() {
+    for rel in ["projects", "sync"] {
+        let env = TestEnv::new();
+        session(&env);
+        let work = env.tmp.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let outside = env.tmp.path().join("outside");
+        std::fs::create_dir_all(outside.join(rel)).unwrap();
+        std::os::unix::fs::symlink(outside.join(rel), env.state().join(rel)).unwrap();
+        for args in [
+            &["project", "add", work.to_str().unwrap()][..],
+            &["remote", "add", "o", "file:///tmp/nowhere"],
+            &["init", "s2"],
+            &["append", "s1", "--text", "x"],
+        ] {
+            let err = env.fails(args, 1);
+            assert!(
+                err.contains("symbolic link") && err.contains(rel),
+                "{rel}: {args:?}: {err}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(outside.join(rel)).unwrap().count(),
+            0,
+            "{rel}"
+        );
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{rel}");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("layout_link") && said.contains(rel),
+            "{rel}: {said}"
+        );
+    }
+}
+
+#[test]
 fn a_link_in_place_of_an_object_directory_takes_no_object_out() {
     let env = TestEnv::new();
     let dir = session(&env);

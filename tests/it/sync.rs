@@ -643,10 +643,20 @@ fn a_fetch_never_writes_through_a_planted_link() {
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::create_dir_all(b.state().join("sessions")).unwrap();
     std::os::unix::fs::symlink(&outside, b.state().join("sessions/projects")).unwrap();
+    // The state dir is refused as a whole, the link named.
     let out = b.run(&["--json", "clone", &url]);
     assert_eq!(out.status.code(), Some(1));
-    let fetched = records(&String::from_utf8_lossy(&out.stdout), "fetched");
-    assert_eq!(fetched[0]["outcome"], "refused", "{fetched:?}");
+    let errors = records(&String::from_utf8_lossy(&out.stdout), "error");
+    assert_eq!(
+        errors[0]["code"], "git_session::layout::symlink",
+        "{errors:?}"
+    );
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sessions/projects")
+    );
     assert_eq!(
         std::fs::read_dir(&outside).unwrap().count(),
         0,
