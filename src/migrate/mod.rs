@@ -335,6 +335,10 @@ fn advance(
                 .join(".file-recovery")
                 .join(&e.project_id)
                 .join(id);
+            // Checked down to it (a link on the way would take the copy,
+            // and the removal of an older one, out of the state dir).
+            state.make_session_parent(&dest)?;
+            atomic::refuse_unsafe(&dest)?;
             if dest.exists() {
                 std::fs::remove_dir_all(&dest).io("remove", &dest)?;
             }

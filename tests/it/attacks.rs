@@ -449,6 +449,23 @@ fn a_linked_registry_directory_is_refused_and_reported() {
 }
 
 #[test]
+fn migrate_copies_no_recovery_data_through_a_link() {
+    let env = TestEnv::new();
+    crate::migrate::legacy(&env);
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(outside.join("proj_2027fdfd/p1")).unwrap();
+    let victim = Victim::new(&env, "proj_2027fdfd/p1/keep.txt");
+    std::os::unix::fs::symlink(&outside, env.state().join("sessions/.file-recovery")).unwrap();
+    let err = env.fails(&["migrate"], 1);
+    assert!(
+        err.contains("symbolic link") && err.contains(".file-recovery"),
+        "{err}"
+    );
+    victim.untouched("migrate");
+    assert_eq!(tree_of(&outside).len(), 1, "written outside");
+}
+
+#[test]
 fn a_link_in_place_of_an_object_directory_takes_no_object_out() {
     let env = TestEnv::new();
     let dir = session(&env);
