@@ -51,7 +51,7 @@ pub fn create(
         Some(p) => state.project_session_dir(p, &spec.id),
         None => state.default_session_dir(&spec.id),
     };
-    let staging = state.make_session_parent(&target)?.join(format!(
+    let staging = state.make_parent_checked(&target)?.join(format!(
         "{TEMP_PREFIX}init-{}-{}",
         spec.id,
         ids::generate("")

@@ -154,10 +154,11 @@ impl StateDir {
         self.sessions().join("projects").join(project_id).join(id)
     }
 
-    /// Make the directories down to the place of the session directory
-    /// `target` (inside the state dir) and return its parent: never through
-    /// a link planted in the state dir, each directory is checked, then made.
-    pub fn make_session_parent(&self, target: &Path) -> Result<PathBuf> {
+    /// Make the directories down to the place of `target` (a session
+    /// directory, a registry file, inside the state dir) and return its
+    /// parent: never through a link planted in the state dir, each
+    /// directory is checked, then made.
+    pub fn make_parent_checked(&self, target: &Path) -> Result<PathBuf> {
         let parent = target
             .parent()
             .expect("a session dir has a parent")

@@ -34,7 +34,7 @@ fn staging(state: &StateDir, id: &str) -> PathBuf {
 
 fn write_journal(state: &StateDir, j: &Journal) -> Result<()> {
     let p = journal_path(state);
-    std::fs::create_dir_all(p.parent().expect("has a parent")).io("create", &p)?;
+    state.make_parent_checked(&p)?;
     if j.sessions.is_empty() {
         let _ = std::fs::remove_file(&p);
         return Ok(());
@@ -283,6 +283,10 @@ fn advance(
 ) -> Result<()> {
     let mut e = journal.sessions[id].clone();
     let stage = staging(state, id);
+    // Checked down to it: a link on the way would take the copy, and the
+    // removal of a half one, out of the state dir.
+    state.make_parent_checked(&stage)?;
+    atomic::refuse_unsafe(&stage)?;
     let set = |journal: &mut Journal, e: &mut Entry, step: &str| -> Result<()> {
         e.step = step.into();
         journal.sessions.insert(id.to_string(), e.clone());
@@ -297,7 +301,6 @@ fn advance(
         // A source that is not a repository of its own (its refs and
         // objects in another) would be copied as one that is not either.
         SessionDir::new(e.source.clone()).refuse_redirects()?;
-        std::fs::create_dir_all(stage.parent().expect("has a parent")).io("create", &stage)?;
         copy_tree(&e.source, &stage)?;
         set(journal, &mut e, "copied")?;
     }
@@ -318,7 +321,7 @@ fn advance(
     }
     if step_index(&e.step) < step_index("published") {
         if !e.target.exists() {
-            state.make_session_parent(&e.target)?;
+            state.make_parent_checked(&e.target)?;
             std::fs::rename(&stage, &e.target).io("publish", &e.target)?;
             atomic::sync_dir(e.target.parent().expect("has a parent"))?;
         } else if stage.exists() {
@@ -337,7 +340,7 @@ fn advance(
                 .join(id);
             // Checked down to it (a link on the way would take the copy,
             // and the removal of an older one, out of the state dir).
-            state.make_session_parent(&dest)?;
+            state.make_parent_checked(&dest)?;
             atomic::refuse_unsafe(&dest)?;
             if dest.exists() {
                 std::fs::remove_dir_all(&dest).io("remove", &dest)?;

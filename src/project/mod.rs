@@ -204,7 +204,7 @@ pub fn bind(
         meta.set("project_id", project.id.as_str());
         atomic::write(&sd.meta(), &meta.to_json())?;
         if sd.dir != target && sd.dir.starts_with(state.sessions()) {
-            state.make_session_parent(&target)?;
+            state.make_parent_checked(&target)?;
             std::fs::rename(&sd.dir, &target).io("move the session to", &target)?;
             atomic::sync_dir(target.parent().expect("has a parent"))?;
             // Still under the registry lock: the other reader finds it.

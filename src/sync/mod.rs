@@ -829,7 +829,7 @@ fn create(
         Some(p) => state.project_session_dir(p, id),
         None => state.default_session_dir(id),
     };
-    let parent = state.make_session_parent(&target)?;
+    let parent = state.make_parent_checked(&target)?;
     let staging = parent.join(format!("{TEMP_PREFIX}fetch-{id}-{}", ids::generate("")));
     let result = (|| {
         std::fs::create_dir(&staging).io("create", &staging)?;

@@ -449,20 +449,26 @@ fn a_linked_registry_directory_is_refused_and_reported() {
 }
 
 #[test]
-fn migrate_copies_no_recovery_data_through_a_link() {
-    let env = TestEnv::new();
-    crate::migrate::legacy(&env);
-    let outside = env.tmp.path().join("outside");
-    std::fs::create_dir_all(outside.join("proj_2027fdfd/p1")).unwrap();
-    let victim = Victim::new(&env, "proj_2027fdfd/p1/keep.txt");
-    std::os::unix::fs::symlink(&outside, env.state().join("sessions/.file-recovery")).unwrap();
-    let err = env.fails(&["migrate"], 1);
-    assert!(
-        err.contains("symbolic link") && err.contains(".file-recovery"),
-        "{err}"
-    );
-    victim.untouched("migrate");
-    assert_eq!(tree_of(&outside).len(), 1, "written outside");
+fn migrate_copies_and_removes_nothing_through_a_link() {
+    // Where migrate copies recovery data (removing an older copy first),
+    // and where it stages a copy and keeps its journal.
+    for (rel, victim_at) in [
+        ("sessions/.file-recovery", "proj_2027fdfd/p1/keep.txt"),
+        ("sessions/.migration", "staging/p1/keep.txt"),
+    ] {
+        let env = TestEnv::new();
+        crate::migrate::legacy(&env);
+        let outside = env.tmp.path().join("outside");
+        let victim = Victim::new(&env, victim_at);
+        std::os::unix::fs::symlink(&outside, env.state().join(rel)).unwrap();
+        let err = env.fails(&["migrate"], 1);
+        assert!(
+            err.contains("symbolic link") && err.contains(rel),
+            "{rel}: {err}"
+        );
+        victim.untouched(rel);
+        assert_eq!(tree_of(&outside).len(), 1, "{rel}: written outside");
+    }
 }
 
 #[test]
