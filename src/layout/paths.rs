@@ -161,7 +161,7 @@ impl StateDir {
     pub fn make_parent_checked(&self, target: &Path) -> Result<PathBuf> {
         let parent = target
             .parent()
-            .expect("a session dir has a parent")
+            .expect("a path in the state dir has a parent")
             .to_path_buf();
         let mut dir = self.root.clone();
         for part in parent

@@ -185,6 +185,7 @@ pub fn check_state(
             // A session directory that is a link: every command refuses
             // it, so `--all` does not list it; it is no silent gap.
             if e.file_type().is_ok_and(|t| t.is_symlink())
+                && name != "projects"
                 && crate::layout::ids::session_id(&name).is_ok()
             {
                 add(

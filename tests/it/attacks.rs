@@ -31,6 +31,39 @@ impl Victim {
     }
 }
 
+/// `verify --all` exits 1 with a finding of `kind` that names `what`.
+fn verify_names(env: &TestEnv, kind: &str, what: &str) {
+    let out = env.run(&["verify", "--all"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{what}: {said}");
+    assert!(said.contains(kind) && said.contains(what), "{what}: {said}");
+}
+
+/// The commands that go over every session, and those on session `s1`,
+/// then `extra`: none changes anything in `outside`.
+fn commands_write_nothing_in(env: &TestEnv, outside: &Path, extra: &[&[&str]]) {
+    let before = tree_of(outside);
+    let every: &[&[&str]] = &[
+        &["verify", "--all"],
+        &["verify", "--all", "--fix"],
+        &["list"],
+        &["grep", "one"],
+        &["feed"],
+        &["gc-shells"],
+        &["recover"],
+        &["backfill", "--all"],
+        &["migrate"],
+        &["verify", "s1"],
+        &["show", "s1"],
+        &["append", "s1", "--text", "x"],
+        &["commit-turn", "s1"],
+    ];
+    for args in every.iter().chain(extra) {
+        let _ = env.run(args);
+        assert_eq!(tree_of(outside), before, "{args:?} wrote outside");
+    }
+}
+
 fn session(env: &TestEnv) -> PathBuf {
     env.ok(&["init", "s1"]);
     env.turn("s1", "one", &["read"]);
@@ -244,13 +277,7 @@ fn a_repository_sent_to_another_for_its_refs_or_objects_is_refused() {
                 "{rel}: {args:?}: {err}"
             );
         }
-        let out = env.run(&["verify", "--all"]);
-        assert_eq!(out.status.code(), Some(1), "{rel}");
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            said.contains("repo_redirected") && said.contains(rel),
-            "{rel}: {said}"
-        );
+        verify_names(&env, "repo_redirected", rel);
         assert_eq!(
             tree_of(&other),
             before,
@@ -304,13 +331,7 @@ fn a_replace_ref_hides_no_changed_node_from_verify() {
     // The changed file's blob stands in for the committed one.
     let forged = env.git_ok(&dir, &["hash-object", "-w", &rel]);
     env.git_ok(&dir, &["replace", committed.trim(), forged.trim()]);
-    let out = env.run(&["verify", "--all"]);
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains("node_changed") && said.contains(&file),
-        "{said}"
-    );
+    verify_names(&env, "node_changed", &file);
 }
 
 #[test]
@@ -336,34 +357,8 @@ fn commands_over_every_session_write_nothing_through_a_linked_session_or_git_dir
         } else {
             "git-session.lock"
         }));
-        let before = tree_of(&outside);
-        for args in [
-            &["verify", "--all"][..],
-            &["verify", "--all", "--fix"],
-            &["list"],
-            &["grep", "one"],
-            &["feed"],
-            &["gc-shells"],
-            &["recover"],
-            &["backfill", "--all"],
-            &["verify", "s1"],
-            &["append", "s1", "--text", "x"],
-            &["commit-turn", "s1"],
-        ] {
-            let _ = env.run(args);
-            assert_eq!(
-                tree_of(&outside),
-                before,
-                "{linked:?}: {args:?} wrote outside"
-            );
-        }
-        let out = env.run(&["verify", "--all"]);
-        assert_eq!(out.status.code(), Some(1), "{linked:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("layout_link"),
-            "{linked:?}: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        commands_write_nothing_in(&env, &outside, &[]);
+        verify_names(&env, "layout_link", "s1");
     }
 }
 
@@ -383,32 +378,10 @@ fn a_linked_project_directory_of_sessions_is_refused_and_reported() {
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::rename(&pdir, outside.join(pid)).unwrap();
     std::os::unix::fs::symlink(outside.join(pid), &pdir).unwrap();
-    let before = tree_of(&outside);
-    for args in [
-        &["verify", "--all"][..],
-        &["verify", "--all", "--fix"],
-        &["list"],
-        &["grep", "one"],
-        &["feed"],
-        &["gc-shells"],
-        &["recover"],
-        &["backfill", "--all"],
-        &["migrate"],
-        &["verify", "s1"],
-        &["show", "s1"],
-        &["append", "s1", "--text", "x"],
-        &["commit-turn", "s1"],
-        &["init", "s2", "--project", pid],
-    ] {
-        let _ = env.run(args);
-        assert_eq!(tree_of(&outside), before, "{args:?} wrote outside");
-    }
+    commands_write_nothing_in(&env, &outside, &[&["init", "s2", "--project", pid]]);
     let err = env.fails(&["append", "s1", "--text", "x"], 1);
     assert!(err.contains("symbolic link") && err.contains(pid), "{err}");
-    let out = env.run(&["verify", "--all"]);
-    assert_eq!(out.status.code(), Some(1));
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("layout_link") && said.contains(pid), "{said}");
+    verify_names(&env, "layout_link", pid);
 }
 
 #[test]
@@ -438,13 +411,7 @@ fn a_linked_registry_directory_is_refused_and_reported() {
             0,
             "{rel}"
         );
-        let out = env.run(&["verify", "--all"]);
-        assert_eq!(out.status.code(), Some(1), "{rel}");
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            said.contains("layout_link") && said.contains(rel),
-            "{rel}: {said}"
-        );
+        verify_names(&env, "layout_link", rel);
     }
 }
 
@@ -538,13 +505,7 @@ fn a_symlinked_history_or_attachments_directory_is_refused() {
             "{rel}: something was written outside"
         );
         // verify names it.
-        let out = env.run(&["verify", "--all"]);
-        assert_eq!(out.status.code(), Some(1), "{rel}");
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            said.contains("layout_link") && said.contains(rel),
-            "{rel}: {said}"
-        );
+        verify_names(&env, "layout_link", rel);
     }
 }
 
