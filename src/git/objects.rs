@@ -238,6 +238,7 @@ impl Writer {
             let handle = std::thread::spawn(move || {
                 for (kind, buf, id) in rx {
                     write_one(&loose, kind, &buf, id)?;
+                    atomic::crash_point("object-written-by-thread");
                 }
                 Ok(())
             });

@@ -268,14 +268,7 @@ impl StateDir {
     /// A project's directory that is a link is none of them: its sessions
     /// are refused ([`Self::linked_project_dirs`]).
     pub fn session_parents(&self) -> Vec<PathBuf> {
-        let mut projects: Vec<PathBuf> = std::fs::read_dir(self.sessions().join("projects"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .collect();
-        projects.sort();
+        let (projects, _) = self.project_dirs();
         std::iter::once(self.sessions()).chain(projects).collect()
     }
 
@@ -283,13 +276,27 @@ impl StateDir {
     /// project's directory belongs): nothing is read or written through
     /// them.
     pub fn linked_project_dirs(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.sessions().join("projects"))
+        self.project_dirs().1
+    }
+
+    /// `sessions/projects/` in one listing, in name order: the projects'
+    /// directories, and the entries that are links in their place.
+    fn project_dirs(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let (mut dirs, mut links) = (Vec::new(), Vec::new());
+        for e in std::fs::read_dir(self.sessions().join("projects"))
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
-            .map(|e| e.path())
-            .collect()
+        {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                Ok(t) if t.is_symlink() => links.push(e.path()),
+                _ => {}
+            }
+        }
+        dirs.sort();
+        links.sort();
+        (dirs, links)
     }
 
     /// The first directory between the state dir and `p` (inside it) that
@@ -324,17 +331,16 @@ impl StateDir {
         if is_session_dir(&candidate) {
             return SessionDir::checked(candidate)?.of(id, false).map(Some);
         }
-        if let Some(p) = self
-            .session_parents()
-            .into_iter()
-            .skip(1)
+        let (projects, linked) = self.project_dirs();
+        if let Some(p) = projects
+            .iter()
             .map(|parent| parent.join(id))
             .find(|p| is_session_dir(p))
         {
             return SessionDir::checked(p)?.of(id, false).map(Some);
         }
         // In a project's place that is a link: refused, naming the link.
-        for linked in self.linked_project_dirs() {
+        for linked in linked {
             if is_session_dir(&linked.join(id)) {
                 super::atomic::refuse_unsafe(&linked)?;
             }
