@@ -3,7 +3,9 @@
 //!
 //! Reads: every session's files and repository, the registries. Writes:
 //! nothing, or with `--fix` what is safe to repair: damaged committed files
-//! restored from git (the damaged bytes kept in a quarantine), lost branch
+//! restored from git (the damaged bytes kept in a quarantine), blobs missing
+//! or damaged in git stored again from the files that hold their bytes (a
+//! damaged loose copy quarantined), lost branch
 //! refs recreated, the git index rebuilt, uncommitted turns committed, index
 //! rows rebuilt, dangling locations of sessions found elsewhere, our temp
 //! files. It never commits bytes that do not parse, never deletes a node,
@@ -176,12 +178,54 @@ fn quarantine(sd: &SessionDir, rel: &str) -> Result<Option<std::path::PathBuf>> 
     Ok(Some(dest))
 }
 
+/// Store blob `r.blob` again from the session's file `r.rel`, which holds
+/// its bytes (read again here, under the lock, never through a link): a
+/// damaged loose copy is moved to the quarantine first, since a loose file
+/// there is taken as the object. Nothing is done when the file no longer
+/// holds those bytes (the next `verify` reports the blob again).
+fn rewrite_blob(
+    sd: &SessionDir,
+    repo: &mut SessionRepo,
+    r: &verify::Restore,
+) -> Result<Option<String>> {
+    use std::io::Read;
+    let path = sd.dir.join(&r.rel);
+    refuse_links(sd, &path)?;
+    let mut data = Vec::new();
+    atomic::no_follow(std::fs::OpenOptions::new().read(true))
+        .open(&path)
+        .and_then(|mut f| f.read_to_end(&mut data))
+        .io("read", &path)?;
+    if crate::git::blob_id(&data) != r.blob {
+        return Ok(None);
+    }
+    let loose = repo.loose_path(r.blob);
+    refuse_links(sd, loose.parent().unwrap_or(&sd.dir))?;
+    let rel = loose
+        .strip_prefix(&sd.dir)
+        .expect("the objects are in the session")
+        .to_string_lossy()
+        .into_owned();
+    let moved = quarantine(sd, &rel)?;
+    repo.rewrite_blob(r.blob, data)?;
+    Ok(Some(match moved {
+        Some(q) => format!(
+            "stored blob {} again from `{}` (the damaged copy is `{}`)",
+            r.blob,
+            r.rel,
+            q.display()
+        ),
+        None => format!("stored blob {} again from `{}`", r.blob, r.rel),
+    }))
+}
+
 /// The repairs done under the session's exclusive lock: locks and temp
-/// files, damaged committed files, lost refs, the git index.
+/// files, blobs stored again, damaged committed files, lost refs, the git
+/// index.
 fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec<String>> {
     let mut done = Vec::new();
     let _l = ctx.lock_session(sd, lock::Kind::Exclusive)?;
-    let repo = SessionRepo::open(&sd.dir)?;
+    let mut repo = SessionRepo::open(&sd.dir)?;
     // Our index.lock goes whatever its age (no command of ours holds it),
     // and before the temp file it may share its inode with.
     repo.clear_stale_locks();
@@ -189,6 +233,9 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
         done.push("removed stale lock files".into());
     }
     done.extend(remove_temps(&check.stray_temps));
+    for r in &check.rewrite {
+        done.extend(rewrite_blob(sd, &mut repo, r)?);
+    }
     if check.catalog_stale {
         crate::layout::history::Catalog::load_listed(sd)?;
         done.push("rebuilt the catalog of history/ from the directory".into());

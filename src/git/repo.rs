@@ -309,6 +309,27 @@ impl SessionRepo {
         self.repo().is_ok_and(|r| r.has_object(id))
     }
 
+    /// Where object `id` is, or would be, stored loose.
+    pub fn loose_path(&self, id: ObjectId) -> PathBuf {
+        let hex = id.to_hex().to_string();
+        self.git_dir.join("objects").join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// Store blob `id` again from `data`, its bytes, and sync it: the repair
+    /// of a blob that is missing, or whose damaged loose file was moved
+    /// aside first (a loose file already there is taken as the object).
+    /// Refuses bytes that are not that blob.
+    pub fn rewrite_blob(&mut self, id: ObjectId, data: Vec<u8>) -> Result<()> {
+        if super::blob_id(&data) != id {
+            return Err(self.err(
+                "write a blob again",
+                format!("the bytes given are not blob {id}"),
+            ));
+        }
+        self.write_blob(data)?;
+        self.sync_objects()
+    }
+
     /// Object `id` read from the object database and checked against its
     /// id: its kind and bytes, or what is wrong with it (missing, not
     /// readable, or other bytes than its name says).

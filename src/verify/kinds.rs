@@ -209,8 +209,8 @@ pub const KINDS: &[Kind] = &[
     Kind {
         code: "object_missing",
         meaning: "a git object is missing or corrupt",
-        fix: "restore the repository from a backup",
-        repair: NOTHING,
+        fix: "git-session verify --fix <session> when the session's file still holds a blob's bytes; otherwise restore the repository from a backup",
+        repair: "stores a blob again from the session's file that holds its bytes, the damaged copy quarantined; a commit, a tree, or a blob whose file changed needs a backup",
     },
     Kind {
         code: "repo_unreadable",

@@ -57,6 +57,10 @@ pub struct SessionCheck {
     pub commit_blocked: bool,
     /// Committed files to restore from git.
     pub restore: Vec<Restore>,
+    /// The other way: blobs missing from git, or damaged in a loose file,
+    /// whose file in the session still holds their bytes, to be stored
+    /// again from it (the damaged file quarantined).
+    pub rewrite: Vec<Restore>,
     /// Branches to recreate or fast-forward.
     pub lost: Vec<LostTip>,
     /// The git index is to be rebuilt from this commit's tree.
@@ -428,72 +432,77 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
 /// `--objects`: every commit, tree and blob that HEAD and the branches
 /// reach, read from the object database and hashed (as `git fsck` does,
 /// without git): a stored object that is damaged, though its name is still
-/// there, is found even when the file it was made from is intact.
+/// there, is found even when the file it was made from is intact. A blob
+/// is followed with its path in the tree, so that one whose file still
+/// holds its bytes can be stored again ([`report_lost_blobs`]).
 fn corrupt_objects(c: &mut Ctx<'_>, sd: &SessionDir, repo: &SessionRepo) {
     use gix::objs::Kind;
-    let mut stack: Vec<Oid> = repo
+    let mut stack: Vec<(Oid, Option<String>)> = repo
         .head()
         .ok()
         .and_then(|h| h.commit)
         .into_iter()
+        .map(|id| (id, None))
         .collect();
     stack.extend(
         repo.branches()
             .unwrap_or_default()
             .into_iter()
-            .map(|(_, t)| t),
+            .map(|(_, t)| (t, None)),
     );
+    // The directory each tree reached stands for ("" for a commit's tree).
+    let mut dirs: HashMap<Oid, String> = HashMap::new();
     let mut seen = HashSet::new();
-    let mut bad: Vec<String> = Vec::new();
-    while let Some(id) = stack.pop() {
+    let mut bad: Vec<LostBlob> = Vec::new();
+    while let Some((id, path)) = stack.pop() {
         if !seen.insert(id) {
             continue;
         }
         let (kind, data) = match repo.read_checked(id) {
             Ok(found) => found,
             Err(why) => {
-                bad.push(format!("{id} ({why})"));
+                bad.push(LostBlob { id, path, why });
                 continue;
             }
         };
         let parsed = match kind {
             Kind::Commit => {
                 gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|commit| {
-                    stack.push(commit.tree());
-                    stack.extend(commit.parents());
+                    dirs.entry(commit.tree()).or_default();
+                    stack.push((commit.tree(), None));
+                    stack.extend(commit.parents().map(|p| (p, None)));
                 })
             }
             Kind::Tree => {
                 gix::objs::TreeRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|tree| {
+                    let dir = dirs.get(&id).cloned().unwrap_or_default();
                     // A submodule's commit is not in this repository.
-                    stack.extend(
-                        tree.entries
-                            .iter()
-                            .filter(|e| !e.mode.is_commit())
-                            .map(|e| e.oid.to_owned()),
-                    );
+                    for e in tree.entries.iter().filter(|e| !e.mode.is_commit()) {
+                        let name = format!("{dir}{}", e.filename);
+                        let oid = e.oid.to_owned();
+                        if e.mode.is_tree() {
+                            dirs.entry(oid).or_insert_with(|| format!("{name}/"));
+                            stack.push((oid, None));
+                        } else {
+                            stack.push((oid, e.mode.is_blob().then_some(name)));
+                        }
+                    }
                 })
             }
             Kind::Blob | Kind::Tag => Ok(()),
         };
         if let Err(e) = parsed {
-            bad.push(format!("{id} (a {kind} that does not parse: {e})"));
+            bad.push(LostBlob {
+                id,
+                path: None,
+                why: format!("a {kind} that does not parse: {e}"),
+            });
         }
     }
-    if !bad.is_empty() {
-        c.add(
-            "object_missing",
-            &sd.git_dir(),
-            format!(
-                "{} of the {} object(s) the branches reach are missing or damaged: {}",
-                bad.len(),
-                seen.len(),
-                bad.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-            ),
-            "restore the repository from a backup; `git fsck` lists what is lost".into(),
-            false,
-        );
-    }
+    let reached = seen.len();
+    report_lost_blobs(c, sd, repo, bad, |n| {
+        format!("{n} of the {reached} object(s) the branches reach are missing or damaged")
+    });
 }
 
 /// Uncommitted node files that do not parse: nothing can commit them.
@@ -940,36 +949,122 @@ fn stats(
     }
 }
 
-/// Blobs of the newest tree that the object database lacks.
+/// Blobs of the newest tree that the object database lacks, or holds as an
+/// empty loose file: what a crash leaves of an object whose bytes never
+/// reached the disk (the file is there, so nothing writes it again, and git
+/// fails on it). Other damage inside a file is found by `--objects`, which
+/// reads every object.
 fn missing_blobs(
     c: &mut Ctx<'_>,
     sd: &SessionDir,
     repo: &SessionRepo,
     entries: &[(String, u32, Oid)],
 ) {
-    let missing: Vec<&str> = entries
+    let lost: Vec<LostBlob> = entries
         .iter()
-        .filter(|(_, _, id)| !repo.object_exists(*id))
-        .map(|(p, _, _)| p.as_str())
+        .filter(|(_, mode, _)| *mode != 0o160000)
+        .filter_map(|(path, _, id)| {
+            let why = if !repo.object_exists(*id) {
+                "missing"
+            } else if std::fs::symlink_metadata(repo.loose_path(*id)).is_ok_and(|m| m.len() == 0) {
+                "an empty file"
+            } else {
+                return None;
+            };
+            Some(LostBlob {
+                id: *id,
+                path: Some(path.clone()),
+                why: why.into(),
+            })
+        })
         .collect();
-    if !missing.is_empty() {
+    report_lost_blobs(c, sd, repo, lost, |n| {
+        format!("{n} blob(s) of the latest commit are missing or damaged")
+    });
+}
+
+/// A stored object that is missing or damaged: its id, where a tree holds
+/// it when it is a blob, and what is wrong.
+struct LostBlob {
+    id: Oid,
+    path: Option<String>,
+    why: String,
+}
+
+/// Report lost objects, as one finding for those `verify --fix` stores
+/// again from a file of the session that holds their bytes (queued in
+/// `rewrite`), and one for the rest, which need a backup. A blob counts as
+/// repairable only when it is missing or its copy is loose: a damaged copy
+/// inside a pack would still be read first.
+fn report_lost_blobs(
+    c: &mut Ctx<'_>,
+    sd: &SessionDir,
+    repo: &SessionRepo,
+    lost: Vec<LostBlob>,
+    what: impl Fn(usize) -> String,
+) {
+    let (fixable, rest): (Vec<LostBlob>, Vec<LostBlob>) = lost.into_iter().partition(|l| {
+        l.path
+            .as_deref()
+            .is_some_and(|p| file_holds_blob(&sd.dir.join(p), l.id))
+            && (!repo.object_exists(l.id)
+                || std::fs::symlink_metadata(repo.loose_path(l.id)).is_ok())
+    });
+    let listed = |ls: &[LostBlob]| {
+        ls.iter()
+            .take(3)
+            .map(|l| match &l.path {
+                Some(p) => format!("{p} ({}, {})", l.id, l.why),
+                None => format!("{} ({})", l.id, l.why),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !fixable.is_empty() {
         c.add(
             "object_missing",
             &sd.git_dir(),
             format!(
-                "{} blob(s) of the latest commit are missing: {}",
-                missing.len(),
-                missing
-                    .iter()
-                    .take(3)
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "{}: {}; the session's files still hold their bytes",
+                what(fixable.len()),
+                listed(&fixable)
             ),
-            "restore the repository from a backup; the files on disk are intact".into(),
+            format!("git-session verify --fix {}", c.id),
+            true,
+        );
+        for l in fixable {
+            if !c.out.rewrite.iter().any(|r| r.blob == l.id) {
+                c.out.rewrite.push(Restore {
+                    rel: l.path.expect("a repairable blob has a path"),
+                    blob: l.id,
+                });
+            }
+        }
+    }
+    if !rest.is_empty() {
+        c.add(
+            "object_missing",
+            &sd.git_dir(),
+            format!("{}: {}", what(rest.len()), listed(&rest)),
+            "restore the repository from a backup; `git fsck` lists what is lost".into(),
             false,
         );
     }
+}
+
+/// Whether the regular file at `path` (never through a link) holds the
+/// bytes of blob `id`.
+fn file_holds_blob(path: &Path, id: Oid) -> bool {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut data = Vec::new();
+    crate::layout::atomic::no_follow(std::fs::OpenOptions::new().read(true))
+        .open(path)
+        .and_then(|mut f| f.read_to_end(&mut data))
+        .is_ok()
+        && crate::git::blob_id(&data) == id
 }
 
 /// Whether `path` holds the bytes of blob `id`: the index's stat data

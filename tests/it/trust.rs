@@ -407,6 +407,21 @@ const DAMAGES: &[Damage] = &[
                 .unwrap();
         },
     },
+    Damage {
+        name: "missing object whose file is intact",
+        code: "object_missing",
+        repairable: true,
+        apply: |env, dir| {
+            // A node's blob lost: its file still holds the bytes.
+            env.unpack_all(dir);
+            let file = node_file(dir, 1);
+            let rel = file.strip_prefix(dir).unwrap().to_str().unwrap();
+            let blob = env.git_ok(dir, &["rev-parse", &format!("HEAD:{rel}")]);
+            let blob = blob.trim();
+            std::fs::remove_file(dir.join(".git/objects").join(&blob[..2]).join(&blob[2..]))
+                .unwrap();
+        },
+    },
 ];
 
 #[test]

@@ -565,3 +565,138 @@ fn objects_reads_every_stored_object_back_loose_or_packed() {
     std::fs::write(&pack, &bytes).unwrap();
     assert_eq!(kinds(&env, &["--objects", "s1"]), ["object_missing"]);
 }
+
+/// The loose file of blob `id` in `dir`'s repository.
+fn loose_object(dir: &std::path::Path, id: &str) -> std::path::PathBuf {
+    dir.join(".git/objects").join(&id[..2]).join(&id[2..])
+}
+
+/// Make a read-only object file writable (git writes them 0444).
+fn writable(path: &std::path::Path) {
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(path, perms).unwrap();
+}
+
+/// A blob lost from git, or damaged in its loose file, while the session's
+/// file still holds its bytes (the files are the record, git their mirror):
+/// `verify` says so, `verify --fix` stores it again from the file, the
+/// damaged copy quarantined, and git agrees. A blob whose file changed too
+/// needs a backup, and `--fix` leaves it alone.
+#[test]
+fn a_lost_or_damaged_blob_is_stored_again_from_the_file_that_holds_it() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &["read"]);
+    env.turn("s1", "two", &[]);
+    let dir = env.session_dir("s1");
+    env.unpack_all(&dir);
+    let files = env.history_files("s1");
+    let blob_of = |file: &str| {
+        env.git("s1", &["rev-parse", &format!("HEAD:history/{file}")])
+            .trim()
+            .to_string()
+    };
+    let fixed_by = |args: &[&str], id: &str| {
+        let mut a = vec!["verify", "--fix"];
+        a.extend_from_slice(args);
+        let out = env.ok(&a);
+        assert!(out.contains(&format!("stored blob {id} again")), "{out}");
+        assert!(kinds(&env, &["--objects", "s1"]).is_empty());
+        env.assert_clean("s1");
+    };
+    let repairable = |args: &[&str], id: &str| {
+        let found = findings(&env, args);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0]["kind"], "object_missing");
+        assert_eq!(found[0]["fixable"], true, "{found:?}");
+        assert_eq!(found[0]["fix"], "git-session verify --fix s1");
+        assert!(found[0]["message"].as_str().unwrap().contains(id));
+    };
+
+    // Missing: the loose file is gone.
+    let id = blob_of(&files[0]);
+    std::fs::remove_file(loose_object(&dir, &id)).unwrap();
+    env.fails(&["verify", "s1"], 1);
+    repairable(&["s1"], &id);
+    fixed_by(&["s1"], &id);
+
+    // Empty: what a crash leaves of an object whose bytes never reached the
+    // disk. git fails on it; plain `verify` finds it too.
+    let id = blob_of(&files[1]);
+    let obj = loose_object(&dir, &id);
+    writable(&obj);
+    std::fs::write(&obj, b"").unwrap();
+    assert!(
+        !env.git_in(&dir, &["fsck", "--no-progress"])
+            .status
+            .success()
+    );
+    repairable(&["s1"], &id);
+    fixed_by(&["s1"], &id);
+    let quarantined: Vec<Vec<u8>> = std::fs::read_dir(dir.join(".git/git-session/quarantine"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(quarantined, [Vec::<u8>::new()], "the damaged copy is kept");
+
+    // Damaged inside: another object's bytes under its name, which only
+    // reading the object (`--objects`) finds.
+    let id = blob_of(&files[2]);
+    let obj = loose_object(&dir, &id);
+    let other = env.git("s1", &["rev-parse", "HEAD:meta.json"]);
+    writable(&obj);
+    std::fs::copy(loose_object(&dir, other.trim()), &obj).unwrap();
+    assert!(kinds(&env, &["s1"]).is_empty());
+    repairable(&["--objects", "s1"], &id);
+    fixed_by(&["--objects", "s1"], &id);
+
+    // A blob whose file changed since (meta.json is rewritten by `update`):
+    // nothing on disk holds its bytes, and nothing is written.
+    env.ok(&["update", "s1", "--pin"]);
+    let id = env.git("s1", &["rev-parse", "HEAD:meta.json"]);
+    let id = id.trim();
+    std::fs::remove_file(loose_object(&dir, id)).unwrap();
+    let found = findings(&env, &["s1"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["fixable"], false);
+    assert!(found[0]["fix"].as_str().unwrap().contains("backup"));
+    let out = env.fails(&["verify", "--fix", "s1"], 1);
+    assert!(!out.contains("stored blob"), "{out}");
+    assert!(!loose_object(&dir, id).exists());
+}
+
+/// `verify --fix` stores a lost blob through no planted link: with the
+/// object's fan-out directory a link to a directory outside, nothing is
+/// written there.
+#[test]
+fn a_lost_blob_is_stored_again_through_no_link() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let dir = env.session_dir("s1");
+    env.unpack_all(&dir);
+    let file = env.history_files("s1")[0].clone();
+    let id = env.git("s1", &["rev-parse", &format!("HEAD:history/{file}")]);
+    let id = id.trim();
+    std::fs::remove_file(loose_object(&dir, id)).unwrap();
+    let fanout = dir.join(".git/objects").join(&id[..2]);
+    let outside = env.tmp.path().join("outside");
+    std::fs::rename(&fanout, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &fanout).unwrap();
+    let before: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    let out = env.run(&["verify", "--fix", "s1"]);
+    assert_ne!(out.status.code(), Some(0));
+    let after: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(before, after, "nothing written through the link");
+    assert!(!outside.join(&id[2..]).exists());
+}
