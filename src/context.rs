@@ -56,6 +56,39 @@ impl Ctx {
         lock::acquire(path, kind, self.locks)
     }
 
+    /// Take the locks of a command that works in a session's project as
+    /// well as in the session (`begin-turn`, `commit-turn`), in the
+    /// documented order: the project's (when the session is bound to one),
+    /// then the session's, both exclusive. The binding is read before the
+    /// session's lock and again under it; a session bound meanwhile has its
+    /// locks taken again.
+    pub fn lock_project_and_session(
+        &self,
+        sd: &crate::layout::SessionDir,
+        session: &str,
+    ) -> Result<(Option<lock::Lock>, lock::Lock)> {
+        use crate::layout::schema::Meta;
+        let bound = |meta: &Meta| -> Result<Option<String>> {
+            Ok(crate::project::of_session(&self.state, session, meta)?.map(|p| p.id))
+        };
+        loop {
+            let project = bound(&Meta::read(&sd.meta())?)?;
+            let project_lock = match &project {
+                Some(id) => Some(lock::project(
+                    &self.state,
+                    id,
+                    lock::Kind::Exclusive,
+                    self.locks,
+                )?),
+                None => None,
+            };
+            let session_lock = self.lock_session(sd, lock::Kind::Exclusive)?;
+            if bound(&Meta::read(&sd.meta())?)? == project {
+                return Ok((project_lock, session_lock));
+            }
+        }
+    }
+
     /// Take a session's lock; a session without `.git` is reported as such.
     pub fn lock_session(
         &self,

@@ -4,13 +4,13 @@
 //! (`status=running`), one index journal row, and for a bound project the
 //! baseline in `.git/git-session/baseline.json`; with auto-commit on, a
 //! project directory without a repository gets one, with a baseline commit
-//! of the files already there. Locks: the session, exclusive. Prints: the
-//! baseline.
+//! of the files already there. Locks: the project (when the session is
+//! bound to one), then the session, both exclusive. Prints: the baseline.
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
 use crate::layout::schema::{self, Meta};
-use crate::layout::{atomic, lock, registry};
+use crate::layout::{atomic, registry};
 use crate::out::records;
 use crate::project;
 
@@ -48,7 +48,7 @@ fn baseline_record(session: &str, project: &str, b: &serde_json::Value) -> recor
 
 pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
-    let _l = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    let _locks = ctx.lock_project_and_session(&sd, &args.session)?;
     let mut meta = Meta::read(&sd.meta())?;
     meta.set("status", "running");
     atomic::write(&sd.meta(), &meta.to_json())?;

@@ -4,8 +4,9 @@
 //! Writes: meta.json (status, first-turn title) when it changes, git objects,
 //! refs (compare-and-swap), the index, one index journal row; with a
 //! project's auto-commit, first the agent's commit in the project and its
-//! record in the turn's assistant node (one session commit per turn). Locks: the
-//! session, exclusive. Prints: one commit id per commit made.
+//! record in the turn's assistant node (one session commit per turn). Locks:
+//! the session's project (when it is bound to one), then the session, both
+//! exclusive. Prints: one commit id per commit made.
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
@@ -80,7 +81,13 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
         ));
     }
     let sd = ctx.state.find_session(&args.session)?;
-    let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+    // The project's lock too: two sessions of one project end their turns
+    // at once, and each agent commit is decided and made on the other's.
+    let _locks = if args.dry_run {
+        (None, ctx.lock_session(&sd, lock::Kind::Exclusive)?)
+    } else {
+        ctx.lock_project_and_session(&sd, &args.session)?
+    };
     let opts = CommitOptions {
         message: args.message.clone(),
         duration: args.duration,

@@ -88,6 +88,7 @@ Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory
 <state>/sessions/<id>/                   a session in the default project
 <state>/sessions/projects/<project>/<id>/   a session bound to a project
 <state>/projects/projects.json           project registry
+<state>/projects/<project>.lock          one session's turn in the project at a time
 <state>/git\-session\-hooks.log           failures that git\-session hook kept from the agent
 <state>/sync/remotes.json                remotes of push and fetch: {name: {"url": …}}
 <state>/sync/repo/                       the transfer repository (copies only: deletable)
@@ -138,7 +139,7 @@ OpenProgram's Python store lists every directory in \fIsessions/\fR and every \f
 .SH TRUST
 Everything on disk is input from a stranger. No git setting of a session repository runs: background packing is the only git process started in one, with \fIcore.hooksPath=/dev/null\fR, \fIcore.fsmonitor=false\fR, no pager and no global or system config forced on its command line, and \fBmigrate\fR gives a copy the pinned config, never the source's. Files rewritten in place or appended to are opened with O_NOFOLLOW; others are replaced by a rename. A symlink in place of \fI.git/\fR, \fI.git/git\-session/\fR, \fIhistory/\fR, \fIworkdir/\fR, \fIworkdir/attachments/\fR or a private file is refused. A session resolves only to a directory whose meta.json does not name another id (through \fIlocations.json\fR: names this id), and \fBdelete\fR removes only a directory holding nothing but a session's own entries. The state dir, anything in it or holding it, and a session repository are never a project. FIFOs, sockets and devices are skipped; \fI.git\fR in any case is never committed; \fIROOT\fR is no node id. Nothing printed for a person acts on the terminal: in human output, the C0 controls but tab and newline (a carriage return only where it ends a line), DEL, the C1 controls and the bidirectional overrides in node text, titles and file names are shown as escapes (\fI\\u{1b}\fR); \fB\-\-json\fR and \fBcat\fR keep the exact text.
 .SH LOCKS
-One lock per session, one for the registries (\fIsessions/.registry.lock\fR); the order is registry, then project, then session. git's own \fI*.lock\fR files mean git is busy: git-session waits and never deletes them. Every file is written through a temp file (prefix \fI.gs\-tmp\-\fR) renamed into place.
+One lock per session, one for the registries (\fIsessions/.registry.lock\fR), one per project for the turns of its sessions (\fIprojects/<project_id>.lock\fR: a turn's baseline and its agent commit); the order is registry, then project, then session. git's own \fI*.lock\fR files mean git is busy: git-session waits and never deletes them. Every file is written through a temp file (prefix \fI.gs\-tmp\-\fR) renamed into place.
 .SH "SEE ALSO"
 \fBgit-session\fR(1), \fBgit-session-verify\fR(1)
 "#;

@@ -49,6 +49,16 @@ pub fn session(sd: &super::SessionDir, kind: Kind, opts: LockOptions) -> Result<
     acquire(&sd.lock_file(), kind, opts)
 }
 
+/// A project's lock ([`super::StateDir::project_lock`]), its file made on
+/// demand: only for a valid project id, never through a link in the state
+/// dir.
+pub fn project(state: &super::StateDir, id: &str, kind: Kind, opts: LockOptions) -> Result<Lock> {
+    super::ids::project_id(id)?;
+    let path = state.project_lock(id);
+    state.make_parent_checked(&path)?;
+    acquire(&path, kind, opts)
+}
+
 pub fn acquire(path: &Path, kind: Kind, opts: LockOptions) -> Result<Lock> {
     let file = super::atomic::no_follow(
         std::fs::OpenOptions::new()

@@ -116,6 +116,13 @@ impl StateDir {
     pub fn projects_json(&self) -> PathBuf {
         self.root.join("projects").join("projects.json")
     }
+    /// The lock of project `id`'s repository (SPEC §4): what is decided and
+    /// written there for the agent (a turn's baseline, its agent commit) is
+    /// done by one session at a time. Taken after the registry lock and
+    /// before a session's.
+    pub fn project_lock(&self, id: &str) -> PathBuf {
+        self.root.join("projects").join(format!("{id}.lock"))
+    }
     /// Where `git-session hook` writes the failures it keeps from the agent
     /// (one JSON object per line); `verify --all` reports them.
     pub fn hook_log(&self) -> PathBuf {

@@ -100,3 +100,71 @@ fn concurrent_turns_and_commits_lose_nothing() {
     covered.sort();
     assert_eq!(covered, (1..=64).collect::<Vec<u64>>());
 }
+
+/// Two sessions of one auto-commit project end their turns at the same
+/// moment, round after round: each turn gets its own agent commit, one on
+/// top of the other (the project's lock), holding exactly its own file; no
+/// turn fails and the user's index mirrors the last commit. Without the
+/// lock, the second commit's compare-and-swap failed and so did its turn.
+#[test]
+fn two_sessions_of_one_project_end_their_turns_at_once() {
+    let env = TestEnv::new();
+    let (work, pid) = env.project("work", &["--auto-commit"]);
+    env.git_ok(&work, &["init", "-q", "-b", "main"]);
+    env.git_ok(&work, &["config", "user.name", "U"]);
+    env.git_ok(&work, &["config", "user.email", "u@x"]);
+    env.git_ok(&work, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    let sessions = ["s1", "s2"];
+    for s in sessions {
+        env.ok(&["init", s, "--project", &pid]);
+    }
+    let rounds = 12;
+    for round in 0..rounds {
+        for s in sessions {
+            env.ok(&["begin-turn", s]);
+            std::fs::write(
+                work.join(format!("{s}-{round}.txt")),
+                format!("{s} {round}\n"),
+            )
+            .unwrap();
+            env.append(s, &["--text", &format!("round {round}")]);
+            env.append(s, &["--role", "assistant", "--text", "done"]);
+        }
+        std::thread::scope(|scope| {
+            for s in sessions {
+                let env = &env;
+                scope.spawn(move || {
+                    let file = format!("{s}-{round}.txt");
+                    env.ok(&["commit-turn", s, "--project-paths", &file]);
+                });
+            }
+        });
+    }
+    let count = env.git_ok(&work, &["rev-list", "--count", "HEAD"]);
+    assert_eq!(count.trim(), (2 * rounds + 1).to_string());
+    assert_eq!(env.git_ok(&work, &["status", "--porcelain"]), "");
+    // Each agent commit holds its own session's file, and only it.
+    let log = env.git_ok(
+        &work,
+        &["log", "--format=%s", "--name-only", "HEAD~24..HEAD"],
+    );
+    let mut lines = log.lines().filter(|l| !l.is_empty());
+    while let (Some(subject), Some(file)) = (lines.next(), lines.next()) {
+        let session = subject
+            .strip_prefix("[agent ")
+            .and_then(|r| r.split(']').next())
+            .unwrap_or_else(|| panic!("{subject}"));
+        assert!(
+            file.starts_with(&format!("{session}-")),
+            "{subject}: {file}"
+        );
+    }
+    for s in sessions {
+        env.assert_clean(s);
+        let sdir = env.state().join("sessions/projects").join(&pid).join(s);
+        assert_eq!(
+            env.git_ok(&sdir, &["rev-list", "--count", "HEAD"]).trim(),
+            (rounds + 1).to_string()
+        );
+    }
+}
