@@ -331,16 +331,19 @@ fn agent_commit(
     } else {
         match repo.commit_paths(paths, &name, email, &message, now) {
             Ok(id) => Ok(id.to_string()),
-            // A file the agent's process is still writing: this turn has no
-            // project commit (a skip, as when a hook refuses it).
-            Err(e)
-                if miette::Diagnostic::code(&e).is_some_and(|c| {
-                    c.to_string().ends_with(crate::git::project::FILE_CHANGING)
-                }) =>
-            {
-                Err((FILE_CHANGING, e.to_string()))
+            // A file the agent's process is still writing, a branch the
+            // user moved meanwhile, or git busy with the index: this turn
+            // has no project commit (a skip, as when a hook refuses it).
+            Err(e) => {
+                let code = miette::Diagnostic::code(&e).map(|c| c.to_string());
+                match [FILE_CHANGING, HEAD_MOVED, GIT_BUSY]
+                    .into_iter()
+                    .find(|r| code.as_deref().is_some_and(|c| c.ends_with(r)))
+                {
+                    Some(reason) => Err((reason, e.to_string())),
+                    None => return Err(e),
+                }
             }
-            Err(e) => return Err(e),
         }
     };
     let (sha, skip) = match made {
@@ -384,6 +387,10 @@ fn agent_commit(
 const HOOK_REFUSED: &str = "hook_refused";
 /// The skip reason when a large file changed while it was read.
 const FILE_CHANGING: &str = crate::git::project::FILE_CHANGING;
+/// The skip reason when the project's branch moved while the commit was made.
+const HEAD_MOVED: &str = crate::git::project::HEAD_MOVED;
+/// The skip reason when git held the project's index too long.
+const GIT_BUSY: &str = crate::git::project::GIT_BUSY;
 
 /// Status after the turn, and the phase-1 title on the first turn.
 fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<()> {

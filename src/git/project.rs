@@ -25,6 +25,17 @@ pub enum Found {
 /// file changed while it was read (the skip reason `file_changing`).
 pub const FILE_CHANGING: &str = "file_changing";
 const FILE_CHANGING_CODE: &str = "project::file_changing";
+/// The skip reason when the project's branch moved while the agent's
+/// commit was made (a commit of the user's): the end of its code.
+pub const HEAD_MOVED: &str = "head_moved";
+const HEAD_MOVED_CODE: &str = "project::head_moved";
+/// The skip reason when git holds the project's index (`index.lock`: a
+/// `git add` or `git commit` of the user's, its message editor open)
+/// longer than [`GIT_BUSY_WAIT`]: the end of its code.
+pub const GIT_BUSY: &str = "git_busy";
+const GIT_BUSY_CODE: &str = "project::git_busy";
+/// How long an agent commit waits for git's `index.lock` in a project.
+const GIT_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub struct UserRepo {
     pub repo: gix::Repository,
@@ -79,6 +90,7 @@ pub fn init_with_baseline(path: &Path, time: f64) -> Result<UserRepo> {
         .map_err(|e| Error::git("write a tree", path, e))?
         .detach();
     let (tree, staged) = me.tree_with(empty, &files)?;
+    let index_lock = me.lock_index()?;
     let msg = if files.is_empty() {
         "openprogram: project init\n"
     } else {
@@ -97,7 +109,7 @@ pub fn init_with_baseline(path: &Path, time: f64) -> Result<UserRepo> {
             Vec::<ObjectId>::new(),
         )
         .map_err(|e| Error::git("commit the baseline", path, e))?;
-    me.update_index(staged, &HashSet::new())?;
+    me.update_index(index_lock, staged, &HashSet::new())?;
     Ok(me)
 }
 
@@ -212,9 +224,53 @@ impl UserRepo {
         Ok((id, staged))
     }
 
-    /// Set the index entries of exactly `staged` (and drop `removed`); other
-    /// entries, staged or not, stay as the user left them.
-    fn update_index(&self, staged: Vec<Staged>, removed: &HashSet<Vec<u8>>) -> Result<()> {
+    /// The skip of an agent commit whose branch moved meanwhile.
+    fn head_moved(&self, branch: &str) -> Error {
+        Error::refused(
+            HEAD_MOVED_CODE,
+            format!(
+                "branch `{branch}` of `{}` moved while the agent's commit was made",
+                self.root.display()
+            ),
+            Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
+        )
+    }
+
+    /// Take git's `index.lock`, as `git commit` does from its read of the
+    /// index to its write, so that a `git add` or `git commit` of the
+    /// user's at the same moment is neither lost nor overwritten. A lock
+    /// git holds means git is busy: wait [`GIT_BUSY_WAIT`] with backoff,
+    /// then give up (an error whose code ends with [`GIT_BUSY`]); it is
+    /// never deleted. Dropped unwritten, the lock goes and the index is as
+    /// it was.
+    fn lock_index(&self) -> Result<gix::lock::File> {
+        gix::lock::File::acquire_to_update_resource(
+            self.repo.index_path(),
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(GIT_BUSY_WAIT),
+            None,
+            0,
+        )
+        .map_err(|e| {
+            Error::refused(
+                GIT_BUSY_CODE,
+                format!("git holds the index of `{}`: {e}", self.root.display()),
+                Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
+            )
+        })
+    }
+
+    /// Set the index entries of exactly `staged` (and drop `removed`), the
+    /// index read under `lock` ([`Self::lock_index`]) and written through
+    /// it; other entries, staged or not, stay as the user left them.
+    fn update_index(
+        &self,
+        lock: gix::lock::File,
+        staged: Vec<Staged>,
+        removed: &HashSet<Vec<u8>>,
+    ) -> Result<()> {
+        let err = |e: Box<dyn std::error::Error + Send + Sync>| {
+            Error::git("write the index", &self.root, e)
+        };
         let mut index = if self.repo.index_path().exists() {
             self.repo
                 .open_index()
@@ -228,24 +284,23 @@ impl UserRepo {
         index_edit::apply(&mut index, staged);
         index_edit::remove(&mut index, removed);
         index.remove_tree();
-        for attempt in 0..100 {
-            match index.write(gix::index::write::Options::default()) {
-                Ok(()) => return Ok(()),
-                // git's index.lock: git is busy; back off, never delete it.
-                Err(_)
-                    if attempt < 99 && self.repo.index_path().with_extension("lock").exists() =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(e) => return Err(Error::git("write the index", &self.root, e)),
-            }
-        }
-        unreachable!("the loop returns")
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, lock);
+        index
+            .write_to(&mut out, gix::index::write::Options::default())
+            .map_err(|e| err(e.into()))?;
+        out.into_inner()
+            .map_err(|e| err(e.into_error().into()))?
+            .commit()
+            .map_err(|e| err(e.error.into()))?;
+        Ok(())
     }
 
     /// Commit exactly `paths` on the current branch as the agent (an error
     /// whose code ends with [`FILE_CHANGING`] when a large file changed
-    /// while it was read).
+    /// while it was read, with [`HEAD_MOVED`] when the branch moved
+    /// meanwhile, with [`GIT_BUSY`] when git holds the index). Once the
+    /// files are read, the index is locked until it is written, as `git
+    /// commit` holds it.
     pub fn commit_paths(
         &self,
         paths: &[String],
@@ -270,6 +325,13 @@ impl UserRepo {
             .map_err(|e| Error::git("read HEAD", &self.root, e))?
             .detach();
         let (tree, staged) = self.tree_with(base, paths)?;
+        // The files are read; from here to the index written, git's lock,
+        // as `git commit` holds it. A commit of the user's since HEAD was
+        // read makes this turn a skip.
+        let index_lock = self.lock_index()?;
+        if self.head()?.0 != Some(head) {
+            return Err(self.head_moved(&branch));
+        }
         let removed: HashSet<Vec<u8>> = paths
             .iter()
             .filter(|p| !staged.iter().any(|s| s.path == p.as_bytes()))
@@ -309,16 +371,19 @@ impl UserRepo {
             deref: false,
         };
         let mut buf = gix::date::parse::TimeBuf::default();
-        self.repo
+        if let Err(e) = self
+            .repo
             .edit_references_as([edit], Some(sig.to_ref(&mut buf)))
-            .map_err(|e| {
-                Error::git(
-                    "move the branch (the user committed meanwhile?)",
-                    &self.root,
-                    e,
-                )
-            })?;
-        self.update_index(staged, &removed)?;
+        {
+            // Another writer's commit (the user's: agent commits take the
+            // project's lock) landed since HEAD was read. Nothing is moved
+            // or staged: the turn is a skip, its changes left in the tree.
+            if self.head().is_ok_and(|(now, _)| now != Some(head)) {
+                return Err(self.head_moved(&branch));
+            }
+            return Err(Error::git("move the branch", &self.root, e));
+        }
+        self.update_index(index_lock, staged, &removed)?;
         Ok(id)
     }
 

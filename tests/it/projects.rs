@@ -557,3 +557,48 @@ fn a_refusing_hook_is_a_recorded_skip_and_the_users_index_is_untouched() {
     assert!(committed_reply(&env, &pid).contains("hook_refused"));
     assert_eq!(env.ok(&["verify", "--all"]), "");
 }
+
+/// While git holds the project's index (`index.lock`: a `git commit` of
+/// the user's, its message being edited), the agent commit waits, then the
+/// turn is a recorded skip: git's lock is left alone, nothing is committed
+/// or staged, and the session's turn is committed. Once git is done, the
+/// next turn commits. A file the user staged meanwhile stays staged.
+#[test]
+fn a_busy_index_makes_the_agent_commit_a_skip_and_its_lock_is_left_alone() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    let lock = dir.join(".git/index.lock");
+    std::fs::write(&lock, b"git's own").unwrap();
+    let err = turn(&env, &["--project-paths", "helper.rs"]);
+    assert!(err.contains("git_busy"), "{err}");
+    assert_eq!(std::fs::read(&lock).unwrap(), b"git's own");
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "1\n");
+    assert_eq!(reply_metadata(&env, &pid)["skipped"], "git_busy");
+    assert!(committed_reply(&env, &pid).contains("git_busy"));
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(
+        env.git_ok(&dir, &["status", "--porcelain"]),
+        "?? helper.rs\n"
+    );
+
+    // git done: the user staged a file of theirs; the next turn commits
+    // the agent's file and leaves the user's staged, as it was.
+    std::fs::write(dir.join("notes.txt"), "mine\n").unwrap();
+    env.git_ok(&dir, &["add", "notes.txt"]);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("util.rs"), "pub fn util() {}\n").unwrap();
+    turn(&env, &["--project-paths", "util.rs"]);
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    assert_eq!(
+        env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "util.rs\n"
+    );
+    assert_eq!(
+        env.git_ok(&dir, &["status", "--porcelain"]),
+        "A  notes.txt\n?? helper.rs\n"
+    );
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+}
