@@ -1,7 +1,7 @@
 //! Locks and temp files left in a session repository by a process that
 //! died: one policy for all of them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::SessionRepo;
 use super::index::index_lock_is_ours;
@@ -23,6 +23,34 @@ fn is_stale(path: &Path) -> bool {
         .ok()
         .and_then(|m| m.elapsed().ok())
         .is_some_and(|age| age >= STALE_LOCK)
+}
+
+/// Our temp files in a project's `.git/` (a large file being streamed into
+/// an object: `.gs-tmp-obj…`) that were left by a process that died: the
+/// regular files of ours not written to for [`FOREIGN_LOCK`]. No lock of
+/// ours covers every writer of a user's repository (git-session of another
+/// state dir may be streaming into it), so only a file that stopped
+/// growing counts; a stream writes to its file without pause.
+pub fn stale_project_temps(git_dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(git_dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter(|e| {
+            e.file_name()
+                .as_encoded_bytes()
+                .starts_with(crate::layout::TEMP_PREFIX.as_bytes())
+                && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|e| e.path())
+        .filter(|p| {
+            std::fs::symlink_metadata(p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age >= FOREIGN_LOCK)
+        })
+        .collect()
 }
 
 impl SessionRepo {

@@ -659,6 +659,7 @@ pub(crate) fn stream_loose(
             hasher.update(&buf[..n]);
             z.write_all(&buf[..n])?;
             left -= n as u64;
+            atomic::crash_point("object-streamed-part");
         }
         if src.read(&mut buf[..1])? != 0 {
             return Ok(None); // longer now

@@ -309,6 +309,10 @@ impl UserRepo {
         message: &str,
         time: f64,
     ) -> Result<ObjectId> {
+        // A large file's object being streamed when a process died.
+        for t in super::locks::stale_project_temps(self.repo.git_dir()) {
+            let _ = std::fs::remove_file(t);
+        }
         let (head, branch) = self.head()?;
         let (Some(head), Some(branch)) = (head, branch) else {
             return Err(Error::refused(

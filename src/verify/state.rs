@@ -122,7 +122,7 @@ pub fn check_state(
             );
         }
     }
-    check_projects(state, &discovered, &mut out);
+    check_projects(state, &discovered, &mut out, &mut temps);
     let locations = registry::read_locations(state).unwrap_or_default();
     for (id, dir) in missing_locations(state, sessions) {
         let message = match locations.get(&id) {
@@ -371,7 +371,12 @@ fn bindings(state: &StateDir, discovered: &[(String, PathBuf)]) -> Vec<Binding> 
 /// Project paths exist, and every session's binding (its meta.json
 /// `project_id`, frozen after the first turn) agrees with projects.json's
 /// `session_ids` (SPEC §5.14).
-fn check_projects(state: &StateDir, discovered: &[(String, PathBuf)], out: &mut Vec<Finding>) {
+fn check_projects(
+    state: &StateDir,
+    discovered: &[(String, PathBuf)],
+    out: &mut Vec<Finding>,
+    temps: &mut Vec<PathBuf>,
+) {
     use crate::layout::projects::{self, Project};
     let mut add = |kind, message: String, fix: String, fixable| {
         debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
@@ -398,6 +403,17 @@ fn check_projects(state: &StateDir, discovered: &[(String, PathBuf)], out: &mut 
                     format!("git-session relocate {} <new path>", p.id),
                     false,
                 );
+            }
+            // An agent commit's leftovers in the project's own `.git/`
+            // (never through a link there).
+            if let Some(git_dir) = p
+                .path
+                .as_deref()
+                .filter(|_| p.id != "default")
+                .map(|path| path.join(".git"))
+                .filter(|g| std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()))
+            {
+                temps.extend(crate::git::stale_project_temps(&git_dir));
             }
         }
     }

@@ -602,3 +602,66 @@ fn a_busy_index_makes_the_agent_commit_a_skip_and_its_lock_is_left_alone() {
     );
     assert_eq!(env.ok(&["verify", "--all"]), "");
 }
+
+/// The kinds of what `verify --all` finds.
+fn verify_all_kinds(env: &TestEnv) -> Vec<String> {
+    let out = env.run(&["verify", "--all", "--json"]);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "finding")
+        .map(|r| r["data"]["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A commit-turn killed while it streams a large file into the project's
+/// repository leaves a temp file of ours in the user's `.git/`. Once it
+/// has stopped growing, `verify --all` reports it and the next agent
+/// commit, or `verify --all --fix`, removes it; one still being written
+/// (another state dir's git-session may be streaming) is left alone.
+#[test]
+fn a_stream_killed_midway_leaves_nothing_for_good_in_the_users_git() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    let big = std::fs::File::create(dir.join("data.bin")).unwrap();
+    big.set_len(20 << 20).unwrap();
+    env.append("s1", &["--text", "please write the data"]);
+    env.append("s1", &["--role", "assistant", "--text", "written"]);
+    env.crash_at("object-streamed-part", &["commit-turn", "s1"]);
+    let temps = || -> Vec<PathBuf> {
+        std::fs::read_dir(dir.join(".git"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(".gs-tmp-")
+            })
+            .collect()
+    };
+    assert_eq!(temps().len(), 1, "the crash left the stream's temp file");
+    assert!(!verify_all_kinds(&env).contains(&"stray_temp_file".to_string()));
+    crate::env::age(&temps()[0], 120);
+    assert!(verify_all_kinds(&env).contains(&"stray_temp_file".to_string()));
+    // The next agent commit sweeps it, and commits the file.
+    turn(&env, &[]);
+    assert!(temps().is_empty());
+    let files = env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files, "data.bin\n");
+    assert_eq!(env.git_ok(&dir, &["status", "--porcelain"]), "");
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+    // One left stale with no agent commit to come: `verify --all --fix`.
+    let left = dir.join(".git/.gs-tmp-obj.left");
+    std::fs::write(&left, b"part of an object").unwrap();
+    crate::env::age(&left, 120);
+    assert_eq!(verify_all_kinds(&env), ["stray_temp_file"]);
+    env.ok(&["verify", "--all", "--fix"]);
+    assert!(temps().is_empty());
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+    let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert!(fsck.status.success());
+}
