@@ -136,6 +136,39 @@ fn remove_temps(paths: &[std::path::PathBuf]) -> Vec<String> {
     done
 }
 
+/// Finish or undo what agent commits killed midway left in the projects'
+/// repositories (git's index.lock), each under its project's lock; returns
+/// what was done.
+fn recover_project_index_locks(ctx: &Ctx) -> Result<Vec<String>> {
+    use crate::git::index_lock::Recovered;
+    use crate::layout::projects::{self, Project};
+    let mut done = Vec::new();
+    for p in projects::read(&ctx.state)?
+        .iter()
+        .map(|(id, p)| Project::from(id, p))
+        .filter(|p| p.id != "default")
+    {
+        let _l = lock::project(&ctx.state, &p.id, lock::Kind::Exclusive, ctx.locks)?;
+        for (_, what) in verify::project_index_locks(&p, false) {
+            let root = p
+                .path
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display();
+            match what {
+                Recovered::Finished => done.push(format!(
+                    "put the index of the agent's last commit in place in `{root}` (git's index.lock it was left in)"
+                )),
+                Recovered::Undone => done.push(format!(
+                    "removed the index.lock an agent commit that did not land left in `{root}`"
+                )),
+                Recovered::TempOnly => {}
+            }
+        }
+    }
+    Ok(done)
+}
+
 /// Refuse to write below `path` when it, or a directory between the session
 /// and it, is a symlink: a write must not follow a planted link out of the
 /// session.
@@ -475,6 +508,15 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
             for d in remove_temps(&temps) {
                 report_fixed(ctx, None, d);
                 state_fixed += 1;
+            }
+            if state_findings
+                .iter()
+                .any(|f| f.kind == "project_index_lock")
+            {
+                for d in recover_project_index_locks(ctx)? {
+                    report_fixed(ctx, None, d);
+                    state_fixed += 1;
+                }
             }
             let dangling: Vec<String> = state_findings
                 .iter()

@@ -37,9 +37,11 @@ pub fn stale_project_temps(git_dir: &Path) -> Vec<PathBuf> {
     };
     rd.flatten()
         .filter(|e| {
-            e.file_name()
-                .as_encoded_bytes()
-                .starts_with(crate::layout::TEMP_PREFIX.as_bytes())
+            let name = e.file_name();
+            let name = name.as_encoded_bytes();
+            // An index lock's temp file is for `index_lock::recover`.
+            name.starts_with(crate::layout::TEMP_PREFIX.as_bytes())
+                && !super::index_lock::is_ours(name)
                 && e.file_type().is_ok_and(|t| t.is_file())
         })
         .map(|e| e.path())

@@ -20,6 +20,7 @@ use gix::refs::FullName;
 
 pub mod copy;
 pub mod index;
+pub mod index_lock;
 pub mod locks;
 pub mod maintenance;
 mod objects;

@@ -10,6 +10,7 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 
 use super::index::{self as index_edit, Staged};
+use super::index_lock::{self, IndexLock, NotTaken, Recovered};
 use crate::error::{Error, IoContext, Result};
 
 /// What is at a project path.
@@ -90,26 +91,19 @@ pub fn init_with_baseline(path: &Path, time: f64) -> Result<UserRepo> {
         .map_err(|e| Error::git("write a tree", path, e))?
         .detach();
     let (tree, staged) = me.tree_with(empty, &files)?;
-    let index_lock = me.lock_index()?;
     let msg = if files.is_empty() {
         "openprogram: project init\n"
     } else {
         "openprogram: baseline (pre-existing files)\n"
     };
+    let index = me.lock_index()?;
     let sig = agent_sig("OpenProgram", "openprogram@local", time);
-    let mut buf = gix::date::parse::TimeBuf::default();
-    let mut buf2 = gix::date::parse::TimeBuf::default();
-    me.repo
-        .commit_as(
-            sig.to_ref(&mut buf),
-            sig.to_ref(&mut buf2),
-            "HEAD",
-            msg,
-            tree,
-            Vec::<ObjectId>::new(),
-        )
+    let commit = me.write_commit(tree, None, &sig, msg)?;
+    let index = me.prepare_index(index, staged, &HashSet::new(), commit)?;
+    use gix::refs::transaction::PreviousValue;
+    me.move_branch("HEAD", PreviousValue::MustNotExist, commit, &sig, msg)
         .map_err(|e| Error::git("commit the baseline", path, e))?;
-    me.update_index(index_lock, staged, &HashSet::new())?;
+    index.commit().io("put the index in place in", path)?;
     Ok(me)
 }
 
@@ -236,41 +230,49 @@ impl UserRepo {
         )
     }
 
-    /// Take git's `index.lock`, as `git commit` does from its read of the
-    /// index to its write, so that a `git add` or `git commit` of the
-    /// user's at the same moment is neither lost nor overwritten. A lock
-    /// git holds means git is busy: wait [`GIT_BUSY_WAIT`] with backoff,
-    /// then give up (an error whose code ends with [`GIT_BUSY`]); it is
-    /// never deleted. Dropped unwritten, the lock goes and the index is as
-    /// it was.
-    fn lock_index(&self) -> Result<gix::lock::File> {
-        gix::lock::File::acquire_to_update_resource(
-            self.repo.index_path(),
-            gix::lock::acquire::Fail::AfterDurationWithBackoff(GIT_BUSY_WAIT),
-            None,
-            0,
-        )
-        .map_err(|e| {
-            Error::refused(
+    /// Take git's `index.lock` ([`IndexLock`]), as `git commit` does from
+    /// its read of the index to its write, so that a `git add` or `git
+    /// commit` of the user's at the same moment is neither lost nor
+    /// overwritten. A lock git holds means git is busy: wait
+    /// [`GIT_BUSY_WAIT`] with backoff, then give up (an error whose code ends
+    /// with [`GIT_BUSY`]); another's lock is never removed. One that an agent
+    /// commit killed midway left is first finished or undone
+    /// ([`Self::recover_index_locks`]).
+    fn lock_index(&self) -> Result<IndexLock> {
+        self.recover_index_locks(false);
+        IndexLock::acquire(self.repo.git_dir(), GIT_BUSY_WAIT).map_err(|e| match e {
+            NotTaken::Busy => Error::refused(
                 GIT_BUSY_CODE,
-                format!("git holds the index of `{}`: {e}", self.root.display()),
+                format!(
+                    "git holds the index of `{}` (`.git/index.lock`)",
+                    self.root.display()
+                ),
                 Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
-            )
+            ),
+            NotTaken::Io(e) => Error::git("lock the index", &self.root, e),
         })
     }
 
-    /// Set the index entries of exactly `staged` (and drop `removed`), the
-    /// index read under `lock` ([`Self::lock_index`]) and written through
-    /// it; other entries, staged or not, stay as the user left them.
-    fn update_index(
+    /// The index locks an agent commit killed midway left in this
+    /// repository ([`index_lock::recover`]): the index put in place where
+    /// its commit landed, else the lock removed; with `dry_run`, only said.
+    pub fn recover_index_locks(&self, dry_run: bool) -> Vec<(PathBuf, Recovered)> {
+        let tip = self.head().ok().and_then(|(id, _)| id);
+        index_lock::recover(self.repo.git_dir(), tip, dry_run)
+    }
+
+    /// The index with the entries of exactly `staged` set (and `removed`
+    /// dropped), read under `lock` and written into it, whole, for commit
+    /// `commit` (named on the lock before the branch moves); other entries,
+    /// staged or not, stay as the user left them. Dropped instead of
+    /// committed, the lock goes and the index is as it was.
+    fn prepare_index(
         &self,
-        lock: gix::lock::File,
+        mut lock: IndexLock,
         staged: Vec<Staged>,
         removed: &HashSet<Vec<u8>>,
-    ) -> Result<()> {
-        let err = |e: Box<dyn std::error::Error + Send + Sync>| {
-            Error::git("write the index", &self.root, e)
-        };
+        commit: ObjectId,
+    ) -> Result<IndexLock> {
         let mut index = if self.repo.index_path().exists() {
             self.repo
                 .open_index()
@@ -284,14 +286,69 @@ impl UserRepo {
         index_edit::apply(&mut index, staged);
         index_edit::remove(&mut index, removed);
         index.remove_tree();
-        let mut out = std::io::BufWriter::with_capacity(64 * 1024, lock);
-        index
-            .write_to(&mut out, gix::index::write::Options::default())
-            .map_err(|e| err(e.into()))?;
-        out.into_inner()
-            .map_err(|e| err(e.into_error().into()))?
-            .commit()
-            .map_err(|e| err(e.error.into()))?;
+        lock.write(|out| {
+            index
+                .write_to(out, gix::index::write::Options::default())
+                .map(drop)
+                .map_err(std::io::Error::other)
+        })
+        .io("write the index of", &self.root)?;
+        lock.name_commit(commit)
+            .io("write the index of", &self.root)?;
+        Ok(lock)
+    }
+
+    /// Write a commit of `tree` on `parent` by `sig`.
+    fn write_commit(
+        &self,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        sig: &gix::actor::Signature,
+        message: &str,
+    ) -> Result<ObjectId> {
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig.clone(),
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .map_err(|e| Error::git("write the commit", &self.root, e))?
+            .detach())
+    }
+
+    /// Move `name` (`HEAD` is followed to its branch) from `expected` to
+    /// `commit`, with a reflog entry, as `git commit` does.
+    fn move_branch(
+        &self,
+        name: &str,
+        expected: gix::refs::transaction::PreviousValue,
+        commit: ObjectId,
+        sig: &gix::actor::Signature,
+        message: &str,
+    ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        use gix::refs::transaction::{Change, LogChange, RefEdit, RefLog};
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: format!("commit: {}", message.lines().next().unwrap_or("")).into(),
+                },
+                expected,
+                new: gix::refs::Target::Object(commit),
+            },
+            name: name.try_into()?,
+            deref: true,
+        };
+        let mut buf = gix::date::parse::TimeBuf::default();
+        self.repo
+            .edit_references_as([edit], Some(sig.to_ref(&mut buf)))?;
         Ok(())
     }
 
@@ -299,8 +356,11 @@ impl UserRepo {
     /// whose code ends with [`FILE_CHANGING`] when a large file changed
     /// while it was read, with [`HEAD_MOVED`] when the branch moved
     /// meanwhile, with [`GIT_BUSY`] when git holds the index). Once the
-    /// files are read, the index is locked until it is written, as `git
-    /// commit` holds it.
+    /// files are read, git's order: the index locked, the commit written,
+    /// the new index written into the lock, the branch moved, the index put
+    /// in place. Killed at any point, the branch and the index agree, or
+    /// git's `index.lock` holds the index that goes with the new branch
+    /// (as `git commit` leaves them).
     pub fn commit_paths(
         &self,
         paths: &[String],
@@ -342,52 +402,23 @@ impl UserRepo {
             .map(|p| p.as_bytes().to_vec())
             .collect();
         let sig = agent_sig(name, email, time);
-        let commit = gix::objs::Commit {
-            tree,
-            parents: vec![head].into(),
-            author: sig.clone(),
-            committer: sig.clone(),
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        };
-        let id = self
-            .repo
-            .write_object(&commit)
-            .map_err(|e| Error::git("write the commit", &self.root, e))?
-            .detach();
-        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-        let edit = RefEdit {
-            change: Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: false,
-                    message: format!("commit: {}", message.lines().next().unwrap_or("")).into(),
-                },
-                expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(head)),
-                new: gix::refs::Target::Object(id),
-            },
-            name: format!("refs/heads/{branch}").try_into().map_err(
-                |e: gix::validate::reference::name::Error| {
-                    Error::git("name the branch", &self.root, e)
-                },
-            )?,
-            deref: false,
-        };
-        let mut buf = gix::date::parse::TimeBuf::default();
-        if let Err(e) = self
-            .repo
-            .edit_references_as([edit], Some(sig.to_ref(&mut buf)))
+        let id = self.write_commit(tree, Some(head), &sig, message)?;
+        let index = self.prepare_index(index_lock, staged, &removed, id)?;
+        use gix::refs::transaction::PreviousValue;
+        let expected = PreviousValue::MustExistAndMatch(gix::refs::Target::Object(head));
+        if let Err(e) =
+            self.move_branch(&format!("refs/heads/{branch}"), expected, id, &sig, message)
         {
-            // Another writer's commit (the user's: agent commits take the
-            // project's lock) landed since HEAD was read. Nothing is moved
-            // or staged: the turn is a skip, its changes left in the tree.
+            // Another writer's commit (not through the index: agent
+            // commits take the project's lock, git takes `index.lock`)
+            // landed since HEAD was read. Nothing is moved or staged: the
+            // turn is a skip, its changes left in the tree.
             if self.head().is_ok_and(|(now, _)| now != Some(head)) {
                 return Err(self.head_moved(&branch));
             }
             return Err(Error::git("move the branch", &self.root, e));
         }
-        self.update_index(index_lock, staged, &removed)?;
+        index.commit().io("put the index in place in", &self.root)?;
         Ok(id)
     }
 

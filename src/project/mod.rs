@@ -299,6 +299,10 @@ pub fn baseline(state: &StateDir, project: &Project, time: f64) -> Result<Value>
             return Ok(json!({"project_id": project.id, "error": "not_a_repo", "at": time}));
         }
     };
+    // What an agent commit killed midway left (git's index.lock) is
+    // finished or undone first (the caller holds the project's lock), so
+    // that the baseline is the tree as git will see it.
+    repo.recover_index_locks(false);
     let (head, branch) = repo.head()?;
     let dirty: Vec<String> = repo.dirty()?.into_iter().collect();
     Ok(json!({
@@ -347,6 +351,9 @@ pub fn decide(
     if repo.operation_in_progress() {
         return Ok(Decision::Skip("merge_in_progress"));
     }
+    // An agent commit killed midway (the caller holds the project's lock):
+    // finished or undone before the tree is compared with HEAD.
+    repo.recover_index_locks(false);
     let before: BTreeSet<String> = b
         .get("dirty")
         .and_then(Value::as_array)

@@ -237,6 +237,12 @@ pub const KINDS: &[Kind] = &[
         repair: "removes them",
     },
     Kind {
+        code: "project_index_lock",
+        meaning: "git's index.lock in a project, left by an agent commit that was killed: the user's git refuses to run",
+        fix: "git-session verify --all --fix (the next agent commit in the project does it too)",
+        repair: "puts the index in place when the agent's commit landed, else removes the lock",
+    },
+    Kind {
         code: "index_missing",
         meaning: "sessions/index.json is missing or does not parse",
         fix: "git-session verify --all --fix",

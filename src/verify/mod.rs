@@ -23,7 +23,7 @@ use crate::session::{self, Trailers};
 mod kinds;
 mod state;
 pub use kinds::{KINDS, Kind, kinds_help};
-pub use state::{binding_fixes, check_state, missing_locations};
+pub use state::{binding_fixes, check_state, missing_locations, project_index_locks};
 
 /// Whether a finding makes `verify` exit 1.
 pub use crate::out::records::{BranchStats, Finding, Severity, Stats};

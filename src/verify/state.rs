@@ -405,7 +405,8 @@ fn check_projects(
                 );
             }
             // An agent commit's leftovers in the project's own `.git/`
-            // (never through a link there).
+            // (never through a link there): its temp files, and git's
+            // index.lock when it was killed holding it.
             if let Some(git_dir) = p
                 .path
                 .as_deref()
@@ -414,6 +415,23 @@ fn check_projects(
                 .filter(|g| std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()))
             {
                 temps.extend(crate::git::stale_project_temps(&git_dir));
+                for (tmp, what) in project_index_locks(&p, true) {
+                    use crate::git::index_lock::Recovered;
+                    match what {
+                        Recovered::TempOnly => temps.push(tmp),
+                        Recovered::Finished | Recovered::Undone => add(
+                            "project_index_lock",
+                            format!(
+                                "project `{}`: an agent commit was killed holding `{}`; git refuses to run there until it goes",
+                                p.id,
+                                git_dir.join("index.lock").display()
+                            ),
+                            "git-session verify --all --fix (or the next agent commit in the project)"
+                                .into(),
+                            true,
+                        ),
+                    }
+                }
             }
         }
     }
@@ -449,6 +467,19 @@ fn check_projects(
                 true,
             );
         }
+    }
+}
+
+/// The index locks an agent commit killed midway left in project `p`'s
+/// repository (`crate::git::index_lock`), finished or undone (with
+/// `dry_run`, only found).
+pub fn project_index_locks(
+    p: &crate::layout::projects::Project,
+    dry_run: bool,
+) -> Vec<(PathBuf, crate::git::index_lock::Recovered)> {
+    match p.path.as_deref().map(crate::git::project::find) {
+        Some(Ok(crate::git::project::Found::Repo(r))) => r.recover_index_locks(dry_run),
+        _ => Vec::new(),
     }
 }
 

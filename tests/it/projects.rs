@@ -665,3 +665,65 @@ fn a_stream_killed_midway_leaves_nothing_for_good_in_the_users_git() {
     let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
     assert!(fsck.status.success());
 }
+
+/// An agent commit killed at each step while it holds git's `index.lock`
+/// leaves that lock, as git itself does, but one known for ours: `verify
+/// --all` names it, and `verify --all --fix` (or the next commit-turn)
+/// puts the index in place when the commit landed, else removes the lock.
+/// The user's repository then agrees with itself: HEAD, index and tree.
+#[test]
+fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
+    for (at, landed) in [
+        ("project-index-locked", false),
+        ("project-before-ref", false),
+        ("project-before-index", true),
+    ] {
+        for by_next_turn in [false, true] {
+            let env = TestEnv::new();
+            let dir = user_repo(&env);
+            let pid = bound_session(&env, &dir);
+            env.ok(&["begin-turn", "s1"]);
+            std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+            env.append("s1", &["--text", "please add the helper"]);
+            env.append("s1", &["--role", "assistant", "--text", "added"]);
+            env.crash_at(at, &["commit-turn", "s1"]);
+            let lock = dir.join(".git/index.lock");
+            assert!(lock.exists(), "{at}: git's lock is held");
+            let commit = env.git_in(&dir, &["commit", "-q", "--allow-empty", "-m", "user"]);
+            assert!(!commit.status.success(), "{at}: git refuses meanwhile");
+            assert_eq!(
+                verify_all_kinds(&env),
+                ["uncommitted_node", "project_index_lock"]
+            );
+            if by_next_turn {
+                // The harness runs the turn's commit-turn again.
+                env.ok(&["commit-turn", "s1"]);
+            } else {
+                let out = env.ok(&["verify", "--all", "--fix"]);
+                assert!(out.contains("fixed:"), "{at}: {out}");
+            }
+            assert!(!lock.exists(), "{at}");
+            let ours = dir.join(".git");
+            let left: Vec<_> = std::fs::read_dir(&ours)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".gs-tmp-"))
+                .collect();
+            assert!(left.is_empty(), "{at}: {left:?}");
+            let count = env.git_ok(&dir, &["rev-list", "--count", "HEAD"]);
+            let committed = landed || by_next_turn;
+            assert_eq!(count.trim(), if committed { "2" } else { "1" }, "{at}");
+            let status = env.git_ok(&dir, &["status", "--porcelain"]);
+            assert_eq!(
+                status,
+                if committed { "" } else { "?? helper.rs\n" },
+                "{at}"
+            );
+            let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+            assert!(fsck.status.success(), "{at}");
+            env.ok(&["verify", "--all", "--fix"]);
+            assert_eq!(env.ok(&["verify", "--all"]), "", "{at}");
+            let _ = &pid;
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! git's `index.lock` in a user's project, taken for an agent commit as git
+//! takes it (an exclusive create, held from the read of the index to its
+//! replacement) but recognisable as ours after a crash, so that the next
+//! agent commit finishes or undoes what a killed one left, instead of
+//! leaving the user's git refusing to run until the file is removed by hand.
+//!
+//! The lock is a second name (a hard link) of a temp file of ours in `.git/`
+//! (`.gs-tmp-index.<random>`), on which this process holds an `flock`: the
+//! link is made with `link(2)`, which fails when `index.lock` exists, as
+//! git's `O_EXCL` create does. Once the commit the new index goes with is
+//! written, the temp file is renamed to end with that commit's id. What a
+//! process that died leaves (no `flock` held on the temp file) is then read
+//! as: the `index.lock` that is the same file as the temp file is ours; if
+//! the branch points at the commit the temp file names, the index in it is
+//! put in place (the commit landed), else it is removed (it did not).
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gix::ObjectId;
+
+use crate::layout::TEMP_PREFIX;
+
+/// The label of our temp files that are index locks (after [`TEMP_PREFIX`]).
+const LABEL: &str = "index";
+
+/// The name prefix of those temp files.
+fn prefix() -> String {
+    format!("{TEMP_PREFIX}{LABEL}.")
+}
+
+/// Whether `name` (a file name in `.git/`) is one of our index locks' temp
+/// files: the stale-temp sweep leaves them to [`recover`].
+pub fn is_ours(name: &[u8]) -> bool {
+    name.starts_with(prefix().as_bytes())
+}
+
+/// `index.lock`, held.
+pub struct IndexLock {
+    tmp: PathBuf,
+    lock: PathBuf,
+    index: PathBuf,
+    file: File,
+    done: bool,
+}
+
+/// Why the lock was not taken.
+pub enum NotTaken {
+    /// git (or another process) held `index.lock` for all of `wait`.
+    Busy,
+    Io(std::io::Error),
+}
+
+impl IndexLock {
+    /// Take the `index.lock` of `git_dir`, waiting up to `wait` (with
+    /// backoff) while another process holds it; never removes another's.
+    pub fn acquire(git_dir: &Path, wait: Duration) -> Result<IndexLock, NotTaken> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let tmp = crate::layout::temp_path(git_dir, LABEL);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(NotTaken::Io)?;
+        let mut me = IndexLock {
+            tmp,
+            lock: git_dir.join("index.lock"),
+            index: git_dir.join("index"),
+            file,
+            done: true, // nothing to undo until the link is made
+        };
+        me.file.lock().map_err(NotTaken::Io)?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match std::fs::hard_link(&me.tmp, &me.lock) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if started.elapsed() >= wait {
+                        return Err(NotTaken::Busy);
+                    }
+                    std::thread::sleep(pause.min(wait.saturating_sub(started.elapsed())));
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                Err(e) => return Err(NotTaken::Io(e)),
+            }
+        }
+        me.done = false;
+        crate::layout::atomic::crash_point("project-index-locked");
+        Ok(me)
+    }
+
+    /// Write the new index (its whole bytes, `write` given the file).
+    pub fn write(
+        &mut self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, &self.file);
+        write(&mut out)?;
+        out.flush()
+    }
+
+    /// Name the commit this index goes with, before the branch moves to it
+    /// (what [`recover`] decides by).
+    pub fn name_commit(&mut self, commit: ObjectId) -> std::io::Result<()> {
+        let mut named = self.tmp.clone().into_os_string();
+        named.push(format!(".{commit}"));
+        std::fs::rename(&self.tmp, &named)?;
+        self.tmp = named.into();
+        crate::layout::atomic::crash_point("project-before-ref");
+        Ok(())
+    }
+
+    /// Put the index in place (the branch has moved), as git does: one
+    /// rename of `index.lock`.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        crate::layout::atomic::crash_point("project-before-index");
+        std::fs::rename(&self.lock, &self.index)?;
+        self.done = true;
+        let _ = std::fs::remove_file(&self.tmp);
+        Ok(())
+    }
+}
+
+impl Drop for IndexLock {
+    /// Not committed: the index stays as it was; `index.lock` goes only
+    /// while it is still ours.
+    fn drop(&mut self) {
+        if !self.done && same_file(&self.tmp, &self.lock) {
+            let _ = std::fs::remove_file(&self.lock);
+        }
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Whether `a` and `b` are one file (neither followed if a link).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(a), Ok(b)) => a.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// What [`recover`] found and did about one index lock a process left.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recovered {
+    /// The commit it went with landed: its index was put in place.
+    Finished,
+    /// It did not: `index.lock` was removed, the index is as it was.
+    Undone,
+    /// Only our temp file was left (the lock was put in place, or is not
+    /// ours any more): removed.
+    TempOnly,
+}
+
+/// The index locks of ours in `git_dir` whose process died (no `flock` on
+/// the temp file): each finished or undone, `branch_tip` telling where the
+/// branch points now. With `dry_run`, nothing is changed and what would be
+/// done is returned. A lock of a process still running is left alone.
+pub fn recover(
+    git_dir: &Path,
+    branch_tip: Option<ObjectId>,
+    dry_run: bool,
+) -> Vec<(PathBuf, Recovered)> {
+    let Ok(rd) = std::fs::read_dir(git_dir) else {
+        return Vec::new();
+    };
+    let lock = git_dir.join("index.lock");
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name();
+        if !is_ours(name.as_encoded_bytes()) || !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let tmp = e.path();
+        let Ok(f) =
+            crate::layout::atomic::no_follow(std::fs::OpenOptions::new().read(true)).open(&tmp)
+        else {
+            continue;
+        };
+        if f.try_lock().is_err() {
+            continue; // its process is running
+        }
+        // `.gs-tmp-index.<random>.<commit>` once the commit was named.
+        let named = name
+            .to_string_lossy()
+            .rsplit('.')
+            .next()
+            .and_then(|hex| ObjectId::from_hex(hex.as_bytes()).ok());
+        let what = if !same_file(&tmp, &lock) {
+            Recovered::TempOnly
+        } else if named.is_some() && named == branch_tip {
+            Recovered::Finished
+        } else {
+            Recovered::Undone
+        };
+        if !dry_run {
+            match what {
+                Recovered::Finished => {
+                    let _ = std::fs::rename(&lock, git_dir.join("index"));
+                }
+                Recovered::Undone => {
+                    let _ = std::fs::remove_file(&lock);
+                }
+                Recovered::TempOnly => {}
+            }
+            let _ = std::fs::remove_file(&tmp);
+        }
+        out.push((tmp, what));
+    }
+    out
+}
