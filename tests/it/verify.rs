@@ -525,17 +525,12 @@ fn objects_reads_every_stored_object_back_loose_or_packed() {
     let file = env.history_files("s1")[0].clone();
     let id = env.git("s1", &["rev-parse", &format!("HEAD:history/{file}")]);
     let id = id.trim();
-    let path = dir.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    let path = loose_object(&dir, id);
     let original = std::fs::read(&path).unwrap();
     // The bytes of another object (meta.json's blob) under this one's name.
     let other = env.git("s1", &["rev-parse", "HEAD:meta.json"]);
-    let other = other.trim();
-    let damaged =
-        std::fs::read(dir.join(".git/objects").join(&other[..2]).join(&other[2..])).unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perms.set_readonly(false);
-    std::fs::set_permissions(&path, perms).unwrap();
+    let damaged = std::fs::read(loose_object(&dir, other.trim())).unwrap();
+    writable(&path);
     std::fs::write(&path, &damaged).unwrap();
     // The node file still matches the tree: only reading the object finds it.
     assert!(kinds(&env, &["s1"]).is_empty());
@@ -558,10 +553,7 @@ fn objects_reads_every_stored_object_back_loose_or_packed() {
     let mut bytes = std::fs::read(&pack).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;
-    let mut perms = std::fs::metadata(&pack).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perms.set_readonly(false);
-    std::fs::set_permissions(&pack, perms).unwrap();
+    writable(&pack);
     std::fs::write(&pack, &bytes).unwrap();
     assert_eq!(kinds(&env, &["--objects", "s1"]), ["object_missing"]);
 }
@@ -571,7 +563,7 @@ fn loose_object(dir: &std::path::Path, id: &str) -> std::path::PathBuf {
     dir.join(".git/objects").join(&id[..2]).join(&id[2..])
 }
 
-/// Make a read-only object file writable (git writes them 0444).
+/// Make a read-only object or pack file writable (git writes them 0444).
 fn writable(path: &std::path::Path) {
     let mut perms = std::fs::metadata(path).unwrap().permissions();
     #[allow(clippy::permissions_set_readonly_false)]
