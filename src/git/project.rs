@@ -358,9 +358,9 @@ impl UserRepo {
     /// meanwhile, with [`GIT_BUSY`] when git holds the index). Once the
     /// files are read, git's order: the index locked, the commit written,
     /// the new index written into the lock, the branch moved, the index put
-    /// in place. Killed at any point, the branch and the index agree, or
-    /// git's `index.lock` holds the index that goes with the new branch
-    /// (as `git commit` leaves them).
+    /// in place. Killed in between, it leaves `index.lock` as a killed `git
+    /// commit` does, but known for ours: the next agent commit (or `verify
+    /// --all --fix`) finishes or undoes it ([`super::index_lock`]).
     pub fn commit_paths(
         &self,
         paths: &[String],

@@ -453,7 +453,7 @@ fn corrupt_objects(c: &mut Ctx<'_>, sd: &SessionDir, repo: &SessionRepo) {
     // The directory each tree reached stands for ("" for a commit's tree).
     let mut dirs: HashMap<Oid, String> = HashMap::new();
     let mut seen = HashSet::new();
-    let mut bad: Vec<LostBlob> = Vec::new();
+    let mut bad: Vec<LostObject> = Vec::new();
     while let Some((id, path)) = stack.pop() {
         if !seen.insert(id) {
             continue;
@@ -461,7 +461,7 @@ fn corrupt_objects(c: &mut Ctx<'_>, sd: &SessionDir, repo: &SessionRepo) {
         let (kind, data) = match repo.read_checked(id) {
             Ok(found) => found,
             Err(why) => {
-                bad.push(LostBlob { id, path, why });
+                bad.push(LostObject { id, path, why });
                 continue;
             }
         };
@@ -492,7 +492,7 @@ fn corrupt_objects(c: &mut Ctx<'_>, sd: &SessionDir, repo: &SessionRepo) {
             Kind::Blob | Kind::Tag => Ok(()),
         };
         if let Err(e) = parsed {
-            bad.push(LostBlob {
+            bad.push(LostObject {
                 id,
                 path: None,
                 why: format!("a {kind} that does not parse: {e}"),
@@ -960,7 +960,7 @@ fn missing_blobs(
     repo: &SessionRepo,
     entries: &[(String, u32, Oid)],
 ) {
-    let lost: Vec<LostBlob> = entries
+    let lost: Vec<LostObject> = entries
         .iter()
         .filter(|(_, mode, _)| *mode != 0o160000)
         .filter_map(|(path, _, id)| {
@@ -971,7 +971,7 @@ fn missing_blobs(
             } else {
                 return None;
             };
-            Some(LostBlob {
+            Some(LostObject {
                 id: *id,
                 path: Some(path.clone()),
                 why: why.into(),
@@ -985,7 +985,7 @@ fn missing_blobs(
 
 /// A stored object that is missing or damaged: its id, where a tree holds
 /// it when it is a blob, and what is wrong.
-struct LostBlob {
+struct LostObject {
     id: Oid,
     path: Option<String>,
     why: String,
@@ -1000,17 +1000,17 @@ fn report_lost_blobs(
     c: &mut Ctx<'_>,
     sd: &SessionDir,
     repo: &SessionRepo,
-    lost: Vec<LostBlob>,
+    lost: Vec<LostObject>,
     what: impl Fn(usize) -> String,
 ) {
-    let (fixable, rest): (Vec<LostBlob>, Vec<LostBlob>) = lost.into_iter().partition(|l| {
+    let (fixable, rest): (Vec<LostObject>, Vec<LostObject>) = lost.into_iter().partition(|l| {
         l.path
             .as_deref()
             .is_some_and(|p| file_holds_blob(&sd.dir.join(p), l.id))
             && (!repo.object_exists(l.id)
                 || std::fs::symlink_metadata(repo.loose_path(l.id)).is_ok())
     });
-    let listed = |ls: &[LostBlob]| {
+    let listed = |ls: &[LostObject]| {
         ls.iter()
             .take(3)
             .map(|l| match &l.path {
