@@ -149,7 +149,7 @@ fn recover_project_index_locks(ctx: &Ctx) -> Result<Vec<String>> {
         .filter(|p| p.id != "default")
     {
         let _l = lock::project(&ctx.state, &p.id, lock::Kind::Exclusive, ctx.locks)?;
-        for (_, what) in verify::project_index_locks(&p, false) {
+        for (_, what) in verify::project_index_locks(&ctx.state, &p, false) {
             let root = p
                 .path
                 .as_deref()

@@ -5,7 +5,7 @@
 //! leaving the user's git refusing to run until the file is removed by hand.
 //!
 //! The lock is a second name (a hard link) of a temp file of ours in `.git/`
-//! (`.gs-tmp-index.<random>`), on which this process holds an `flock`: the
+//! (`.gs-tmp-agent-index.<random>`), on which this process holds an `flock`: the
 //! link is made with `link(2)`, which fails when `index.lock` exists, as
 //! git's `O_EXCL` create does. Once the commit the new index goes with is
 //! written, the temp file is renamed to end with that commit's id. What a
@@ -24,8 +24,9 @@ use gix::ObjectId;
 
 use crate::layout::TEMP_PREFIX;
 
-/// The label of our temp files that are index locks (after [`TEMP_PREFIX`]).
-const LABEL: &str = "index";
+/// The label of our temp files that are index locks of a project (after
+/// [`TEMP_PREFIX`]; a session's own prepared index is `index`).
+const LABEL: &str = "agent-index";
 
 /// The name prefix of those temp files.
 fn prefix() -> String {
@@ -186,7 +187,7 @@ pub fn recover(
         if f.try_lock().is_err() {
             continue; // its process is running
         }
-        // `.gs-tmp-index.<random>.<commit>` once the commit was named.
+        // `.gs-tmp-agent-index.<random>.<commit>` once the commit was named.
         let named = name
             .to_string_lossy()
             .rsplit('.')

@@ -407,15 +407,12 @@ fn check_projects(
             // An agent commit's leftovers in the project's own `.git/`
             // (never through a link there): its temp files, and git's
             // index.lock when it was killed holding it.
-            if let Some(git_dir) = p
-                .path
-                .as_deref()
-                .filter(|_| p.id != "default")
+            if let Some(git_dir) = agent_commit_dir(state, &p)
                 .map(|path| path.join(".git"))
                 .filter(|g| std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()))
             {
                 temps.extend(crate::git::stale_project_temps(&git_dir));
-                for (tmp, what) in project_index_locks(&p, true) {
+                for (tmp, what) in project_index_locks(state, &p, true) {
                     use crate::git::index_lock::Recovered;
                     match what {
                         Recovered::TempOnly => temps.push(tmp),
@@ -470,15 +467,34 @@ fn check_projects(
     }
 }
 
+/// The directory of project `p` where agent commits are made: none for the
+/// default project, or one the registry points at the state dir or a
+/// session (nothing is committed, and nothing touched, there).
+fn agent_commit_dir<'a>(
+    state: &StateDir,
+    p: &'a crate::layout::projects::Project,
+) -> Option<&'a std::path::Path> {
+    let path = p.path.as_deref().filter(|_| p.id != "default")?;
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    crate::project::refuse_ours(state, &canon)
+        .is_ok()
+        .then_some(path)
+}
+
 /// The index locks an agent commit killed midway left in project `p`'s
 /// repository (`crate::git::index_lock`), finished or undone (with
-/// `dry_run`, only found).
+/// `dry_run`, only found). A project the registry points at the state dir
+/// or a session has no agent commits: nothing there is touched.
 pub fn project_index_locks(
+    state: &StateDir,
     p: &crate::layout::projects::Project,
     dry_run: bool,
 ) -> Vec<(PathBuf, crate::git::index_lock::Recovered)> {
-    match p.path.as_deref().map(crate::git::project::find) {
-        Some(Ok(crate::git::project::Found::Repo(r))) => r.recover_index_locks(dry_run),
+    let Some(path) = agent_commit_dir(state, p) else {
+        return Vec::new();
+    };
+    match crate::git::project::find(path) {
+        Ok(crate::git::project::Found::Repo(r)) => r.recover_index_locks(dry_run),
         _ => Vec::new(),
     }
 }
