@@ -58,10 +58,11 @@ impl Ctx {
 
     /// Take the locks of a command that works in a session's project as
     /// well as in the session (`begin-turn`, `commit-turn`), in the
-    /// documented order: the project's (when the session is bound to one),
-    /// then the session's, both exclusive. The binding is read before the
-    /// session's lock and again under it; a session bound meanwhile has its
-    /// locks taken again.
+    /// documented order: the project's (when the session is bound to one
+    /// with auto-commit, where agent commits are decided and made), then the
+    /// session's, both exclusive. The binding is read before the session's
+    /// lock and again under it; one that changed meanwhile has the locks
+    /// taken again.
     pub fn lock_project_and_session(
         &self,
         sd: &crate::layout::SessionDir,
@@ -69,7 +70,9 @@ impl Ctx {
     ) -> Result<(Option<lock::Lock>, lock::Lock)> {
         use crate::layout::schema::Meta;
         let bound = |meta: &Meta| -> Result<Option<String>> {
-            Ok(crate::project::of_session(&self.state, session, meta)?.map(|p| p.id))
+            Ok(crate::project::of_session(&self.state, session, meta)?
+                .filter(|p| p.auto_commit)
+                .map(|p| p.id))
         };
         loop {
             let project = bound(&Meta::read(&sd.meta())?)?;

@@ -5,7 +5,8 @@
 //! baseline in `.git/git-session/baseline.json`; with auto-commit on, a
 //! project directory without a repository gets one, with a baseline commit
 //! of the files already there. Locks: the project (when the session is
-//! bound to one), then the session, both exclusive. Prints: the baseline.
+//! bound to one with auto-commit), then the session, both exclusive.
+//! Prints: the baseline.
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};

@@ -5,8 +5,8 @@
 //! refs (compare-and-swap), the index, one index journal row; with a
 //! project's auto-commit, first the agent's commit in the project and its
 //! record in the turn's assistant node (one session commit per turn). Locks:
-//! the session's project (when it is bound to one), then the session, both
-//! exclusive. Prints: one commit id per commit made.
+//! the session's project (when it is bound to one with auto-commit), then
+//! the session, both exclusive. Prints: one commit id per commit made.
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};

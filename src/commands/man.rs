@@ -88,7 +88,7 @@ Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory
 <state>/sessions/<id>/                   a session in the default project
 <state>/sessions/projects/<project>/<id>/   a session bound to a project
 <state>/projects/projects.json           project registry
-<state>/projects/<project>.lock          one session's turn in the project at a time
+<state>/projects/<project>.lock          one agent commit (and its baseline) in the project at a time
 <state>/git\-session\-hooks.log           failures that git\-session hook kept from the agent
 <state>/sync/remotes.json                remotes of push and fetch: {name: {"url": …}}
 <state>/sync/repo/                       the transfer repository (copies only: deletable)
