@@ -8,7 +8,9 @@ For each session size, alternates:
   (b) writing the same 3 node files + `git add -A && git commit -q`
       (what OpenProgram's Python store runs per turn);
 and prints medians and the ratio b/a. Then the rate of `append` through
-batch against one-shot `append` processes, on the same session. Then the
+batch against one-shot `append` processes, on the same session, in
+alternating chunks once the background packing the turns started has
+ended (run beside one side only, it would time that instead). Then the
 CPU a turn costs when many are sent at once (`--cpu-turns`, at the first
 size): in the batch process, and in the background packing it starts
 (git, detached), from the machine's busy time in /proc/stat (Linux; keep
@@ -81,22 +83,36 @@ def bench_size(binary, root, size, turns, rng):
     return state, sid, gs_turns, git_turns
 
 
-def append_rates(binary, state, sid, n, rng):
-    """Appends per second: through one batch process, and one process each."""
+def settle(state, sid):
+    """Wait for the session's background packing, if one is running, to end."""
+    lock = os.path.join(state, "sessions", sid, ".git", "git-session", "maintenance.lock")
+    if os.path.exists(lock):
+        with open(lock, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+
+
+def append_rates(binary, state, sid, n, rng, chunks=6):
+    """Appends per second: through one batch process, and one process each,
+    in alternating chunks once the session's background packing (started by
+    the turns before) has ended, so that neither side runs beside it."""
     env = isolated_env(False)
     gs = [binary, "--state-dir", state]
+    settle(state, sid)
     batch = Batch(gs, env)
-    t0 = time.perf_counter()
-    for i in range(n):
-        assert batch.ask(["append", sid, "--role", "tool", "--name", "read", "--text", f"b{i}"]) == 0
-    batch_rate = n / (time.perf_counter() - t0)
+    per = max(1, n // chunks)
+    in_batch = one_shot = 0.0
+    for c in range(chunks):
+        t0 = time.perf_counter()
+        for i in range(per):
+            assert batch.ask(["append", sid, "--role", "tool", "--name", "read", "--text", f"b{c}-{i}"]) == 0
+        in_batch += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for i in range(per):
+            _, rc = spawn(gs + ["append", sid, "--role", "tool", "--name", "read", "--text", f"o{c}-{i}"], env=env)
+            assert rc == 0
+        one_shot += time.perf_counter() - t0
     assert batch.close() == 0
-    t0 = time.perf_counter()
-    for i in range(n):
-        _, rc = spawn(gs + ["append", sid, "--role", "tool", "--name", "read", "--text", f"o{i}"], env=env)
-        assert rc == 0
-    oneshot_rate = n / (time.perf_counter() - t0)
-    return batch_rate, oneshot_rate
+    return per * chunks / in_batch, per * chunks / one_shot
 
 
 def busy_seconds():
