@@ -406,9 +406,49 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
     Ok(done)
 }
 
+/// The sessions to check. A named session that every other command
+/// refuses for its tree (a link, a special file, a repository sent
+/// elsewhere) is still checked, so that what is wrong is a finding with
+/// its repair, as under `--all`, rather than an error.
+fn targets(ctx: &Ctx, args: &VerifyArgs) -> Result<Vec<Target>> {
+    if args.all {
+        return backfill::select(&ctx.state, true, &[]);
+    }
+    let mut everywhere: Option<Vec<Target>> = None;
+    let mut out = Vec::new();
+    for id in &args.sessions {
+        match ctx.state.find_session(id) {
+            Ok(dir) => out.push(Target {
+                id: id.clone(),
+                dir,
+            }),
+            Err(e)
+                if miette::Diagnostic::code(&e)
+                    .is_some_and(|c| c.to_string().starts_with("git_session::layout::")) =>
+            {
+                if everywhere.is_none() {
+                    everywhere = Some(backfill::all_targets(&ctx.state)?);
+                }
+                match everywhere
+                    .as_ref()
+                    .and_then(|all| all.iter().find(|t| t.id == *id))
+                {
+                    Some(t) => out.push(Target {
+                        id: t.id.clone(),
+                        dir: t.dir.clone(),
+                    }),
+                    None => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
     let jobs = backfill::jobs(args.jobs)?;
-    let targets = backfill::select(&ctx.state, args.all, &args.sessions)?;
+    let targets = targets(ctx, &args)?;
     let progress = Progress::new(&ctx.out, targets.len() as u64, "verify");
     let mut remaining = 0usize;
     let mut fixed = 0usize;

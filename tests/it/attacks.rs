@@ -947,3 +947,66 @@ fn a_title_cannot_forge_a_line_of_output() {
         "{list}"
     );
 }
+
+/// `verify <id>` on a session whose tree every other command refuses gives
+/// the same finding, with its repair, as `verify --all` (not an error):
+/// a repository sent elsewhere, a FIFO where git has a file, a linked
+/// object directory. Nothing is read or written through them.
+#[test]
+fn verify_of_a_refused_session_gives_the_finding_not_an_error() {
+    for (planted, kind) in [
+        ("commondir", "repo_redirected"),
+        ("HEAD", "layout_link"),
+        ("objects", "layout_link"),
+    ] {
+        let env = TestEnv::new();
+        let dir = session(&env);
+        let outside = env.tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let path = dir.join(".git").join(planted);
+        match planted {
+            "commondir" => std::fs::write(&path, format!("{}\n", outside.display())).unwrap(),
+            "HEAD" => {
+                std::fs::remove_file(&path).unwrap();
+                let st = std::process::Command::new("mkfifo")
+                    .arg(&path)
+                    .status()
+                    .unwrap();
+                assert!(st.success());
+            }
+            _ => {
+                std::fs::rename(&path, outside.join("objects")).unwrap();
+                std::os::unix::fs::symlink(outside.join("objects"), &path).unwrap();
+            }
+        }
+        let before = tree_of(&outside);
+        env.fails(&["show", "s1"], 1);
+        for fix in [false, true] {
+            let mut args = vec!["verify", "--json", "s1"];
+            if fix {
+                args.push("--fix");
+            }
+            let out = ends(&env, &args);
+            assert_eq!(out.status.code(), Some(1), "{planted}");
+            let records: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert!(
+                records.iter().all(|r| r["type"] != "error"),
+                "{planted}: {records:?}"
+            );
+            assert!(
+                records
+                    .iter()
+                    .any(|r| r["type"] == "finding" && r["data"]["kind"] == kind),
+                "{planted}: {records:?}"
+            );
+        }
+        assert_eq!(tree_of(&outside), before, "{planted}");
+    }
+    // A session that is not there is still an error.
+    let env = TestEnv::new();
+    env.fails(&["verify", "nosuch"], 1);
+}
