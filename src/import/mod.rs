@@ -369,13 +369,29 @@ pub struct Outcome {
     pub duplicates: usize,
 }
 
+/// A transcript opened for reading: a regular file (a link to one is
+/// followed, as the agent names its own transcript), never a FIFO, socket
+/// or device, which would block or never end (`/dev/zero`) in a hook that
+/// must not hold the agent up.
+fn open_transcript(path: &Path) -> std::io::Result<std::fs::File> {
+    let f = atomic::open_read(path)?;
+    if f.metadata()?.is_file() {
+        Ok(f)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket or device): not read",
+        ))
+    }
+}
+
 /// A transcript's lines from byte `from.0` (line number `from.1`) on, the
 /// end of the last complete one, and the torn last line if any: a last line
 /// without its newline that does not parse (the agent is writing it) is
 /// left for the next import.
 pub fn read_lines(path: &Path, from: (u64, usize), max: u64) -> Result<Read> {
     use std::io::{Read as _, Seek, SeekFrom};
-    let mut f = atomic::open_read(path).io("read", path)?;
+    let mut f = open_transcript(path).io("read", path)?;
     let mut bytes = Vec::new();
     f.seek(SeekFrom::Start(from.0)).io("read", path)?;
     f.take(max).read_to_end(&mut bytes).io("read", path)?;
@@ -443,7 +459,7 @@ pub struct Read {
 /// the mapping names them.
 fn probe(agent: Agent, path: &Path) -> Result<(Option<String>, Option<String>)> {
     use std::io::BufRead as _;
-    let f = atomic::open_read(path).io("read", path)?;
+    let f = open_transcript(path).io("read", path)?;
     for raw in std::io::BufReader::new(f).split(b'\n') {
         let raw = raw.io("read", path)?;
         let Ok(r) = serde_json::from_slice::<Value>(&raw) else {
@@ -486,7 +502,7 @@ fn window(path: &Path, cursor: Option<&Cursor>) -> (u64, usize) {
         return (0, 0);
     }
     let mut b = [0u8];
-    let aligned = atomic::open_read(path)
+    let aligned = open_transcript(path)
         .and_then(|mut f| {
             f.seek(SeekFrom::Start(bytes - 1))?;
             f.read_exact(&mut b)

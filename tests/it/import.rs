@@ -626,6 +626,53 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     env.ok(&["verify", "--all"]);
 }
 
+/// A hook whose event names a device or a FIFO as its transcript (one that
+/// never ends, or blocks) ends at once, exit 0, with the failure logged
+/// and nothing imported: a hook must never hold the agent up.
+#[test]
+fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let fifo = env.tmp.path().join("t.jsonl");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for path in ["/dev/zero", fifo.to_str().unwrap()] {
+        let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": path});
+        let mut child = env
+            .cmd()
+            .args(["hook", "claude-code"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(event.to_string().as_bytes())
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("the hook on `{path}` did not end");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(0), "{path}");
+    }
+    let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
+    assert_eq!(log.matches("not a regular file").count(), 2, "{log}");
+    assert_eq!(env.ok(&["list"]), "");
+}
+
 /// `env`'s session is the one a single import of `full` makes: the same
 /// nodes, every line kept once; git and `verify` find nothing wrong.
 fn assert_as_one_import(env: &TestEnv, full: &Transcript) {
