@@ -12,7 +12,9 @@
 //! process that died leaves (no `flock` held on the temp file) is then read
 //! as: the `index.lock` that is the same file as the temp file is ours; if
 //! the branch points at the commit the temp file names, the index in it is
-//! put in place (the commit landed), else it is removed (it did not).
+//! put in place (the commit landed), else it is removed (it did not). On a
+//! file system without hard links (FAT, some network mounts) the lock is
+//! made as git makes it, and a kill leaves one as git's would.
 
 use std::fs::File;
 use std::io::Write;
@@ -41,9 +43,13 @@ pub fn is_ours(name: &[u8]) -> bool {
 
 /// `index.lock`, held.
 pub struct IndexLock {
-    tmp: PathBuf,
+    /// Our temp file that `index.lock` is a second name of; `None` on a
+    /// file system without hard links, where `index.lock` is made as git
+    /// makes it (a kill then leaves one that is not known for ours).
+    tmp: Option<PathBuf>,
     lock: PathBuf,
     index: PathBuf,
+    /// The new index is written here: the temp file, or `index.lock`.
     file: File,
     done: bool,
 }
@@ -59,27 +65,40 @@ impl IndexLock {
     /// Take the `index.lock` of `git_dir`, waiting up to `wait` (with
     /// backoff) while another process holds it; never removes another's.
     pub fn acquire(git_dir: &Path, wait: Duration) -> Result<IndexLock, NotTaken> {
+        Self::take(git_dir, wait, true)
+    }
+
+    /// [`Self::acquire`]; without `hard_links`, as on a file system that
+    /// has none.
+    fn take(git_dir: &Path, wait: Duration, hard_links: bool) -> Result<IndexLock, NotTaken> {
         use std::os::unix::fs::OpenOptionsExt;
+        let create = |path: &Path| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+        };
         let tmp = crate::layout::temp_path(git_dir, LABEL);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(NotTaken::Io)?;
+        let file = create(&tmp).map_err(NotTaken::Io)?;
         let mut me = IndexLock {
-            tmp,
+            tmp: Some(tmp),
             lock: git_dir.join("index.lock"),
             index: git_dir.join("index"),
             file,
-            done: true, // nothing to undo until the link is made
+            done: true, // nothing to undo until the lock is taken
         };
         me.file.lock().map_err(NotTaken::Io)?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(1);
         loop {
-            match std::fs::hard_link(&me.tmp, &me.lock) {
+            let taken = match &me.tmp {
+                Some(_) if !hard_links => Err(std::io::ErrorKind::Unsupported.into()),
+                Some(tmp) => std::fs::hard_link(tmp, &me.lock),
+                None => create(&me.lock).map(|f| me.file = f),
+            };
+            match taken {
                 Ok(()) => break,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     if started.elapsed() >= wait {
@@ -87,6 +106,13 @@ impl IndexLock {
                     }
                     std::thread::sleep(pause.min(wait.saturating_sub(started.elapsed())));
                     pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                // No hard links here (a FAT or network file system): the
+                // lock made as git makes it.
+                Err(_) if me.tmp.is_some() => {
+                    if let Some(tmp) = me.tmp.take() {
+                        let _ = std::fs::remove_file(tmp);
+                    }
                 }
                 Err(e) => return Err(NotTaken::Io(e)),
             }
@@ -109,10 +135,12 @@ impl IndexLock {
     /// Name the commit this index goes with, before the branch moves to it
     /// (what [`recover`] decides by).
     pub fn name_commit(&mut self, commit: ObjectId) -> std::io::Result<()> {
-        let mut named = self.tmp.clone().into_os_string();
-        named.push(format!(".{commit}"));
-        std::fs::rename(&self.tmp, &named)?;
-        self.tmp = named.into();
+        if let Some(tmp) = &self.tmp {
+            let mut named = tmp.clone().into_os_string();
+            named.push(format!(".{commit}"));
+            std::fs::rename(tmp, &named)?;
+            self.tmp = Some(named.into());
+        }
         crate::layout::atomic::crash_point("project-before-ref");
         Ok(())
     }
@@ -123,8 +151,18 @@ impl IndexLock {
         crate::layout::atomic::crash_point("project-before-index");
         std::fs::rename(&self.lock, &self.index)?;
         self.done = true;
-        let _ = std::fs::remove_file(&self.tmp);
+        if let Some(tmp) = &self.tmp {
+            let _ = std::fs::remove_file(tmp);
+        }
         Ok(())
+    }
+
+    /// Whether `index.lock` is still the file this lock wrote.
+    fn holds_lock(&self) -> bool {
+        match (self.file.metadata(), std::fs::symlink_metadata(&self.lock)) {
+            (Ok(a), Ok(b)) => b.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
     }
 }
 
@@ -132,10 +170,12 @@ impl Drop for IndexLock {
     /// Not committed: the index stays as it was; `index.lock` goes only
     /// while it is still ours.
     fn drop(&mut self) {
-        if !self.done && same_file(&self.tmp, &self.lock) {
+        if !self.done && self.holds_lock() {
             let _ = std::fs::remove_file(&self.lock);
         }
-        let _ = std::fs::remove_file(&self.tmp);
+        if let Some(tmp) = &self.tmp {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 
@@ -215,4 +255,85 @@ pub fn recover(
         out.push((tmp, what));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// With and without hard links: the lock is taken only when free,
+    /// written and put in place, or dropped leaving the index as it was.
+    #[test]
+    fn the_lock_is_taken_written_put_in_place_or_dropped() {
+        for links in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let git = dir.path();
+            std::fs::write(git.join("index"), b"old").unwrap();
+            // Held by git: busy, and git's lock left alone.
+            std::fs::write(git.join("index.lock"), b"git's").unwrap();
+            let busy = IndexLock::take(git, Duration::from_millis(30), links);
+            assert!(matches!(busy, Err(NotTaken::Busy)), "{links}");
+            assert_eq!(names(git), ["index", "index.lock"], "{links}");
+            std::fs::remove_file(git.join("index.lock")).unwrap();
+            // Dropped: the index as it was, nothing of ours left.
+            let mut l = IndexLock::take(git, Duration::ZERO, links).ok().unwrap();
+            l.write(|o| o.write_all(b"new")).unwrap();
+            drop(l);
+            assert_eq!(names(git), ["index"], "{links}");
+            assert_eq!(std::fs::read(git.join("index")).unwrap(), b"old");
+            // Committed: the new index in place.
+            let mut l = IndexLock::take(git, Duration::ZERO, links).ok().unwrap();
+            assert!(git.join("index.lock").exists());
+            l.write(|o| o.write_all(b"new")).unwrap();
+            l.name_commit(ObjectId::null(gix::hash::Kind::Sha1))
+                .unwrap();
+            l.commit().unwrap();
+            assert_eq!(names(git), ["index"], "{links}");
+            assert_eq!(std::fs::read(git.join("index")).unwrap(), b"new");
+        }
+    }
+
+    /// What a dead process left is finished when the branch is at the
+    /// commit it names, else undone; a live one is left alone.
+    #[test]
+    fn a_dead_processs_lock_is_finished_or_undone_a_live_ones_left() {
+        let commit = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let other = ObjectId::from_hex(b"2222222222222222222222222222222222222222").unwrap();
+        for (tip, want, index) in [
+            (Some(commit), Recovered::Finished, &b"new"[..]),
+            (Some(other), Recovered::Undone, &b"old"[..]),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let git = dir.path();
+            std::fs::write(git.join("index"), b"old").unwrap();
+            let mut l = IndexLock::acquire(git, Duration::ZERO).ok().unwrap();
+            l.write(|o| o.write_all(b"new")).unwrap();
+            l.name_commit(commit).unwrap();
+            // Alive: left alone, even by a run that would act.
+            assert!(recover(git, tip, false).is_empty());
+            assert!(git.join("index.lock").exists());
+            // Dead: as a kill leaves it (no Drop, the flock released).
+            let tmp = l.tmp.clone().unwrap();
+            drop(std::mem::replace(
+                &mut l.file,
+                File::open(git.join("index")).unwrap(),
+            ));
+            std::mem::forget(l);
+            let found = recover(git, tip, true);
+            assert_eq!(found, [(tmp.clone(), want)]);
+            assert!(git.join("index.lock").exists(), "a dry run changes nothing");
+            recover(git, tip, false);
+            assert_eq!(names(git), ["index"]);
+            assert_eq!(std::fs::read(git.join("index")).unwrap(), index);
+        }
+    }
 }
