@@ -532,6 +532,11 @@ fn hook(env: &TestEnv, event: &Value) -> std::process::Output {
 
 /// Run a hook command with `event` on stdin; its output.
 pub(crate) fn hook_with(env: &TestEnv, args: &[&str], event: &Value) -> std::process::Output {
+    spawn_hook(env, args, event).wait_with_output().unwrap()
+}
+
+/// Start a hook command with `event` written to its stdin (then closed).
+fn spawn_hook(env: &TestEnv, args: &[&str], event: &Value) -> std::process::Child {
     use std::io::Write;
     let mut child = env
         .cmd()
@@ -547,7 +552,7 @@ pub(crate) fn hook_with(env: &TestEnv, args: &[&str], event: &Value) -> std::pro
         .unwrap()
         .write_all(event.to_string().as_bytes())
         .unwrap();
-    child.wait_with_output().unwrap()
+    child
 }
 
 #[test]
@@ -631,7 +636,6 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
 /// and nothing imported: a hook must never hold the agent up.
 #[test]
 fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
-    use std::io::Write;
     let env = TestEnv::new();
     let fifo = env.tmp.path().join("t.jsonl");
     let st = std::process::Command::new("mkfifo")
@@ -641,20 +645,7 @@ fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
     assert!(st.success());
     for path in ["/dev/zero", fifo.to_str().unwrap()] {
         let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": path});
-        let mut child = env
-            .cmd()
-            .args(["hook", "claude-code"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(event.to_string().as_bytes())
-            .unwrap();
+        let mut child = spawn_hook(&env, &["hook", "claude-code"], &event);
         let started = std::time::Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
