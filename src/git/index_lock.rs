@@ -159,10 +159,7 @@ impl IndexLock {
 
     /// Whether `index.lock` is still the file this lock wrote.
     fn holds_lock(&self) -> bool {
-        match (self.file.metadata(), std::fs::symlink_metadata(&self.lock)) {
-            (Ok(a), Ok(b)) => b.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
+        one_file(self.file.metadata(), std::fs::symlink_metadata(&self.lock))
     }
 }
 
@@ -181,8 +178,13 @@ impl Drop for IndexLock {
 
 /// Whether `a` and `b` are one file (neither followed if a link).
 fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
-        (Ok(a), Ok(b)) => a.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
+    one_file(std::fs::symlink_metadata(a), std::fs::symlink_metadata(b))
+}
+
+/// Whether two looks at files saw one regular file.
+fn one_file(a: std::io::Result<std::fs::Metadata>, b: std::io::Result<std::fs::Metadata>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
 }

@@ -300,9 +300,12 @@ pub fn baseline(state: &StateDir, project: &Project, time: f64) -> Result<Value>
         }
     };
     // What an agent commit killed midway left (git's index.lock) is
-    // finished or undone first (the caller holds the project's lock), so
-    // that the baseline is the tree as git will see it.
-    repo.recover_index_locks(false);
+    // finished or undone first, so that the baseline is the tree as git
+    // will see it: only where agent commits are made, whose lock the caller
+    // holds (`Ctx::lock_project_and_session`).
+    if project.auto_commit {
+        repo.recover_index_locks(false);
+    }
     let (head, branch) = repo.head()?;
     let dirty: Vec<String> = repo.dirty()?.into_iter().collect();
     Ok(json!({
