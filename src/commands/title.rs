@@ -37,7 +37,7 @@ pub struct TitleArgs {
     /// Command that prints a title (run with `sh -c`, prompt on stdin)
     #[arg(long, value_name = "CMD", env = "GIT_SESSION_TITLE_CMD")]
     pub command: Option<String>,
-    /// Seconds to wait for the command
+    /// Seconds to wait for the command to end and its output to close
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub timeout: f64,
 }
@@ -59,6 +59,15 @@ pub fn clean_title(out: &str) -> String {
     session::cut(line.trim().trim_matches(quotes).trim(), 80)
 }
 
+/// What of a command's output is kept: a title is its first line, and a
+/// command that prints without end must not fill the memory.
+const OUTPUT_KEPT: u64 = 64 * 1024;
+
+/// Run `cmd` with `prompt` on its stdin and return what it printed. Its
+/// stdout is read while it runs (a command that prints more than a pipe
+/// holds would otherwise wait on us until the timeout), the first
+/// [`OUTPUT_KEPT`] bytes kept and the rest drained; `timeout` bounds the
+/// whole run, a descendant holding the pipe open included.
 fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<String, String> {
     let mut child = Command::new("sh")
         .args(["-c", cmd])
@@ -69,31 +78,42 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
         .map_err(|e| format!("cannot run `{cmd}`: {e}"))?;
     let mut stdin = child.stdin.take().expect("piped");
     let prompt = prompt.to_string();
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         let _ = stdin.write_all(prompt.as_bytes());
     });
-    let started = Instant::now();
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut stdout = stdout;
+        let kept = (&mut stdout).take(OUTPUT_KEPT).read_to_end(&mut out);
+        let drained = std::io::copy(&mut stdout, &mut std::io::sink());
+        let _ = tx.send(kept.and(drained).map(|_| out));
+    });
+    let deadline = Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+    let late = || format!("`{cmd}` did not answer within {timeout}s");
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if started.elapsed().as_secs_f64() > timeout => {
+            Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("`{cmd}` did not answer within {timeout}s"));
+                return Err(late());
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => return Err(e.to_string()),
         }
     };
-    let _ = writer.join();
-    let mut out = String::new();
-    if let Some(mut o) = child.stdout.take() {
-        let _ = o.read_to_string(&mut out);
-    }
+    let out = match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Err(format!("cannot read what `{cmd}` printed: {e}")),
+        // Exited, but something it started still holds its stdout open.
+        Err(_) => return Err(late()),
+    };
     if !status.success() {
         return Err(format!("`{cmd}` failed ({status})"));
     }
-    Ok(out)
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn prompt(messages: &[&Node]) -> String {

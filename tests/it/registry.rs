@@ -446,6 +446,49 @@ fn titles_in_two_phases_and_at_thresholds() {
     env.now = None;
 }
 
+/// A title command's output is read while it runs: one that prints more
+/// than a pipe holds after its title is answered, not left blocked until
+/// the timeout; one that leaves something holding its output open is cut
+/// off at the timeout, the title kept.
+#[test]
+fn a_title_command_that_prints_much_is_read_while_it_runs() {
+    let env = TestEnv::new();
+    env.ok(&["init", "t1"]);
+    env.append("t1", &["--text", "Please name this"]);
+    env.append("t1", &["--role", "assistant", "--text", "ok"]);
+    // 1 MiB after the title: 16 pipes' worth.
+    let loud = "cat > /dev/null; echo 'Loud name'; head -c 1048576 /dev/zero | tr '\\0' x; echo";
+    let out = env
+        .cmd()
+        .args(["title", "t1", "--command", loud, "--timeout", "60"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Loud name\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.meta("t1")["title"], "Loud name");
+    // The command ends, but a process it started keeps its stdout open.
+    env.ok(&["init", "t2"]);
+    env.append("t2", &["--text", "Please name this too"]);
+    let held = "cat > /dev/null; echo 'Held name'; sleep 5 &";
+    let out = env
+        .cmd()
+        .args(["title", "t2", "--command", held, "--timeout", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did not answer within 1s") && err.contains("title kept"),
+        "{err} / {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(env.meta("t2")["title"], "Please name this too");
+}
+
 #[test]
 fn an_append_folds_a_large_journal_and_list_reads_the_same_rows() {
     let env = TestEnv::new();
