@@ -96,21 +96,28 @@ impl SessionRepo {
             decoded.insert(id, (tree, parents, data));
         }
         let mut out = Objects::new();
+        let (mut last, mut this) = (Entries::new(), Entries::new());
         for (id, tree, parent_tree, data) in order {
-            self.tree_objects(tree, parent_tree, &mut seen, &mut out)?;
+            self.tree_objects(tree, parent_tree, &mut seen, &mut out, &last, &mut this)?;
             out.push((Kind::Commit, id, data));
+            last = std::mem::take(&mut this);
         }
         Ok(out)
     }
 
     /// Tree `id` and what it holds, skipping what `parent` (the same
     /// path's tree in the parent commit, which goes first) holds unchanged.
+    /// `last` holds the entries of the trees the commit before (its parent,
+    /// as a rule) added, so that they are not read twice; the entries of
+    /// this commit's trees go into `this`.
     fn tree_objects(
         &self,
         id: ObjectId,
         parent: Option<ObjectId>,
         seen: &mut HashSet<ObjectId>,
         out: &mut Objects,
+        last: &Entries,
+        this: &mut Entries,
     ) -> Result<()> {
         // What a tree holds is not looked up in the other repository (a
         // lookup per object was a third of a copy's cost): what the parent
@@ -121,26 +128,32 @@ impl SessionRepo {
             return Ok(());
         }
         let data = self.raw_object(id, Kind::Tree)?;
-        let before: HashMap<Vec<u8>, ObjectId> = match parent {
-            Some(p) if p != id => tree_entries(self, &self.raw_object(p, Kind::Tree)?, p)?
-                .into_iter()
-                .map(|(name, _, oid)| (name, oid))
-                .collect(),
-            _ => HashMap::new(),
+        let read;
+        let before = match parent {
+            Some(p) if p != id => match last.get(&p) {
+                Some(names) => names,
+                None => {
+                    read = names(tree_entries(self, &self.raw_object(p, Kind::Tree)?, p)?);
+                    &read
+                }
+            },
+            _ => &HashMap::new(),
         };
-        for (name, mode, oid) in tree_entries(self, &data, id)? {
-            let old = before.get(&name).copied();
-            if old == Some(oid) {
+        let entries = tree_entries(self, &data, id)?;
+        for (name, mode, oid) in &entries {
+            let old = before.get(name).copied();
+            if old == Some(*oid) {
                 continue;
             }
             if mode.is_tree() {
-                self.tree_objects(oid, old, seen, out)?;
+                self.tree_objects(*oid, old, seen, out, last, this)?;
             } else if mode.is_commit() {
                 // A submodule's commit lives elsewhere; it is not ours to copy.
-            } else if seen.insert(oid) {
-                out.push((Kind::Blob, oid, self.raw_object(oid, Kind::Blob)?));
+            } else if seen.insert(*oid) {
+                out.push((Kind::Blob, *oid, self.raw_object(*oid, Kind::Blob)?));
             }
         }
+        this.insert(id, names(entries));
         out.push((Kind::Tree, id, data));
         Ok(())
     }
@@ -190,6 +203,18 @@ impl SessionRepo {
     }
 }
 
+/// The entries (name → object) of trees by id.
+type Entries = HashMap<ObjectId, HashMap<Vec<u8>, ObjectId>>;
+
+fn names(
+    entries: Vec<(Vec<u8>, gix::objs::tree::EntryMode, ObjectId)>,
+) -> HashMap<Vec<u8>, ObjectId> {
+    entries
+        .into_iter()
+        .map(|(name, _, oid)| (name, oid))
+        .collect()
+}
+
 fn tree_entries(
     repo: &SessionRepo,
     data: &[u8],
@@ -202,4 +227,118 @@ fn tree_entries(
         .iter()
         .map(|e| (e.filename.to_vec(), e.mode, e.oid.to_owned()))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::path::Path;
+
+    use gix::ObjectId;
+    use gix::objs::Kind;
+
+    use super::SessionRepo;
+    use crate::git::tests::git;
+
+    fn run(dir: &Path, args: &[&str]) -> String {
+        let out = git(dir, args);
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> ObjectId {
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        run(dir, &["add", "-A"]);
+        run(
+            dir,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                message,
+            ],
+        );
+        run(dir, &["rev-parse", "HEAD"]).trim().parse().unwrap()
+    }
+
+    /// What `git rev-list --objects` lists for `args`.
+    fn rev_list(dir: &Path, args: &[&str]) -> HashSet<ObjectId> {
+        let mut a = vec!["rev-list", "--objects"];
+        a.extend(args);
+        run(dir, &a)
+            .lines()
+            .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    /// Every object the new commits hold, each once, children first: along
+    /// a chain (where the parent's trees are not read again) and on a branch
+    /// off an older commit (where they are), down to a commit the other
+    /// side has.
+    #[test]
+    fn the_objects_of_new_commits_each_once_children_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        run(dir, &["init", "-q", "-b", "main"]);
+        let c1 = commit(dir, &[("meta.json", "{}"), ("history/1.json", "a")], "1");
+        let c2 = commit(dir, &[("history/2.json", "b"), ("history/x/1", "x")], "2");
+        commit(
+            dir,
+            &[("meta.json", "{\"n\":3}"), ("history/3.json", "c")],
+            "3",
+        );
+        let c4 = commit(dir, &[("history/x/2", "y"), ("history/4.json", "d")], "4");
+        run(dir, &["checkout", "-q", "-b", "retry", &c2.to_string()]);
+        let r3 = commit(
+            dir,
+            &[("history/3-retry.json", "e"), ("history/x/1", "z")],
+            "r3",
+        );
+        let repo = SessionRepo::open_for_reading(dir).unwrap();
+        let tips = [c4, r3];
+        let c1_name = c1.to_string();
+        for (known, not) in [(None, vec![]), (Some(c1), vec!["--not", c1_name.as_str()])] {
+            let objects = repo
+                .objects_for(&tips, &|id| Ok(Some(*id) == known))
+                .unwrap();
+            let ids: Vec<ObjectId> = objects.iter().map(|(_, id, _)| *id).collect();
+            let unique: HashSet<ObjectId> = ids.iter().copied().collect();
+            assert_eq!(unique.len(), ids.len(), "an object twice: {ids:?}");
+            let mut args = vec!["main", "retry"];
+            args.extend(not.iter());
+            assert_eq!(unique, rev_list(dir, &args), "known {known:?}");
+            // Children first: what a tree or a commit names comes before it
+            // (or is on the other side).
+            let pos = |id: &ObjectId| ids.iter().position(|x| x == id);
+            for (i, (kind, id, data)) in objects.iter().enumerate() {
+                let named: Vec<ObjectId> = match kind {
+                    Kind::Tree => gix::objs::TreeRef::from_bytes(data, gix::hash::Kind::Sha1)
+                        .unwrap()
+                        .entries
+                        .iter()
+                        .map(|e| e.oid.to_owned())
+                        .collect(),
+                    Kind::Commit => {
+                        let c =
+                            gix::objs::CommitRef::from_bytes(data, gix::hash::Kind::Sha1).unwrap();
+                        std::iter::once(c.tree()).chain(c.parents()).collect()
+                    }
+                    _ => vec![],
+                };
+                for n in named {
+                    if let Some(j) = pos(&n) {
+                        assert!(j < i, "{n} after {id}, which names it");
+                    }
+                }
+            }
+        }
+    }
 }
