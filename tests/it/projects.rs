@@ -603,6 +603,90 @@ fn a_busy_index_makes_the_agent_commit_a_skip_and_its_lock_is_left_alone() {
     assert_eq!(env.ok(&["verify", "--all"]), "");
 }
 
+/// A commit of the user's that lands while the agent commit is being made
+/// (after it read HEAD, while it waits for git's index lock) makes the turn
+/// a recorded skip: the user's commit stays the branch's tip, nothing of
+/// the agent's is committed or staged, and no lock or temp file is left.
+#[test]
+fn a_user_commit_landing_midway_makes_the_agent_commit_a_skip() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    env.append("s1", &["--text", "please add the helper"]);
+    env.append("s1", &["--role", "assistant", "--text", "added"]);
+    // The user's commit, made beforehand so that landing it is one write.
+    let users = env
+        .git_ok(
+            &dir,
+            &[
+                "commit-tree",
+                "HEAD^{tree}",
+                "-p",
+                "HEAD",
+                "-m",
+                "user's second",
+            ],
+        )
+        .trim()
+        .to_string();
+    // git holds the index, as a `git commit` of the user's would.
+    let lock = dir.join(".git/index.lock");
+    std::fs::write(&lock, b"git's own").unwrap();
+    let child = env
+        .cmd()
+        .args(["commit-turn", "s1", "--project-paths", "helper.rs"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The agent commit has read HEAD and waits for the lock (its own lock
+    // file, to be linked in git's place, exists): the user's commit lands,
+    // then git lets go of the index.
+    let git_dir = dir.join(".git");
+    let waiting = || {
+        std::fs::read_dir(&git_dir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().contains("agent-index"))
+    };
+    let started = std::time::Instant::now();
+    while !waiting() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the agent commit never waited for the index"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::fs::write(git_dir.join("refs/heads/main"), format!("{users}\n")).unwrap();
+    std::fs::remove_file(&lock).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("head_moved"), "{err}");
+    assert_eq!(env.git_ok(&dir, &["rev-parse", "HEAD"]).trim(), users);
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    assert_eq!(
+        env.git_ok(&dir, &["status", "--porcelain"]),
+        "?? helper.rs\n"
+    );
+    assert!(!lock.exists());
+    let left: Vec<String> = std::fs::read_dir(&git_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".gs-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(reply_metadata(&env, &pid)["skipped"], "head_moved");
+    assert!(committed_reply(&env, &pid).contains("head_moved"));
+    let sdir = session_dir(&env, &pid);
+    assert!(env.git_ok(&sdir, &["status", "--porcelain"]).is_empty());
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+    env.git_ok(&dir, &["fsck", "--strict"]);
+}
+
 /// The kinds of what `verify --all` finds.
 fn verify_all_kinds(env: &TestEnv) -> Vec<String> {
     let out = env.run(&["verify", "--all", "--json"]);
