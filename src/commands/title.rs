@@ -90,12 +90,15 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
         let drained = std::io::copy(&mut stdout, &mut std::io::sink());
         let _ = tx.send(kept.and(drained).map(|_| out));
     });
-    let deadline = Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+    // No deadline: a timeout too large to count (`inf`).
+    let deadline = Duration::try_from_secs_f64(timeout.max(0.0))
+        .ok()
+        .and_then(|d| Instant::now().checked_add(d));
     let late = || format!("`{cmd}` did not answer within {timeout}s");
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(late());
@@ -104,7 +107,13 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
             Err(e) => return Err(e.to_string()),
         }
     };
-    let out = match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+    let out = match deadline {
+        Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+        None => rx
+            .recv()
+            .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+    };
+    let out = match out {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Err(format!("cannot read what `{cmd}` printed: {e}")),
         // Exited, but something it started still holds its stdout open.

@@ -487,6 +487,20 @@ fn a_title_command_that_prints_much_is_read_while_it_runs() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert_eq!(env.meta("t2")["title"], "Please name this too");
+    // A timeout too large to count is none.
+    let out = env
+        .cmd()
+        .args([
+            "title",
+            "t2",
+            "--command",
+            "echo 'Patient name'",
+            "--timeout",
+            "inf",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Patient name\n");
 }
 
 #[test]
