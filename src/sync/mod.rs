@@ -22,7 +22,7 @@ pub mod remotes;
 mod take;
 mod tree;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -174,6 +174,14 @@ pub fn push(
             .into_iter()
             .collect();
     crate::out::trace("push: remote listed");
+    // The sessions the remote has a branch of: only theirs are worth a
+    // look before the lock (the rest have everything to send).
+    let remote_sessions: HashSet<String> = on_remote
+        .keys()
+        .filter_map(|r| r.strip_prefix(SESSION_REFS))
+        .filter_map(parse_remote_ref)
+        .map(|(id, _)| id)
+        .collect();
     let known_projects = projects::read(state)?;
     let mut wanted_projects: BTreeSet<String> = BTreeSet::new();
     let mut updates: Vec<Update> = Vec::new();
@@ -190,6 +198,7 @@ pub fn push(
         for w in 0..jobs {
             let tx = tx.clone();
             let (targets, on_remote, transfer_dir) = (&targets, &on_remote, &transfer_dir);
+            let remote_sessions = &remote_sessions;
             scope.spawn(move || {
                 let mine = SessionRepo::open_for_reading(transfer_dir);
                 for (id, dir) in targets.iter().skip(w).step_by(jobs) {
@@ -198,6 +207,7 @@ pub fn push(
                             &SessionDir::new(dir.clone()),
                             id,
                             on_remote,
+                            remote_sessions.contains(id),
                             t,
                             dry_run,
                         ),
@@ -412,6 +422,7 @@ fn collect_session(
     sd: &SessionDir,
     id: &str,
     on_remote: &HashMap<String, Oid>,
+    on_remote_already: bool,
     transfer: &SessionRepo,
     dry_run: bool,
 ) -> Result<Collected> {
@@ -429,13 +440,18 @@ fn collect_session(
         objects: Vec::new(),
     };
     let repo = SessionRepo::open_for_reading(&sd.dir)?;
-    let tips = repo.branches()?;
-    if tips
-        .iter()
-        .all(|(b, tip)| on_remote.get(&format!("{prefix}{b}")) == Some(tip))
-    {
-        out.same = tips.len();
-        return Ok(out);
+    // Up to date: a look at its branches, without the checks and the lock
+    // that reading more takes. (A session the remote has nothing of is not
+    // looked at twice.)
+    if on_remote_already {
+        let tips = repo.branches()?;
+        if tips
+            .iter()
+            .all(|(b, tip)| on_remote.get(&format!("{prefix}{b}")) == Some(tip))
+        {
+            out.same = tips.len();
+            return Ok(out);
+        }
     }
     sd.check_links()?;
     let meta = Meta::read(&sd.meta())?;
