@@ -190,9 +190,39 @@ impl Writer {
     /// which costs more than the read for objects this small) and checked
     /// against its id; `None` when it is not loose here (or is not what its
     /// name says: the caller then reads it through gix, which reports it).
+    ///
+    /// A file that one read returns whole needs no second read to see its
+    /// end: its zlib stream says where it ends. Only a stream cut short
+    /// (a short read, or a truncated file) has the rest read.
     pub(super) fn read_loose(&self, id: &ObjectId) -> Option<(gix::objs::Kind, Vec<u8>)> {
+        use std::io::Read;
+        const FIRST: usize = 8 * 1024;
+        let mut file = atomic::open_read(self.loose.object_path(id)).ok()?;
+        let mut bytes = vec![0u8; FIRST];
+        let n = loop {
+            match file.read(&mut bytes) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                r => break r.ok()?,
+            }
+        };
+        bytes.truncate(n);
+        if n < FIRST
+            && let Some(found) = self.inflate_loose(&bytes, id)
+        {
+            return Some(found);
+        }
+        let before = bytes.len();
+        file.read_to_end(&mut bytes).ok()?;
+        if bytes.len() == before && n < FIRST {
+            return None;
+        }
+        self.inflate_loose(&bytes, id)
+    }
+
+    /// The object whose loose file holds `bytes`, if they are one whole
+    /// zlib stream of an object that hashes to `id`.
+    fn inflate_loose(&self, bytes: &[u8], id: &ObjectId) -> Option<(gix::objs::Kind, Vec<u8>)> {
         use gix::zlib::{FlushDecompress, Status};
-        let bytes = atomic::read(self.loose.object_path(id)).ok()?;
         let mut z = self.inflate.borrow_mut();
         z.reset();
         let mut out = vec![0u8; (bytes.len() * 2).max(512)];
@@ -798,6 +828,40 @@ mod tests {
                 "an object under another's name"
             );
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{len}");
+        }
+    }
+
+    /// A loose file whose stream one read holds, one that takes more
+    /// (past the first 8 KiB), and either cut short: the whole object, or
+    /// none.
+    #[test]
+    fn a_loose_object_reads_whole_at_any_size_and_not_at_all_when_cut() {
+        let mut x: u64 = 1;
+        let noise: Vec<u8> = (0..50_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        for data in [b"small".to_vec(), noise] {
+            let id = crate::git::blob_id(&data);
+            let dir = tempfile::tempdir().unwrap();
+            let objects = dir.path().join("objects");
+            std::fs::create_dir(&objects).unwrap();
+            write_loose(&objects, gix::objs::Kind::Blob, &data, id).unwrap();
+            let writer = Writer::new(dir.path());
+            let path = writer.loose.object_path(&id);
+            let whole = std::fs::read(&path).unwrap();
+            let (_, back) = writer.read_loose(&id).expect("read back");
+            assert!(back == data, "{} bytes", data.len());
+            std::fs::write(&path, &whole[..whole.len() - 3]).unwrap();
+            assert!(
+                writer.read_loose(&id).is_none(),
+                "cut, {} bytes",
+                data.len()
+            );
         }
     }
 
