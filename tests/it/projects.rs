@@ -87,6 +87,18 @@ fn turn(env: &TestEnv, extra: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A user repository, session s1 bound to it (auto-commit), a turn begun
+/// and the agent's new `helper.rs` written: the env, the project's
+/// directory and its id.
+fn turn_writing_helper() -> (TestEnv, PathBuf, String) {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    (env, dir, pid)
+}
+
 fn session_dir(env: &TestEnv, project: &str) -> PathBuf {
     env.state()
         .join("sessions/projects")
@@ -565,11 +577,7 @@ fn a_refusing_hook_is_a_recorded_skip_and_the_users_index_is_untouched() {
 /// next turn commits. A file the user staged meanwhile stays staged.
 #[test]
 fn a_busy_index_makes_the_agent_commit_a_skip_and_its_lock_is_left_alone() {
-    let env = TestEnv::new();
-    let dir = user_repo(&env);
-    let pid = bound_session(&env, &dir);
-    env.ok(&["begin-turn", "s1"]);
-    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    let (env, dir, pid) = turn_writing_helper();
     let lock = dir.join(".git/index.lock");
     std::fs::write(&lock, b"git's own").unwrap();
     let err = turn(&env, &["--project-paths", "helper.rs"]);
@@ -609,11 +617,7 @@ fn a_busy_index_makes_the_agent_commit_a_skip_and_its_lock_is_left_alone() {
 /// the agent's is committed or staged, and no lock or temp file is left.
 #[test]
 fn a_user_commit_landing_midway_makes_the_agent_commit_a_skip() {
-    let env = TestEnv::new();
-    let dir = user_repo(&env);
-    let pid = bound_session(&env, &dir);
-    env.ok(&["begin-turn", "s1"]);
-    std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+    let (env, dir, pid) = turn_writing_helper();
     env.append("s1", &["--text", "please add the helper"]);
     env.append("s1", &["--role", "assistant", "--text", "added"]);
     // The user's commit, made beforehand so that landing it is one write.
@@ -763,11 +767,7 @@ fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
         ("project-before-index", true),
     ] {
         for by_next_turn in [false, true] {
-            let env = TestEnv::new();
-            let dir = user_repo(&env);
-            let pid = bound_session(&env, &dir);
-            env.ok(&["begin-turn", "s1"]);
-            std::fs::write(dir.join("helper.rs"), "pub fn help() {}\n").unwrap();
+            let (env, dir, pid) = turn_writing_helper();
             env.append("s1", &["--text", "please add the helper"]);
             env.append("s1", &["--role", "assistant", "--text", "added"]);
             env.crash_at(at, &["commit-turn", "s1"]);
