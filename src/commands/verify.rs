@@ -221,17 +221,11 @@ fn rewrite_blob(
     repo: &mut SessionRepo,
     r: &verify::Restore,
 ) -> Result<Option<String>> {
-    use std::io::Read;
     let path = sd.dir.join(&r.rel);
     refuse_links(sd, &path)?;
-    let mut data = Vec::new();
-    atomic::no_follow(std::fs::OpenOptions::new().read(true))
-        .open(&path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .io("read", &path)?;
-    if crate::git::blob_id(&data) != r.blob {
+    let Some(data) = verify::blob_in_file(&path, r.blob).io("read", &path)? else {
         return Ok(None);
-    }
+    };
     let loose = repo.loose_path(r.blob);
     refuse_links(sd, loose.parent().unwrap_or(&sd.dir))?;
     let rel = loose

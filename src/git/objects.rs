@@ -181,6 +181,11 @@ impl Writer {
         }
     }
 
+    /// Where object `id` is, or would be, stored loose.
+    pub(super) fn loose_path(&self, id: &ObjectId) -> std::path::PathBuf {
+        self.loose.object_path(id)
+    }
+
     /// Whether `id` is written, or about to be, by this process.
     pub(super) fn pending(&self, id: &ObjectId) -> bool {
         self.written_ids.contains(id) || self.bulk.as_ref().is_some_and(|b| b.ids.contains(id))
@@ -196,15 +201,10 @@ impl Writer {
     /// (a short read, or a truncated file) has the rest read.
     pub(super) fn read_loose(&self, id: &ObjectId) -> Option<(gix::objs::Kind, Vec<u8>)> {
         use std::io::Read;
-        const FIRST: usize = 8 * 1024;
+        const FIRST: usize = atomic::FIRST_READ;
         let mut file = atomic::open_read(self.loose.object_path(id)).ok()?;
         let mut bytes = vec![0u8; FIRST];
-        let n = loop {
-            match file.read(&mut bytes) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                r => break r.ok()?,
-            }
-        };
+        let n = atomic::read_once(&mut file, &mut bytes).ok()?;
         bytes.truncate(n);
         if n < FIRST
             && let Some(found) = self.inflate_loose(&bytes, id)

@@ -311,8 +311,7 @@ impl SessionRepo {
 
     /// Where object `id` is, or would be, stored loose.
     pub fn loose_path(&self, id: ObjectId) -> PathBuf {
-        let hex = id.to_hex().to_string();
-        self.git_dir.join("objects").join(&hex[..2]).join(&hex[2..])
+        self.objects.loose_path(&id)
     }
 
     /// Store blob `id` again from `data`, its bytes, and sync it: the repair

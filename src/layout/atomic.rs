@@ -96,24 +96,36 @@ pub fn open_read(path: impl AsRef<Path>) -> std::io::Result<File> {
 /// system calls of a small file's six).
 pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    const FIRST: usize = 8 * 1024;
     let mut file = open_read(path)?;
-    let mut bytes = vec![0u8; FIRST];
+    let mut bytes = vec![0u8; FIRST_READ];
     let mut filled = 0;
-    while filled < FIRST {
-        match file.read(&mut bytes[filled..]) {
-            Ok(0) => {
+    while filled < FIRST_READ {
+        match read_once(&mut file, &mut bytes[filled..])? {
+            0 => {
                 bytes.truncate(filled);
                 return Ok(bytes);
             }
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            n => filled += n,
         }
     }
     // `read_to_end` sizes the rest from the file's length.
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// What a first read of a file of the layout asks for: all of most of them.
+pub const FIRST_READ: usize = 8 * 1024;
+
+/// One `read` into `buf`, again when a signal interrupted it: how many
+/// bytes it gave (0 at the end).
+pub fn read_once(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    loop {
+        match file.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
 }
 
 /// [`read`] as UTF-8 text.

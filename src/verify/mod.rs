@@ -1055,16 +1055,22 @@ fn report_lost_blobs(
 /// Whether the regular file at `path` (never through a link) holds the
 /// bytes of blob `id`.
 fn file_holds_blob(path: &Path, id: Oid) -> bool {
+    matches!(blob_in_file(path, id), Ok(Some(_)))
+}
+
+/// The bytes of the file at `path` when it is a regular file (never read
+/// through a link) holding blob `id`; `None` when it is not one, or holds
+/// other bytes: what `verify --fix` stores a lost blob again from.
+pub fn blob_in_file(path: &Path, id: Oid) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
+    if !std::fs::symlink_metadata(path)?.is_file() {
+        return Ok(None);
     }
     let mut data = Vec::new();
     crate::layout::atomic::no_follow(std::fs::OpenOptions::new().read(true))
-        .open(path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .is_ok()
-        && crate::git::blob_id(&data) == id
+        .open(path)?
+        .read_to_end(&mut data)?;
+    Ok((crate::git::blob_id(&data) == id).then_some(data))
 }
 
 /// Whether `path` holds the bytes of blob `id`: the index's stat data

@@ -767,7 +767,7 @@ fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
         ("project-before-index", true),
     ] {
         for by_next_turn in [false, true] {
-            let (env, dir, pid) = turn_writing_helper();
+            let (env, dir, _) = turn_writing_helper();
             env.append("s1", &["--text", "please add the helper"]);
             env.append("s1", &["--role", "assistant", "--text", "added"]);
             env.crash_at(at, &["commit-turn", "s1"]);
@@ -807,7 +807,6 @@ fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
             assert!(fsck.status.success(), "{at}");
             env.ok(&["verify", "--all", "--fix"]);
             assert_eq!(env.ok(&["verify", "--all"]), "", "{at}");
-            let _ = &pid;
         }
     }
 }
