@@ -586,11 +586,7 @@ fn a_fifo_in_the_session_tree_is_skipped_not_read() {
     let dir = session(&env);
     std::fs::create_dir_all(dir.join("workdir")).unwrap();
     let fifo = dir.join("workdir/pipe");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::env::mkfifo(&fifo);
     env.append("s1", &["--text", "two"]);
     let mut child = env
         .cmd()
@@ -684,11 +680,7 @@ fn migrate_copies_no_planted_links_or_special_files() {
     std::fs::create_dir_all(src.join(".git/git-session")).unwrap();
     std::os::unix::fs::symlink(&victim.path, src.join(".git/git-session/commits")).unwrap();
     std::os::unix::fs::symlink(&outside, src.join("workdir")).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(src.join("context-pipe"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::env::mkfifo(&src.join("context-pipe"));
     env.ok(&["migrate"]);
     let dst = crate::migrate::target(&env);
     for rel in [".git/git-session/commits", "workdir", "context-pipe"] {
@@ -785,11 +777,7 @@ fn a_fifo_where_the_layout_has_a_file_blocks_nothing() {
         let path = env.state().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let _ = std::fs::remove_file(&path);
-        let made = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        crate::env::mkfifo(&path);
         let out = ends(&env, args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{rel}: {err}");
@@ -850,11 +838,7 @@ fn text_that_would_act_on_a_terminal_is_shown_escaped() {
         .join("workdir")
         .join("pipe\u{1b}]0;title\u{7}");
     std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::env::mkfifo(&fifo);
     let mut shown = Vec::new();
     for args in [
         &["commit-turn", "s1"][..],
@@ -968,11 +952,7 @@ fn verify_of_a_refused_session_gives_the_finding_not_an_error() {
             "commondir" => std::fs::write(&path, format!("{}\n", outside.display())).unwrap(),
             "HEAD" => {
                 std::fs::remove_file(&path).unwrap();
-                let st = std::process::Command::new("mkfifo")
-                    .arg(&path)
-                    .status()
-                    .unwrap();
-                assert!(st.success());
+                crate::env::mkfifo(&path);
             }
             _ => {
                 std::fs::rename(&path, outside.join("objects")).unwrap();

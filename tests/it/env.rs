@@ -383,6 +383,16 @@ pub fn set_snapshot_count(dir: &Path, line: usize, value: u64) {
     std::fs::write(&snap, lines.join("\n") + "\n").unwrap();
 }
 
+/// Make a FIFO at `path` (hostile-tree tests: a special file where the
+/// layout has a file).
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// Backdate a file's mtime by `secs` (stale-lock tests).
 pub fn age(path: &Path, secs: u64) {
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);

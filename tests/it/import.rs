@@ -638,11 +638,7 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
 fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
     let env = TestEnv::new();
     let fifo = env.tmp.path().join("t.jsonl");
-    let st = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    crate::env::mkfifo(&fifo);
     for path in ["/dev/zero", fifo.to_str().unwrap()] {
         let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": path});
         let mut child = spawn_hook(&env, &["hook", "claude-code"], &event);
@@ -981,11 +977,7 @@ fn links_and_fifos_planted_at_the_import_files_are_never_written_through() {
         assert!(err.contains("symbolic link"), "{rel}: {err}");
         victim.untouched(rel);
         std::fs::remove_file(&at).unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .arg(&at)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        crate::env::mkfifo(&at);
         let err = env.fails(&["import", "claude-code", file.to_str().unwrap()], 1);
         assert!(
             err.contains("not a regular file") || err.contains("special"),
@@ -1013,13 +1005,7 @@ fn a_link_or_a_fifo_among_transcripts_is_named_not_read() {
     let file = Transcript::two_turns().write(&root, "");
     let dir = file.parent().unwrap();
     std::os::unix::fs::symlink(&file, dir.join("linked.jsonl")).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(dir.join("fifo.jsonl"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::env::mkfifo(&dir.join("fifo.jsonl"));
     let out = env.run(&["import", "claude-code", root.to_str().unwrap()]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

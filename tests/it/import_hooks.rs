@@ -165,11 +165,7 @@ fn install_creates_a_missing_file_edits_through_a_link_and_refuses_what_is_not_j
     let odd = env.tmp.path().join("odd");
     let f = odd.join(".claude/settings.json");
     std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&f)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::env::mkfifo(&f);
     let out = env.run(&[
         "hook",
         "install",

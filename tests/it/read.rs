@@ -459,11 +459,7 @@ fn a_cursor_that_is_not_a_regular_file_is_refused_and_left_alone() {
     let env = real_clock();
     sessions(&env);
     let fifo = env.tmp.path().join("cursor.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::env::mkfifo(&fifo);
     let err = env.fails(&["feed", "--cursor", fifo.to_str().unwrap()], 1);
     assert!(err.contains("not a regular file"), "{err}");
     assert!(

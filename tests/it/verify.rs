@@ -490,13 +490,7 @@ fn a_link_or_a_fifo_in_place_of_a_node_is_named_with_its_repair() {
     std::fs::write(&secret, br#"{"token": "not for the record"}"#).unwrap();
     std::os::unix::fs::symlink(&secret, history.join("000003-u-linked.json")).unwrap();
     let fifo = history.join("000004-u-fifo.json");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::env::mkfifo(&fifo);
     let found = findings(&env, &["s1"]);
     let fix_of = |file: &str| {
         found
