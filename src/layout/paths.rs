@@ -434,42 +434,60 @@ impl SessionDir {
     /// write below them would leave the session, SPEC §4), or whose files
     /// there are special files (a FIFO would block with the lock held).
     pub fn check_links(&self) -> Result<()> {
+        let git = self.git_dir();
         let private = self.private_dir();
         for p in [
             self.meta(),
-            self.git_dir(),
-            private.clone(),
+            git.clone(),
             self.history(),
             self.dir.join("workdir"),
             self.attachments(),
-            self.lock_file(),
-            self.snapshot_file(),
-            self.catalog_file(),
-            self.catalog_stamp(),
-            // Written below: objects, refs and their logs.
-            self.git_dir().join("objects"),
-            self.git_dir().join("refs"),
-            self.git_dir().join("refs").join("heads"),
-            self.git_dir().join("logs"),
+        ] {
+            super::atomic::refuse_unsafe(&p)?;
+        }
+        // `.git/` and the private dir below it are small: one listing of
+        // each gives the kind of every entry, where a look at each name
+        // would walk the whole path once a name.
+        refuse_unsafe_among(
+            &git,
+            &[
+                private.clone(),
+                self.lock_file(),
+                // Written below: objects, refs and their logs.
+                git.join("objects"),
+                git.join("refs"),
+                git.join("logs"),
+                // Read by every command that opens the repository: a FIFO
+                // there would block it, `verify` included.
+                git.join("HEAD"),
+                git.join("config"),
+                git.join("index"),
+                git.join("packed-refs"),
+            ],
+        )?;
+        refuse_unsafe_among(
+            &private,
+            &[
+                self.snapshot_file(),
+                self.catalog_file(),
+                self.catalog_stamp(),
+                private.join("baseline.json"),
+                self.import_cursor(),
+                self.import_uuids(),
+                private.join("maintenance.lock"),
+            ],
+        )?;
+        for p in [
+            git.join("refs").join("heads"),
             // Appended to by gix's ref transactions (`git::refs`).
-            self.git_dir().join("logs").join("HEAD"),
-            private.join("baseline.json"),
-            self.import_cursor(),
-            self.import_uuids(),
-            private.join("maintenance.lock"),
-            // Read by every command that opens the repository: a FIFO there
-            // would block it, `verify` included.
-            self.git_dir().join("HEAD"),
-            self.git_dir().join("config"),
-            self.git_dir().join("index"),
-            self.git_dir().join("packed-refs"),
+            git.join("logs").join("HEAD"),
         ] {
             super::atomic::refuse_unsafe(&p)?;
         }
         // The branches (and their reflogs), read on every listing of them.
         for dir in [
-            self.git_dir().join("refs").join("heads"),
-            self.git_dir().join("logs").join("refs").join("heads"),
+            git.join("refs").join("heads"),
+            git.join("logs").join("refs").join("heads"),
         ] {
             refuse_unsafe_below(&dir)?;
         }
@@ -758,6 +776,39 @@ pub fn closest<'a>(id: &str, known: &'a [String]) -> Vec<&'a str> {
     scored.into_iter().take(3).map(|(_, k)| k).collect()
 }
 
+/// [`super::atomic::refuse_unsafe`] for each of `paths`, entries of `dir`
+/// (which must not be a link: check it first), from one listing of `dir`:
+/// the kind of each entry comes from the listing itself. A `dir` that
+/// cannot be listed has each path looked at instead.
+fn refuse_unsafe_among(dir: &Path, paths: &[PathBuf]) -> Result<()> {
+    debug_assert!(paths.iter().all(|p| p.parent() == Some(dir)));
+    let one_by_one = || {
+        paths
+            .iter()
+            .try_for_each(|p| super::atomic::refuse_unsafe(p))
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return one_by_one();
+    };
+    for e in entries {
+        let Ok(e) = e else {
+            return one_by_one();
+        };
+        let name = e.file_name();
+        if !paths
+            .iter()
+            .any(|p| p.file_name() == Some(name.as_os_str()))
+        {
+            continue;
+        }
+        match e.file_type() {
+            Ok(t) if t.is_dir() || t.is_file() => {}
+            _ => super::atomic::refuse_unsafe(&e.path())?,
+        }
+    }
+    Ok(())
+}
+
 /// [`super::atomic::refuse_unsafe`] for everything below `dir` (none when it
 /// does not exist): the kind of each entry comes from the directory listing
 /// itself, so a clean tree costs one listing a directory.
@@ -815,6 +866,75 @@ mod tests {
         ] {
             assert_eq!(parse_node_file_name(bad), None, "{bad}");
         }
+    }
+
+    /// Each entry of `.git/` and of the private dir the check lists is
+    /// refused as a link (to a file or a directory) and as a FIFO; a file
+    /// or directory of its own kind passes, and so does a link of a name
+    /// the check does not look at.
+    #[test]
+    fn a_link_or_fifo_at_any_checked_entry_is_refused() {
+        let names = [
+            ".git/git-session",
+            ".git/git-session.lock",
+            ".git/objects",
+            ".git/refs",
+            ".git/logs",
+            ".git/HEAD",
+            ".git/config",
+            ".git/index",
+            ".git/packed-refs",
+            ".git/git-session/snapshot",
+            ".git/git-session/catalog",
+            ".git/git-session/catalog.stamp",
+            ".git/git-session/baseline.json",
+            ".git/git-session/import.lines",
+            ".git/git-session/import.uuids",
+            ".git/git-session/maintenance.lock",
+        ];
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("file"), b"x").unwrap();
+        for name in names {
+            for planted in ["link to a file", "link to a directory", "fifo"] {
+                let (_tmp, sd) = test_session();
+                let p = sd.dir.join(name);
+                let _ = std::fs::remove_dir_all(&p);
+                let _ = std::fs::remove_file(&p);
+                match planted {
+                    "link to a file" => {
+                        std::os::unix::fs::symlink(elsewhere.path().join("file"), &p).unwrap()
+                    }
+                    "link to a directory" => {
+                        std::os::unix::fs::symlink(elsewhere.path(), &p).unwrap()
+                    }
+                    _ => {
+                        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+                        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                    }
+                }
+                let err = sd.check_links().expect_err(&format!("{name}: {planted}"));
+                let said = err.to_string();
+                assert!(
+                    said.contains(name.rsplit('/').next().unwrap()),
+                    "{name}: {said}"
+                );
+            }
+        }
+        let (_tmp, sd) = test_session();
+        for dir in [".git/objects", ".git/refs/heads", ".git/logs"] {
+            std::fs::create_dir_all(sd.dir.join(dir)).unwrap();
+        }
+        for file in [
+            ".git/HEAD",
+            ".git/config",
+            ".git/index",
+            ".git/git-session/catalog",
+        ] {
+            std::fs::write(sd.dir.join(file), b"").unwrap();
+        }
+        std::os::unix::fs::symlink(elsewhere.path(), sd.dir.join(".git/description")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), sd.private_dir().join("notes")).unwrap();
+        sd.check_links().unwrap();
     }
 
     #[test]
