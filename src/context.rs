@@ -9,6 +9,16 @@ use crate::layout::StateDir;
 use crate::layout::lock::{self, LockOptions};
 use crate::out::Printer;
 
+/// The locks [`Ctx::lock_project_and_session`] took, held until dropped,
+/// and what it read under them: the session's meta.json and the project
+/// it is bound to (with or without auto-commit).
+pub struct SessionLocks {
+    _project: Option<lock::Lock>,
+    _session: lock::Lock,
+    pub meta: crate::layout::schema::Meta,
+    pub project: Option<crate::layout::projects::Project>,
+}
+
 /// What every command gets.
 pub struct Ctx {
     pub state: StateDir,
@@ -62,21 +72,20 @@ impl Ctx {
     /// with auto-commit, where agent commits are decided and made), then the
     /// session's, both exclusive. The binding is read before the session's
     /// lock and again under it; one that changed meanwhile has the locks
-    /// taken again.
+    /// taken again. What was read under the lock is returned with them.
     pub fn lock_project_and_session(
         &self,
         sd: &crate::layout::SessionDir,
         session: &str,
-    ) -> Result<(Option<lock::Lock>, lock::Lock)> {
+    ) -> Result<SessionLocks> {
         use crate::layout::schema::Meta;
-        let bound = |meta: &Meta| -> Result<Option<String>> {
-            Ok(crate::project::of_session(&self.state, session, meta)?
-                .filter(|p| p.auto_commit)
-                .map(|p| p.id))
+        let auto_commit = |p: &Option<crate::layout::projects::Project>| {
+            p.as_ref().filter(|p| p.auto_commit).map(|p| p.id.clone())
         };
+        let mut bound = crate::project::of_session(&self.state, session, &Meta::read(&sd.meta())?)?;
         loop {
-            let project = bound(&Meta::read(&sd.meta())?)?;
-            let project_lock = match &project {
+            let wanted = auto_commit(&bound);
+            let project_lock = match &wanted {
                 Some(id) => Some(lock::project(
                     &self.state,
                     id,
@@ -86,8 +95,15 @@ impl Ctx {
                 None => None,
             };
             let session_lock = self.lock_session(sd, lock::Kind::Exclusive)?;
-            if bound(&Meta::read(&sd.meta())?)? == project {
-                return Ok((project_lock, session_lock));
+            let meta = Meta::read(&sd.meta())?;
+            bound = crate::project::of_session(&self.state, session, &meta)?;
+            if auto_commit(&bound) == wanted {
+                return Ok(SessionLocks {
+                    _project: project_lock,
+                    _session: session_lock,
+                    meta,
+                    project: bound,
+                });
             }
         }
     }

@@ -10,7 +10,7 @@
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
-use crate::layout::schema::{self, Meta};
+use crate::layout::schema;
 use crate::layout::{atomic, registry};
 use crate::out::records;
 use crate::project;
@@ -49,15 +49,15 @@ fn baseline_record(session: &str, project: &str, b: &serde_json::Value) -> recor
 
 pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
-    let _locks = ctx.lock_project_and_session(&sd, &args.session)?;
-    let mut meta = Meta::read(&sd.meta())?;
+    let locks = ctx.lock_project_and_session(&sd, &args.session)?;
+    let mut meta = locks.meta.clone();
     meta.set("status", "running");
     atomic::write(&sd.meta(), &meta.to_json())?;
     registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     let path = sd.private_dir().join("baseline.json");
-    match project::of_session(&ctx.state, &args.session, &meta)? {
+    match &locks.project {
         Some(p) => {
-            let b = project::baseline(&ctx.state, &p, crate::out::now())?;
+            let b = project::baseline(&ctx.state, p, crate::out::now())?;
             atomic::write(&path, &serde_json::to_vec_pretty(&b).expect("json"))?;
             if ctx.out.json {
                 ctx.out.record(&baseline_record(&args.session, &p.id, &b));

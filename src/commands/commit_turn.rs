@@ -83,36 +83,20 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
     // The project's lock too: two sessions of one project end their turns
     // at once, and each agent commit is decided and made on the other's.
-    let _locks = if args.dry_run {
-        (None, ctx.lock_session(&sd, lock::Kind::Exclusive)?)
-    } else {
-        ctx.lock_project_and_session(&sd, &args.session)?
-    };
-    let opts = CommitOptions {
-        message: args.message.clone(),
-        duration: args.duration,
-        tokens: args.tokens,
-        failed: args.status == TurnStatus::Failed,
-        now: crate::out::now(),
-        dry_run: false,
-        rescan: false,
-        bulk: false,
-        modified: Vec::new(),
-        list_history: false,
-        records_alone: false,
-    };
-    let out = ctx.out;
     if args.dry_run {
-        return dry_run(ctx, &sd, &args.session, &opts);
+        let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+        return dry_run(ctx, &sd, &args.session, &opts(&args));
     }
-    let before = Meta::read(&sd.meta())?;
+    let locks = ctx.lock_project_and_session(&sd, &args.session)?;
+    let opts = opts(&args);
+    let out = ctx.out;
+    let before = locks.meta.clone();
     let mut meta = before.clone();
     // Project-Git first (SPEC §5.10): the project commit is made before the
     // session commit and its id (or the skip reason) recorded in the turn's
     // assistant node, so that the turn is one session commit. Only a turn
     // with new nodes gets one: the plan says which.
-    let project =
-        project::of_session(&ctx.state, &args.session, &before)?.filter(|p| p.auto_commit);
+    let project = locks.project.clone().filter(|p| p.auto_commit);
     let baseline_path = sd.private_dir().join("baseline.json");
     if let Some(p) = &project {
         // A bad path is a usage error whether or not there is a turn.
@@ -176,6 +160,23 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
             .warn("`git` was not found: skipping background packing of the session repo");
     }
     Ok(exit::OK)
+}
+
+/// What `commit-turn` asks of the mirror.
+fn opts(args: &CommitTurnArgs) -> CommitOptions {
+    CommitOptions {
+        message: args.message.clone(),
+        duration: args.duration,
+        tokens: args.tokens,
+        failed: args.status == TurnStatus::Failed,
+        now: crate::out::now(),
+        dry_run: false,
+        rescan: false,
+        bulk: false,
+        modified: Vec::new(),
+        list_history: false,
+        records_alone: false,
+    }
 }
 
 /// `--dry-run`: the plan (`mirror::plan`), printed.
