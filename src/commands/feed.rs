@@ -140,13 +140,14 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             }
         };
         let mut last = after;
+        let width = super::nodes::id_width(&records);
         for r in records {
             last = last.max(r.seq);
             handed += 1;
             let text = if ctx.out.json {
                 crate::out::record_line(&r)
             } else {
-                let line = format!("{id} {}", super::nodes::line(&r));
+                let line = format!("{id} {}", super::nodes::line(&r, width));
                 crate::out::terminal_safe(&line).into_owned()
             };
             writeln!(out, "{text}").io("write", "standard output")?;

@@ -54,15 +54,26 @@ pub fn project_of(ctx: &Ctx, session: &str) -> String {
         .map_or_else(|| "default".to_string(), |(id, _)| id.clone())
 }
 
-/// The human line of a node record.
-pub fn line(r: &SessionNode) -> String {
+/// The width of the node id column for `records`: the longest id, up to
+/// 24 characters (a longer one shifts its own line only).
+pub fn id_width(records: &[SessionNode]) -> usize {
+    records
+        .iter()
+        .map(|r| r.node_id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(24)
+}
+
+/// The human line of a node record, its id padded to `id_width`.
+pub fn line(r: &SessionNode, id_width: usize) -> String {
     let text = r
         .node
         .get("output")
         .map(crate::layout::schema::value_text)
         .unwrap_or_default();
     format!(
-        "{:>5} {} {:<9} {} {}",
+        "{:>5} {:<id_width$} {:<9} {} {}",
         r.seq,
         r.node_id,
         r.role,
@@ -91,9 +102,11 @@ pub fn run(ctx: &Ctx, args: NodesArgs) -> Result<u8> {
     let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
     let nodes = read::session_nodes(&sd, args.after_seq.unwrap_or(-1), args.limit)?;
     let project = project_of(ctx, &args.session);
-    for r in read::records_of(&sd, &args.session, &project, nodes, at)? {
+    let records = read::records_of(&sd, &args.session, &project, nodes, at)?;
+    let width = id_width(&records);
+    for r in records {
         ctx.out.record(&r);
-        ctx.out.line(line(&r));
+        ctx.out.line(line(&r, width));
     }
     Ok(exit::OK)
 }

@@ -250,3 +250,35 @@ fn man_install_puts_the_pages_where_man_looks() {
             .is_file()
     );
 }
+
+#[test]
+fn nodes_and_feed_line_their_columns_up_whatever_the_id_lengths() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "a question"]);
+    env.append(
+        "s1",
+        &["--role", "assistant", "--id", "a1", "--text", "a reply"],
+    );
+    env.append(
+        "s1",
+        &["--role", "tool", "--name", "read", "--text", "a result"],
+    );
+    // The role column starts at one offset on every line.
+    let role_at = |text: &str| -> Vec<usize> {
+        text.lines()
+            .map(|l| {
+                ["user", "assistant", "tool"]
+                    .iter()
+                    .filter_map(|r| l.find(&format!(" {r} ")))
+                    .min()
+                    .unwrap_or_else(|| panic!("no role in {l:?}"))
+            })
+            .collect()
+    };
+    for text in [env.ok(&["nodes", "s1"]), env.ok(&["feed"])] {
+        let at = role_at(&text);
+        assert_eq!(at.len(), 3, "{text}");
+        assert!(at.iter().all(|a| *a == at[0]), "{text}");
+    }
+}
