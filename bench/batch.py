@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from common import built, isolated_env, spawn
+from common import built, create_floor_us, isolated_env, spawn
 from commit_turn import git_turn, make_fixture, ms, turn_nodes
 
 
@@ -173,9 +173,10 @@ def main():
     binary = os.path.abspath(args.bin or built())
     rng = random.Random(42)
     print(f"one `git-session batch` process vs git CLI, fsync off on both; {args.turns} turns per size, medians")
-    print(f"{'nodes':>7} {'batch turn':>11} {'git turn':>9} {'ratio':>7}")
     last = None
     with tempfile.TemporaryDirectory(prefix="gs-bench-", dir=args.dir) as root:
+        print(f"creating a file here {create_floor_us(root):.0f}us")
+        print(f"{'nodes':>7} {'batch turn':>11} {'git turn':>9} {'ratio':>7}")
         for size in [int(s) for s in args.sizes.split(",")]:
             state, sid, gt, git = bench_size(binary, root, size, args.turns, rng)
             last = (state, sid)

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from common import built, ENV, isolated_env, node, spawn, write_nodes
+from common import built, create_floor_us, ENV, isolated_env, node, spawn, write_nodes
 
 
 def run(argv, cwd=None, env=ENV):
@@ -205,14 +205,7 @@ def floors(binary, root, n=60):
     scans past recently deleted inodes, so it varies from minute to minute)."""
     true = [spawn(["true"])[0] for _ in range(n)]
     version = [spawn([binary, "--version"])[0] for _ in range(n)]
-    d = tempfile.mkdtemp(dir=root)
-    creates = []
-    for i in range(n):
-        t = time.perf_counter()
-        with open(os.path.join(d, f"f{i}"), "w") as f:
-            f.write("x")
-        creates.append(time.perf_counter() - t)
-    return ms(true), ms(version), ms(creates) * 1000
+    return ms(true), ms(version), create_floor_us(root, n)
 
 
 def main():

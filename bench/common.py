@@ -3,7 +3,9 @@ process timer, and session node files as the Python store writes them."""
 
 import json
 import os
+import statistics
 import subprocess
+import tempfile
 import time
 
 
@@ -77,3 +79,18 @@ def write_nodes(hist, nodes):
         letter = {"user": "u", "llm": "a", "code": "t"}[n["role"]]
         with open(os.path.join(hist, f"{n['seq']:06d}-{letter}-{n['id']}.json"), "w") as f:
             f.write(json.dumps(n, separators=(",", ":")))
+
+
+def create_floor_us(root, n=60):
+    """The median cost of creating a small file in a new directory under
+    `root`, in microseconds: on ext4 a create scans past inodes freed in the
+    last minutes, so right after another run's cleanup it can cost ten
+    times its usual (printed by each benchmark so a slow disk shows)."""
+    d = tempfile.mkdtemp(dir=root)
+    creates = []
+    for i in range(n):
+        t = time.perf_counter()
+        with open(os.path.join(d, f"f{i}"), "w") as f:
+            f.write("x")
+        creates.append(time.perf_counter() - t)
+    return statistics.median(creates) * 1e6

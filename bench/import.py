@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from common import built, spawn
+from common import built, create_floor_us, spawn
 
 SID = "11111111-2222-3333-4444-555555555555"
 
@@ -82,6 +82,7 @@ def main():
     binary = os.path.abspath(args.bin or built())
     turns = max(1, args.records // 8)
     with tempfile.TemporaryDirectory(prefix="gs-import-", dir=args.dir) as root:
+        create = create_floor_us(root)
         path = os.path.join(root, f"{SID}.jsonl")
         records = transcript(turns)
         write(path, records)
@@ -131,7 +132,8 @@ def main():
         log = os.path.join(state, "git-session-hooks.log")
         assert not os.path.exists(log), open(log).read()
         f, im, hk, apd = (median_ms(x) for x in (floor, imports, hooks, appends))
-        print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}")
+        print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}; "
+              f"creating a file here {create:.0f}us")
         print(f"floor (python3 reads + json.loads):   {f:8.1f} ms")
         print(f"import (fresh session, {turns} commits): {im:8.1f} ms   {im / f:5.1f}x the floor (target <= 10x)")
         print(f"hook on a {big_size / 1e6:.1f} MB transcript grown by 1 turn: {hk:6.1f} ms   "

@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import time
 
-from common import ENV, built, feed_batch, spawn
+from common import ENV, built, create_floor_us, feed_batch, spawn
 
 
 def make_sessions(binary, state, sessions, turns):
@@ -103,7 +103,7 @@ def main():
                        input="".join(f"create {r.split()[1]} {r.split()[0]}\n" for r in refs.splitlines()),
                        text=True)
         nrefs = len(refs.splitlines())
-        print(f"{nrefs} refs")
+        print(f"{nrefs} refs; creating a file here {create_floor_us(root):.0f}us")
         ours, warm, theirs, noop, ls = [], [], [], [], []
         for _ in range(a.runs):
             remote = fresh_remote(root, "remote.git")
