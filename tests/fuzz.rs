@@ -86,7 +86,7 @@ proptest! {
         std::fs::write(state.locations_json(), &locations).unwrap();
         std::fs::write(state.projects_json(), &projects).unwrap();
         let _ = git_session::layout::registry::load_index(&state);
-        let _ = git_session::layout::registry::load_list(&state);
+        let _ = git_session::layout::registry::load_list(&state, &mut Default::default());
         let _ = git_session::layout::registry::read_locations(&state);
         let _ = git_session::layout::projects::read(&state);
     }

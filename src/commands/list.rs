@@ -61,7 +61,8 @@ fn push_padded(text: &mut Vec<u8>, s: &str, width: usize) {
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
     let status = args.status.as_deref().map(lifecycle::status).transpose()?;
-    let index = lifecycle::load_rows(&ctx.state, ctx.locks)?;
+    let mut text = crate::lifecycle::RowsText::default();
+    let index = lifecycle::load_rows(&ctx.state, ctx.locks, &mut text)?;
     let (project_of, _) = lifecycle::projects(&ctx.state);
     let st = ListRow::str;
     let mut rows: Vec<(&String, &ListRow)> = index
@@ -153,9 +154,14 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
     }
     crate::out::trace("list: formatted");
     ctx.out.block_bytes(&text);
-    // The process ends here: freeing 10,000 rows one allocation at a time
-    // would cost milliseconds and return nothing to anyone.
     drop(rows);
-    std::mem::forget(index);
+    if crate::layout::kept::on() {
+        // A `batch` process runs more requests: what one holds is freed.
+        drop(index);
+    } else {
+        // A one-shot process ends here: freeing 10,000 rows one allocation
+        // at a time would cost milliseconds and return nothing to anyone.
+        std::mem::forget(index);
+    }
     Ok(exit::OK)
 }

@@ -798,17 +798,23 @@ impl<'a> ListRow<'a> {
     }
 }
 
+/// `index.json`'s bytes as [`load_list`] read them: the rows borrow their
+/// strings from them, so the caller keeps this while it uses the rows and
+/// both go at the end of its command (a `batch` process lists many times).
+#[derive(Debug, Default)]
+pub struct ListText(Option<super::mapped::Bytes>);
+
 /// The index for listing: `index.json` parsed into [`ListRow`]s with the
-/// journal folded in. `None` when `index.json` is missing or corrupt.
-///
-/// The rows borrow their strings from the file's bytes, which therefore stay
-/// in memory until the process ends: this is for commands that list once
-/// and exit (`list`, `gc-shells`).
-pub fn load_list(state: &StateDir) -> Result<Option<BTreeMap<String, Box<ListRow<'static>>>>> {
+/// journal folded in, the rows borrowing from `text`. `None` when
+/// `index.json` is missing or corrupt.
+pub fn load_list<'a>(
+    state: &StateDir,
+    text: &'a mut ListText,
+) -> Result<Option<BTreeMap<String, Box<ListRow<'a>>>>> {
     let Some(bytes) = read_index_bytes(state)? else {
         return Ok(None);
     };
-    let bytes: &'static [u8] = Box::leak(Box::new(bytes));
+    let bytes: &'a [u8] = text.0.insert(bytes);
     // Boxed: the rows are moved around while the map is built and sorted.
     // Validated as UTF-8 once, not string by string; the rows are collected
     // in file order (sorted, as written here) and the map built in one pass.
@@ -1038,7 +1044,7 @@ mod tests {
             "{\"id\":\"a\",\"updated_at\":5.5,\"ti",
         );
         std::fs::write(state.index_journal(), journal).unwrap();
-        let listed: Vec<(String, String)> = load_list(&state)
+        let listed: Vec<(String, String)> = load_list(&state, &mut ListText::default())
             .unwrap()
             .unwrap()
             .into_iter()

@@ -277,19 +277,29 @@ pub fn projects(state: &StateDir) -> (ProjectOf, ProjectPaths) {
     (of_session, paths)
 }
 
+/// What the rows of [`load_rows`] borrow their strings from: index.json as
+/// read, and as read again after a rebuild. The caller keeps it while it
+/// uses the rows.
+#[derive(Debug, Default)]
+pub struct RowsText {
+    read: registry::ListText,
+    rebuilt: registry::ListText,
+}
+
 /// The index as `list` sees it: index.json with the journal folded in (a
 /// missing or corrupt index is rebuilt and saved once), plus rows for
 /// session directories the index does not know (self-healing; a scan of
 /// names only, no per-session read unless one is missing).
-pub fn load_rows(
+pub fn load_rows<'a>(
     state: &StateDir,
     locks: LockOptions,
-) -> Result<BTreeMap<String, Box<ListRow<'static>>>> {
-    let mut index = match registry::load_list(state)? {
+    text: &'a mut RowsText,
+) -> Result<BTreeMap<String, Box<ListRow<'a>>>> {
+    let mut index = match registry::load_list(state, &mut text.read)? {
         Some(i) => i,
         None if state.sessions().is_dir() => {
             registry::rebuild_index(state, locks)?;
-            registry::load_list(state)?.unwrap_or_default()
+            registry::load_list(state, &mut text.rebuilt)?.unwrap_or_default()
         }
         None => BTreeMap::new(),
     };

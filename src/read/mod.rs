@@ -213,7 +213,7 @@ impl Cursor {
 /// The sessions a feed opens: every index row (archived ones included)
 /// whose `updated_at` differs from the cursor's, in id order.
 pub fn changed_sessions<'a>(
-    rows: &'a BTreeMap<String, Box<crate::layout::registry::ListRow<'static>>>,
+    rows: &'a BTreeMap<String, Box<crate::layout::registry::ListRow<'_>>>,
     cursor: &Cursor,
 ) -> Vec<(&'a String, Value)> {
     rows.iter()

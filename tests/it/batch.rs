@@ -392,3 +392,55 @@ fn a_killed_batch_loses_no_acknowledged_node() {
     assert!(out.status.success());
     assert_eq!(env.ok(&["verify", "--all"]), "");
 }
+
+/// The resident size of process `pid`, in KiB.
+#[cfg(target_os = "linux")]
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// What a request holds is freed when it ends: a batch process asked to
+/// list, grep and feed hundreds of times stays the size it was. `list`
+/// used to keep every index row it read, as a one-shot process about to
+/// exit may (about 100 KiB a request here).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_long_batch_keeps_nothing_from_one_request_to_the_next() {
+    let env = TestEnv::new();
+    let mut child = spawn_batch(&env);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let title = "a title of some length, as people give them ".repeat(4);
+    for i in 0..100 {
+        let id = format!("s{i}");
+        let (recs, code) = ask(
+            &mut stdin,
+            &mut out,
+            &req(&["init", &id, "--title", &title]),
+        );
+        assert_eq!(code, 0, "{recs:?}");
+    }
+    for argv in [&["list", "--limit", "1"][..], &["grep", "zzz"], &["feed"]] {
+        let r = req(argv);
+        for _ in 0..20 {
+            ask(&mut stdin, &mut out, &r);
+        }
+        let before = rss_kib(child.id());
+        for _ in 0..200 {
+            ask(&mut stdin, &mut out, &r);
+        }
+        let after = rss_kib(child.id());
+        assert!(
+            after < before + 4096,
+            "{argv:?}: {before} KiB before 200 requests, {after} KiB after"
+        );
+    }
+    // (The batch's exit code is grep's: no match.)
+    drop(stdin);
+    child.wait().unwrap();
+}
