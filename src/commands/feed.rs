@@ -75,8 +75,8 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
         }
         // Compare every row's `updated_at` with the cursor's.
         None => {
-            let mut text = crate::lifecycle::RowsText::default();
-            let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks, &mut text)?;
+            let mut index_text = crate::lifecycle::RowsText::default();
+            let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks, &mut index_text)?;
             cursor.sessions.retain(|id, _| rows.contains_key(id));
             read::changed_sessions(&rows, &cursor)
                 .into_iter()

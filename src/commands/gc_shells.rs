@@ -29,8 +29,8 @@ pub struct GcShellsArgs {
 
 /// Collect shells; returns how many were (or would be) removed.
 pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
-    let mut text = crate::lifecycle::RowsText::default();
-    let rows = lifecycle::load_rows(&ctx.state, ctx.locks, &mut text)?;
+    let mut index_text = crate::lifecycle::RowsText::default();
+    let rows = lifecycle::load_rows(&ctx.state, ctx.locks, &mut index_text)?;
     let (_, project_paths) = lifecycle::projects(&ctx.state);
     let migrating = lifecycle::migrating(&ctx.state);
     let now = crate::out::now();

@@ -131,8 +131,8 @@ fn candidates(ctx: &Ctx, args: &GrepArgs) -> Result<Vec<String>> {
     for s in &args.session {
         ctx.state.find_session(s)?;
     }
-    let mut text = crate::lifecycle::RowsText::default();
-    let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks, &mut text)?;
+    let mut index_text = crate::lifecycle::RowsText::default();
+    let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks, &mut index_text)?;
     let (project_of, _) = crate::lifecycle::projects(&ctx.state);
     let st = ListRow::str;
     let mut ids: Vec<(&String, f64)> = rows

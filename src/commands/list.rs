@@ -61,8 +61,8 @@ fn push_padded(text: &mut Vec<u8>, s: &str, width: usize) {
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> Result<u8> {
     let status = args.status.as_deref().map(lifecycle::status).transpose()?;
-    let mut text = crate::lifecycle::RowsText::default();
-    let index = lifecycle::load_rows(&ctx.state, ctx.locks, &mut text)?;
+    let mut index_text = crate::lifecycle::RowsText::default();
+    let index = lifecycle::load_rows(&ctx.state, ctx.locks, &mut index_text)?;
     let (project_of, _) = lifecycle::projects(&ctx.state);
     let st = ListRow::str;
     let mut rows: Vec<(&String, &ListRow)> = index
