@@ -97,6 +97,15 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
     }
     let (project_of, _) = crate::lifecycle::projects(&ctx.state);
     let candidates = changed.len();
+    // The human lines of several sessions line up: the session column as
+    // wide as the longest id among those opened (up to 40), the node id
+    // column at its widest (its lines are printed as each session is read).
+    let session_width = changed
+        .iter()
+        .map(|(id, _)| id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
     let mut opened = 0usize;
     let mut handed = 0usize;
     // Written here, not through the printer: an output that fails (the
@@ -141,14 +150,16 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             }
         };
         let mut last = after;
-        let width = super::nodes::id_width(&records);
         for r in records {
             last = last.max(r.seq);
             handed += 1;
             let text = if ctx.out.json {
                 crate::out::record_line(&r)
             } else {
-                let line = format!("{id} {}", super::nodes::line(&r, width));
+                let line = format!(
+                    "{id:<session_width$} {}",
+                    super::nodes::line(&r, super::nodes::ID_WIDTH)
+                );
                 crate::out::terminal_safe(&line).into_owned()
             };
             writeln!(out, "{text}").io("write", "standard output")?;

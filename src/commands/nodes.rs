@@ -54,15 +54,18 @@ pub fn project_of(ctx: &Ctx, session: &str) -> String {
         .map_or_else(|| "default".to_string(), |(id, _)| id.clone())
 }
 
+/// The widest node id column: a longer id shifts its own line only.
+pub const ID_WIDTH: usize = 24;
+
 /// The width of the node id column for `records`: the longest id, up to
-/// 24 characters (a longer one shifts its own line only).
+/// [`ID_WIDTH`].
 pub fn id_width(records: &[SessionNode]) -> usize {
     records
         .iter()
         .map(|r| r.node_id.chars().count())
         .max()
         .unwrap_or(0)
-        .min(24)
+        .min(ID_WIDTH)
 }
 
 /// The human line of a node record, its id padded to `id_width`.

@@ -264,6 +264,12 @@ fn nodes_and_feed_line_their_columns_up_whatever_the_id_lengths() {
         "s1",
         &["--role", "tool", "--name", "read", "--text", "a result"],
     );
+    // A second session with a longer id: the `feed` lines of both line up.
+    env.ok(&["init", "a-longer-session"]);
+    env.append(
+        "a-longer-session",
+        &["--id", "q1", "--text", "another question"],
+    );
     // The role column starts at one offset on every line.
     let role_at = |text: &str| -> Vec<usize> {
         text.lines()
@@ -276,9 +282,9 @@ fn nodes_and_feed_line_their_columns_up_whatever_the_id_lengths() {
             })
             .collect()
     };
-    for text in [env.ok(&["nodes", "s1"]), env.ok(&["feed"])] {
+    for (text, lines) in [(env.ok(&["nodes", "s1"]), 3), (env.ok(&["feed"]), 4)] {
         let at = role_at(&text);
-        assert_eq!(at.len(), 3, "{text}");
+        assert_eq!(at.len(), lines, "{text}");
         assert!(at.iter().all(|a| *a == at[0]), "{text}");
     }
 }
