@@ -414,7 +414,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s q -
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s j -l jobs -d 'Sessions processed in parallel [default: the number of cores]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s j -l jobs -d 'Sessions processed in parallel; the output stays in id order [default: the number of cores]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
@@ -439,7 +439,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand migrate" -s q -l
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand verify" -s j -l jobs -d 'Sessions checked in parallel [default: the number of cores]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -s j -l jobs -d 'Sessions checked in parallel; the output stays in id order [default: the number of cores]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''

@@ -221,7 +221,10 @@ pub fn jobs(requested: Option<usize>) -> Result<usize> {
 }
 
 /// Run `work` on every target with `jobs` threads; results reach `sink` on
-/// this thread as they come (memory stays flat however many targets).
+/// this thread in the targets' order, whichever finishes first, so a
+/// command's output is the same from one run to the next. A worker runs at
+/// most a few targets ahead of the oldest result not yet given to `sink`:
+/// memory stays flat however many targets, and however slow one of them.
 pub fn for_each_parallel<R: Send>(
     targets: &[Target],
     jobs: usize,
@@ -229,16 +232,22 @@ pub fn for_each_parallel<R: Send>(
     mut sink: impl FnMut(usize, R),
 ) {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    let jobs = jobs.min(targets.len()).max(1);
     let next = AtomicUsize::new(0);
+    let gate = Gate::new(4 * jobs);
     let (tx, rx) = std::sync::mpsc::channel::<(usize, R)>();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.min(targets.len()).max(1) {
+        for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, work) = (&next, &work);
+            let (next, work, gate) = (&next, &work, &gate);
             scope.spawn(move || {
+                // A worker that panics lets the others run on (the panic
+                // then reaches the caller when the scope ends).
+                let _open = gate.opened_on_panic();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(t) = targets.get(i) else { break };
+                    gate.wait_for(i);
                     if tx.send((i, work(t))).is_err() {
                         break;
                     }
@@ -246,8 +255,143 @@ pub fn for_each_parallel<R: Send>(
             });
         }
         drop(tx);
+        let _open = gate.opened_on_panic();
+        let mut early = std::collections::BTreeMap::new();
+        let mut want = 0usize;
         for (i, r) in rx {
-            sink(i, r);
+            early.insert(i, r);
+            while let Some(r) = early.remove(&want) {
+                sink(want, r);
+                want += 1;
+                gate.given(want);
+            }
         }
     });
+}
+
+/// How far `for_each_parallel`'s workers may run ahead: target `i` starts
+/// once fewer than `window` results before it are still to be given. Never
+/// a deadlock: the oldest result not yet given is being worked on by a
+/// worker that does not wait.
+struct Gate {
+    given: std::sync::Mutex<usize>,
+    moved: std::sync::Condvar,
+    window: usize,
+}
+
+impl Gate {
+    fn new(window: usize) -> Gate {
+        Gate {
+            given: std::sync::Mutex::new(0),
+            moved: std::sync::Condvar::new(),
+            window,
+        }
+    }
+
+    fn wait_for(&self, i: usize) {
+        let mut n = self.given.lock().unwrap_or_else(|e| e.into_inner());
+        while i >= n.saturating_add(self.window) {
+            n = self.moved.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn given(&self, n: usize) {
+        *self.given.lock().unwrap_or_else(|e| e.into_inner()) = n;
+        self.moved.notify_all();
+    }
+
+    /// A guard that, dropped by a panic, lets every waiter through.
+    fn opened_on_panic(&self) -> impl Drop + '_ {
+        struct Open<'a>(&'a Gate);
+        impl Drop for Open<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.given(usize::MAX);
+                }
+            }
+        }
+        Open(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    fn targets(n: usize) -> Vec<Target> {
+        (0..n)
+            .map(|i| Target {
+                id: format!("s{i}"),
+                dir: SessionDir::new(format!("/nonexistent/s{i}").into()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn results_come_in_the_targets_order_whichever_finishes_first() {
+        let ts = targets(40);
+        // The first of each ten is slow: the others finish before it.
+        let mut got = Vec::new();
+        for_each_parallel(
+            &ts,
+            4,
+            |t| {
+                let i: usize = t.id[1..].parse().unwrap();
+                if i.is_multiple_of(10) {
+                    std::thread::sleep(Duration::from_millis(30));
+                }
+                t.id.clone()
+            },
+            |i, id| got.push((i, id)),
+        );
+        let want: Vec<(usize, String)> = (0..40).map(|i| (i, format!("s{i}"))).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn workers_run_only_a_window_ahead_of_the_oldest_result() {
+        let ts = targets(100);
+        let started = AtomicUsize::new(0);
+        let most_ahead = AtomicUsize::new(0);
+        let given = AtomicUsize::new(0);
+        for_each_parallel(
+            &ts,
+            2,
+            |t| {
+                let i: usize = t.id[1..].parse().unwrap();
+                started.fetch_add(1, Ordering::SeqCst);
+                most_ahead.fetch_max(i - given.load(Ordering::SeqCst), Ordering::SeqCst);
+                if i == 0 {
+                    // Held up: the other worker must stop at the window.
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            },
+            |_, ()| {
+                given.fetch_add(1, Ordering::SeqCst);
+            },
+        );
+        assert_eq!(started.load(Ordering::SeqCst), 100);
+        // Window 4 × 2 jobs: target i starts once i < given + 8.
+        assert!(most_ahead.load(Ordering::SeqCst) < 8, "{most_ahead:?}");
+    }
+
+    #[test]
+    fn a_panicking_worker_reaches_the_caller_and_hangs_nothing() {
+        let ts = targets(50);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for_each_parallel(
+                &ts,
+                2,
+                |t| {
+                    if t.id == "s1" {
+                        panic!("worker fails");
+                    }
+                },
+                |_, ()| {},
+            )
+        }));
+        assert!(r.is_err());
+    }
 }

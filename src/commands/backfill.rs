@@ -29,7 +29,8 @@ pub struct BackfillArgs {
     /// Say what would be committed, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Sessions processed in parallel [default: the number of cores]
+    /// Sessions processed in parallel; the output stays in id order
+    /// [default: the number of cores]
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 }

@@ -56,7 +56,8 @@ pub struct VerifyArgs {
     /// object damaged on disk; reads the whole history, so it is slower
     #[arg(long)]
     pub objects: bool,
-    /// Sessions checked in parallel [default: the number of cores]
+    /// Sessions checked in parallel; the output stays in id order
+    /// [default: the number of cores]
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
     /// Print each session's figures: DAG turns and turn commits per branch,

@@ -686,3 +686,39 @@ fn a_lost_blob_is_stored_again_through_no_link() {
     assert_eq!(before, after, "nothing written through the link");
     assert!(!outside.join(&id[2..]).exists());
 }
+
+/// `verify --all` checks sessions on several threads but prints them in id
+/// order, whichever finishes first: its output is the same from one run to
+/// the next (a CI job can diff it). The first session is the slow one.
+#[test]
+fn verify_all_prints_sessions_in_id_order_whichever_finishes_first() {
+    let env = TestEnv::new();
+    let mut reqs = vec![vec!["init".to_string(), "a-big".to_string()]];
+    for t in 0..150 {
+        reqs.push(
+            ["append", "a-big", "--text", &format!("q{t}")]
+                .map(String::from)
+                .into(),
+        );
+        reqs.push(["commit-turn", "a-big"].map(String::from).into());
+    }
+    let small: Vec<String> = (0..12).map(|i| format!("s{i:02}")).collect();
+    for id in &small {
+        reqs.push(vec!["init".into(), id.clone()]);
+        reqs.push(["append", id, "--text", "hi"].map(String::from).into());
+        reqs.push(vec!["commit-turn".into(), id.clone()]);
+    }
+    env.batch(&reqs);
+    let mut want = vec!["a-big".to_string()];
+    want.extend(small);
+    for _ in 0..3 {
+        let out = env.ok(&["--json", "verify", "--all", "--stats", "--jobs", "4"]);
+        let order: Vec<String> = out
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["type"] == "stats")
+            .map(|r| r["data"]["session"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(order, want);
+    }
+}
