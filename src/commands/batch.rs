@@ -110,7 +110,7 @@ fn refuse(out: &mut impl Write, message: String, help: &str) -> u8 {
 
 /// Run one request; returns its exit code (its records are printed).
 fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: &str) -> u8 {
-    let mut out = std::io::stdout();
+    let mut out = crate::out::Stdout;
     let (argv, stdin) = match request(line) {
         Ok(r) => r,
         Err(why) => {
@@ -153,7 +153,6 @@ fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: &str) -> u8 {
         }
     };
     let result = crate::out::with_input(stdin, || cli::run(cli));
-    let _ = out.flush();
     match result {
         Ok(code) => code,
         Err(err) => {
@@ -173,13 +172,16 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     // first time it is asked for.
     let mut parser = <Cli as clap::CommandFactory>::command();
     crate::layout::kept::keep_between_requests();
+    // Each answer leaves in one write with its `exit` record (a long one
+    // in pieces): a caller waiting on it wakes once.
+    crate::out::hold_stdout(true);
+    let mut out = crate::out::Stdout;
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let line = match line {
             Ok(l) => l,
             Err(e) => {
                 // Not UTF-8, or the input broke: an error record, then on.
-                let mut out = std::io::stdout();
                 last_failure = refuse(
                     &mut out,
                     format!("unreadable request: {e}"),
@@ -197,9 +199,9 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
         if code != exit::OK {
             last_failure = code;
         }
-        let mut out = std::io::stdout().lock();
         emit(&mut out, &records::Exit { code });
         let _ = out.flush();
     }
+    crate::out::hold_stdout(false);
     Ok(last_failure)
 }

@@ -110,7 +110,7 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
     let mut handed = 0usize;
     // Written here, not through the printer: an output that fails (the
     // reader went away) must not move the cursor.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::out::Stdout);
     for (id, updated_at) in changed {
         let id = &id;
         let after = cursor.sessions.get(id).map_or(-1, |c| c.seq);

@@ -124,9 +124,9 @@ impl Printer {
     /// command prints its human form with [`Printer::line`]).
     pub fn record<R: records::Record>(&self, data: &R) {
         if self.json && !self.silent {
-            let line = record_line(data);
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
+            let mut line = record_line(data);
+            line.push('\n');
+            let _ = stdout_write(line.as_bytes());
         }
     }
 
@@ -150,13 +150,14 @@ impl Printer {
         if self.silent {
             return;
         }
-        let mut out = std::io::stdout().lock();
         if self.json {
-            let _ = out.write_all(text);
+            let _ = stdout_write(text);
         } else {
-            let _ = out.write_all(terminal_safe(&String::from_utf8_lossy(text)).as_bytes());
+            let _ = stdout_write(terminal_safe(&String::from_utf8_lossy(text)).as_bytes());
         }
-        let _ = out.flush();
+        if !stdout_held() {
+            let _ = std::io::stdout().flush();
+        }
     }
 
     /// A note for a person on stderr (not under `-q`).
@@ -177,6 +178,75 @@ impl Printer {
     /// warnings still show).
     pub fn warn(&self, text: impl AsRef<str>) {
         eprintln!("git-session: warning: {}", terminal_safe(text.as_ref()));
+    }
+}
+
+/// An answer's output held back under `batch` ([`hold_stdout`]); one for
+/// the process, whichever thread prints.
+static HELD: std::sync::Mutex<Option<Vec<u8>>> = std::sync::Mutex::new(None);
+
+fn held() -> std::sync::MutexGuard<'static, Option<Vec<u8>>> {
+    HELD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How much held output is written out at once, before the answer ends:
+/// a long answer leaves in pieces of about this size, whole and in order.
+const HOLD_MAX: usize = 64 << 10;
+
+/// From `true` until `false`: output written through [`stdout_write`] is
+/// held back and leaves in one write at the next [`stdout_flush`] (or each
+/// time [`HOLD_MAX`] bytes are held). `batch` holds each answer, so that a
+/// caller waiting on it wakes once, not once per record.
+pub fn hold_stdout(on: bool) {
+    *held() = on.then(Vec::new);
+}
+
+fn stdout_held() -> bool {
+    held().is_some()
+}
+
+/// Write `bytes` on standard output (held back under [`hold_stdout`]).
+pub fn stdout_write(bytes: &[u8]) -> std::io::Result<()> {
+    match held().as_mut() {
+        Some(h) => {
+            h.extend_from_slice(bytes);
+            if h.len() >= HOLD_MAX {
+                write_out(h)?;
+            }
+            Ok(())
+        }
+        None => std::io::stdout().lock().write_all(bytes),
+    }
+}
+
+/// Write out what is held, and flush standard output.
+pub fn stdout_flush() -> std::io::Result<()> {
+    if let Some(h) = held().as_mut() {
+        write_out(h)?;
+    }
+    std::io::stdout().flush()
+}
+
+/// `held` written out in one write, and emptied (emptied on an error too:
+/// what could not be written is not written twice).
+fn write_out(held: &mut Vec<u8>) -> std::io::Result<()> {
+    let r = std::io::stdout().lock().write_all(held);
+    held.clear();
+    r
+}
+
+/// Standard output through [`stdout_write`] and [`stdout_flush`], for code
+/// that writes with `std::io::Write`.
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        stdout_write(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        stdout_flush()
     }
 }
 

@@ -444,3 +444,76 @@ fn a_long_batch_keeps_nothing_from_one_request_to_the_next() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// Each answer, its records and its `exit` record, leaves in one write: a
+/// caller waiting on it wakes once. Seen through a sequenced-packet socket
+/// as the batch's stdout, where every write is one message.
+#[test]
+fn each_answer_leaves_in_one_write() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.ok(&["init", "s2"]);
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair writes.
+    let rc = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0, fds.as_mut_ptr()) };
+    assert_eq!(rc, 0, "socketpair");
+    // SAFETY: both descriptors were just made and are owned here alone.
+    let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let mut child = env
+        .cmd()
+        .arg("batch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(theirs))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let requests = [
+        // node_appended, exit
+        req(&["append", "s1", "--text", "hi"]),
+        // turn_committed, exit
+        req(&["commit-turn", "s1"]),
+        // a stats record a session, the summary, exit
+        req(&["verify", "--all", "--stats"]),
+        // error, exit
+        req(&["show", "nope"]),
+        // refused before it runs: error, exit
+        req(&["man"]),
+        // session records, exit
+        req(&["list"]),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for r in &requests {
+        writeln!(stdin, "{}", line(r)).unwrap();
+    }
+    drop(stdin);
+    let mut sock = std::fs::File::from(mine);
+    let mut messages = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = sock.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        messages.push(String::from_utf8(buf[..n].to_vec()).unwrap());
+        if messages.len() == requests.len() {
+            break;
+        }
+    }
+    assert!(child.wait().unwrap().code() == Some(2));
+    assert_eq!(messages.len(), requests.len(), "{messages:#?}");
+    for (m, r) in messages.iter().zip(&requests) {
+        let recs: Vec<Value> = m
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(m.ends_with('\n'), "{m}");
+        assert!(recs.len() >= 2, "{:?}: {m}", r.argv);
+        assert_eq!(recs.last().unwrap()["type"], "exit", "{:?}: {m}", r.argv);
+        assert!(
+            recs[..recs.len() - 1].iter().all(|v| v["type"] != "exit"),
+            "{m}"
+        );
+    }
+}
