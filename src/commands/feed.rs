@@ -137,20 +137,24 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             .get(id)
             .map_or_else(|| "default".to_string(), |(p, _)| p.clone());
         // A node that cannot be read (a link in its place, bytes that do
-        // not parse) holds back its session alone: nothing of it is
-        // printed, its cursor stays, and the next run tries it again.
-        let records = read::session_nodes(&sd, after, None)
-            .and_then(|nodes| read::records_of(&sd, id, &project, nodes, at));
-        let records = match records {
-            Ok(r) => r,
+        // not parse) holds back its session alone: every node is checked
+        // before any is printed; nothing of it is printed, its cursor
+        // stays, and the next run tries it again.
+        let nodes = match read::session_nodes(&sd, after, None) {
+            Ok(n) => n,
             Err(e) => {
                 skip(&e);
                 cursor.retry.push(id.clone());
                 continue;
             }
         };
+        // The records are read again and printed one at a time: memory is
+        // that of one node, however many the session has. An error here
+        // (the output gone; a node changed since it was checked, which no
+        // writer holding the lock does) ends the run with the cursor
+        // unmoved.
         let mut last = after;
-        for r in records {
+        nodes.each_record(&sd, id, &project, at, |r| {
             last = last.max(r.seq);
             handed += 1;
             let text = if ctx.out.json {
@@ -164,7 +168,8 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             };
             writeln!(out, "{text}").io("write", "standard output")?;
             crate::layout::atomic::crash_point("feed-record-written");
-        }
+            Ok(())
+        })?;
         cursor.sessions.insert(
             id.clone(),
             CursorEntry {

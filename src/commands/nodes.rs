@@ -57,12 +57,10 @@ pub fn project_of(ctx: &Ctx, session: &str) -> String {
 /// The widest node id column: a longer id shifts its own line only.
 pub const ID_WIDTH: usize = 24;
 
-/// The width of the node id column for `records`: the longest id, up to
+/// The width of the node id column for `ids`: the longest, up to
 /// [`ID_WIDTH`].
-pub fn id_width(records: &[SessionNode]) -> usize {
-    records
-        .iter()
-        .map(|r| r.node_id.chars().count())
+pub fn id_width<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
+    ids.map(|id| id.chars().count())
         .max()
         .unwrap_or(0)
         .min(ID_WIDTH)
@@ -105,12 +103,12 @@ pub fn run(ctx: &Ctx, args: NodesArgs) -> Result<u8> {
     let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
     let nodes = read::session_nodes(&sd, args.after_seq.unwrap_or(-1), args.limit)?;
     let project = project_of(ctx, &args.session);
-    let records = read::records_of(&sd, &args.session, &project, nodes, at)?;
-    let width = id_width(&records);
-    for r in records {
+    let width = id_width(nodes.entries().iter().map(|e| e.id.as_str()));
+    nodes.each_record(&sd, &args.session, &project, at, |r| {
         ctx.out.record(&r);
         ctx.out.line(line(&r, width));
-    }
+        Ok(())
+    })?;
     Ok(exit::OK)
 }
 
@@ -121,9 +119,11 @@ pub fn cat(ctx: &Ctx, args: CatArgs) -> Result<u8> {
     if ctx.out.json {
         let project = project_of(ctx, &args.session);
         let at = crate::out::now();
-        for r in read::records_of(&sd, &args.session, &project, vec![node], at)? {
-            ctx.out.record(&r);
-        }
+        let commit = read::commits_of(&sd, std::slice::from_ref(&node.entry))?
+            .pop()
+            .flatten();
+        ctx.out
+            .record(&read::record_of(node, commit, &args.session, &project, at));
         return Ok(exit::OK);
     }
     let bytes = &node.bytes;

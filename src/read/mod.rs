@@ -30,16 +30,21 @@ impl Stored {
         let bytes = read_bounded(&path)?;
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(json)) => Ok(Stored { entry, bytes, json }),
-            Ok(_) => Err(Error::Corrupt {
-                path,
-                reason: "a node file must hold a JSON object".into(),
-                help: Some("run `git-session verify` on the session".into()),
-            }),
-            Err(e) => Err(Error::Corrupt {
-                path,
-                reason: format!("the node does not parse: {e}"),
-                help: Some("run `git-session verify` on the session".into()),
-            }),
+            Ok(_) => Err(not_an_object(path)),
+            Err(e) => Err(does_not_parse(path, e)),
+        }
+    }
+
+    /// Whether [`Stored::read`] of `entry` would succeed, keeping nothing:
+    /// the file read and its JSON checked, no value built.
+    fn check(history: &Path, entry: &Entry) -> Result<()> {
+        let path = history.join(&entry.file);
+        let bytes = read_bounded(&path)?;
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        match serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            Ok(_) if first == Some(&b'{') => Ok(()),
+            Ok(_) => Err(not_an_object(path)),
+            Err(e) => Err(does_not_parse(path, e)),
         }
     }
 
@@ -52,6 +57,22 @@ impl Stored {
             .get("created_at")
             .and_then(Value::as_f64)
             .unwrap_or(0.0)
+    }
+}
+
+fn not_an_object(path: std::path::PathBuf) -> Error {
+    Error::Corrupt {
+        path,
+        reason: "a node file must hold a JSON object".into(),
+        help: Some("run `git-session verify` on the session".into()),
+    }
+}
+
+fn does_not_parse(path: std::path::PathBuf, e: serde_json::Error) -> Error {
+    Error::Corrupt {
+        path,
+        reason: format!("the node does not parse: {e}"),
+        help: Some("run `git-session verify` on the session".into()),
     }
 }
 
@@ -70,62 +91,87 @@ pub fn entries_after(catalog: &Catalog, after_seq: i64, limit: Option<usize>) ->
     out
 }
 
-/// The commit that first holds each of `nodes` ([`crate::mirror::holders_of`]).
-/// `None`: not committed yet.
-pub fn commits_of(sd: &SessionDir, nodes: &[Stored]) -> Result<Vec<Option<String>>> {
-    if nodes.is_empty() || !sd.git_dir().is_dir() {
-        return Ok(vec![None; nodes.len()]);
+/// The commit that first holds each node of `entries`
+/// ([`crate::mirror::holders_of`]). `None`: not committed yet.
+pub fn commits_of(sd: &SessionDir, entries: &[Entry]) -> Result<Vec<Option<String>>> {
+    if entries.is_empty() || !sd.git_dir().is_dir() {
+        return Ok(vec![None; entries.len()]);
     }
     let repo = SessionRepo::open(&sd.dir)?;
-    let wanted: Vec<(u64, &str)> = nodes
-        .iter()
-        .map(|n| (n.entry.seq, n.entry.file.as_str()))
-        .collect();
+    let wanted: Vec<(u64, &str)> = entries.iter().map(|e| (e.seq, e.file.as_str())).collect();
     Ok(crate::mirror::holders_of(&repo, &wanted)?
         .into_iter()
         .map(|c| c.map(|c| c.to_string()))
         .collect())
 }
 
-/// The records of `nodes` read from one session.
-pub fn records_of(
-    sd: &SessionDir,
+/// The record of node `n`, first held by `commit`.
+pub fn record_of(
+    n: Stored,
+    commit: Option<String>,
     session: &str,
     project: &str,
-    nodes: Vec<Stored>,
     ingestion_time: f64,
-) -> Result<Vec<SessionNode>> {
-    let commits = commits_of(sd, &nodes)?;
-    Ok(nodes
-        .into_iter()
-        .zip(commits)
-        .map(|(n, commit)| {
-            let event = n.created_at();
-            SessionNode {
-                project_id: project.into(),
-                session_id: session.into(),
-                node_id: n.entry.id.clone(),
-                seq: n.entry.seq as i64,
-                role: records::role_name(n.role()).into(),
-                commit,
-                event_time: event,
-                event_time_rfc3339: crate::out::rfc3339(event),
-                ingestion_time,
-                ingestion_time_rfc3339: crate::out::rfc3339(ingestion_time),
-                node: n.json,
-            }
-        })
-        .collect())
+) -> SessionNode {
+    let event = n.created_at();
+    SessionNode {
+        project_id: project.into(),
+        session_id: session.into(),
+        node_id: n.entry.id.clone(),
+        seq: n.entry.seq as i64,
+        role: records::role_name(n.role()).into(),
+        commit,
+        event_time: event,
+        event_time_rfc3339: crate::out::rfc3339(event),
+        ingestion_time,
+        ingestion_time_rfc3339: crate::out::rfc3339(ingestion_time),
+        node: n.json,
+    }
 }
 
-/// The nodes of one session past `after_seq`, read under its shared lock.
-pub fn session_nodes(sd: &SessionDir, after_seq: i64, limit: Option<usize>) -> Result<Vec<Stored>> {
-    let catalog = Catalog::load(sd)?;
+/// The nodes of one session past a seq, each read and checked, with the
+/// commit that holds it: [`Checked::each_record`] hands their records out.
+pub struct Checked {
+    entries: Vec<Entry>,
+    commits: Vec<Option<String>>,
+}
+
+/// The nodes of one session past `after_seq` (at most `limit`), read under
+/// its shared lock. Every node is read and checked here, and none is kept:
+/// a node that cannot be read fails this call before any record is handed
+/// out, and memory stays that of one node however many there are.
+pub fn session_nodes(sd: &SessionDir, after_seq: i64, limit: Option<usize>) -> Result<Checked> {
+    let entries = entries_after(&Catalog::load(sd)?, after_seq, limit);
     let history = sd.history();
-    entries_after(&catalog, after_seq, limit)
-        .into_iter()
-        .map(|e| Stored::read(&history, e))
-        .collect()
+    for e in &entries {
+        Stored::check(&history, e)?;
+    }
+    let commits = commits_of(sd, &entries)?;
+    Ok(Checked { entries, commits })
+}
+
+impl Checked {
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Each node's record, in seq order, handed to `each` as it is read
+    /// (again, one at a time); the first error ends it.
+    pub fn each_record(
+        self,
+        sd: &SessionDir,
+        session: &str,
+        project: &str,
+        ingestion_time: f64,
+        mut each: impl FnMut(SessionNode) -> Result<()>,
+    ) -> Result<()> {
+        let history = sd.history();
+        for (e, commit) in self.entries.into_iter().zip(self.commits) {
+            let n = Stored::read(&history, e)?;
+            each(record_of(n, commit, session, project, ingestion_time))?;
+        }
+        Ok(())
+    }
 }
 
 /// A node by id, or the refusal naming the closest ids.
@@ -362,5 +408,38 @@ mod tests {
         assert_eq!(&s[a..b], "needle");
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
         assert!(s.chars().count() < 200);
+    }
+
+    /// The check before a feed prints a session agrees with the read that
+    /// prints it, whatever a node file holds.
+    #[test]
+    fn the_check_of_a_node_agrees_with_its_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&[u8], bool); 10] = [
+            (br#"{"id": "a", "output": "x"}"#, true),
+            (b" \n\t{\"id\": \"a\"}\n", true),
+            (b"{}", true),
+            (b"[1, 2]", false),
+            (b"\"a string\"", false),
+            (b"42", false),
+            (b"{\"id\": ", false),
+            (b"{} {}", false),
+            (b"", false),
+            (b"\xff\xfe{}", false),
+        ];
+        for (i, (bytes, ok)) in cases.iter().enumerate() {
+            let file = format!("{:06}-u-n{i}.json", i + 1);
+            std::fs::write(dir.path().join(&file), bytes).unwrap();
+            let entry = Entry {
+                seq: i as u64 + 1,
+                letter: 'u',
+                id: format!("n{i}"),
+                file,
+            };
+            let checked = Stored::check(dir.path(), &entry);
+            let read = Stored::read(dir.path(), entry);
+            assert_eq!(checked.is_ok(), *ok, "case {i}: {checked:?}");
+            assert_eq!(read.is_ok(), *ok, "case {i}");
+        }
     }
 }

@@ -572,3 +572,91 @@ fn a_feed_skips_an_unreadable_session_and_tries_it_again() {
     assert!(then.iter().all(|r| r["data"]["session_id"] == "bad"));
     assert_eq!(env.ok(&["--json", "feed", "--cursor", c]), "");
 }
+
+/// Peak resident memory (KiB) of `cmd` run to its end, stdout to a file;
+/// and its exit code. Measured by a small python3 parent: a child's peak
+/// counts its parent's memory up to the `exec` (the test process's own,
+/// here, which the other tests running beside it make large).
+fn peak_rss_kib(cmd: &std::process::Command, out: &std::path::Path) -> (i32, i64) {
+    let mut argv = vec![cmd.get_program().to_string_lossy().into_owned()];
+    argv.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let script = "import json, resource, subprocess, sys\n\
+        argv, out = json.loads(sys.argv[1]), sys.argv[2]\n\
+        code = subprocess.run(argv, stdout=open(out, 'wb'), stderr=subprocess.DEVNULL).returncode\n\
+        print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
+    let mut py = std::process::Command::new("python3");
+    py.arg("-c")
+        .arg(script)
+        .arg(serde_json::to_string(&argv).unwrap())
+        .arg(out);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => py.env(k, v),
+            None => py.env_remove(k),
+        };
+    }
+    let o = py.output().expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut words = text.split_whitespace().map(|w| w.parse::<i64>().unwrap());
+    (words.next().unwrap() as i32, words.next().unwrap())
+}
+
+/// `feed` and `nodes` hand a session's nodes out one at a time: their
+/// memory is that of one node, not of the session (a memory pipeline's
+/// first run over a large imported session). 40 nodes of 1 MiB each.
+#[test]
+fn feed_and_nodes_keep_one_node_in_memory_not_the_session() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let big = "x".repeat(1 << 20);
+    let mut child = env
+        .cmd()
+        .arg("batch")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        for i in 0..40 {
+            let argv = ["append", "s1", "--role", "tool", "--name", "read", "--id"];
+            let mut argv: Vec<String> = argv.map(String::from).into();
+            argv.extend([format!("n{i}"), "--file".into(), "-".into()]);
+            writeln!(stdin, "{}", serde_json::json!({"argv": argv, "stdin": big})).unwrap();
+        }
+        writeln!(
+            stdin,
+            "{}",
+            serde_json::json!({"argv": ["commit-turn", "s1"]})
+        )
+        .unwrap();
+    }
+    assert!(child.wait().unwrap().success());
+    let out = env.tmp.path().join("out.jsonl");
+    for args in [
+        &["--json", "feed"][..],
+        &["feed"],
+        &["--json", "nodes", "s1"],
+        &["nodes", "s1"],
+    ] {
+        let mut c = env.cmd();
+        c.args(args);
+        let (code, kib) = peak_rss_kib(&c, &out);
+        assert_eq!(code, 0, "{args:?}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(text.lines().count(), 40, "{args:?}");
+        if args[0] == "--json" {
+            let recs = records(&text);
+            assert!(
+                recs.iter()
+                    .all(|r| r["data"]["node"]["output"].as_str() == Some(&big))
+            );
+            assert!(recs.iter().all(|r| r["data"]["commit"].is_string()));
+        }
+        // The session is 40 MiB of node files; one node and its record
+        // are a few MiB.
+        assert!(kib < 24 * 1024, "{args:?}: peak {kib} KiB");
+    }
+}
