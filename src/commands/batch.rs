@@ -30,12 +30,14 @@ use crate::out::records;
 /// command line; `stdin` is what the command reads as its standard input
 /// (`--file -`, `--json-node`), so no argument-length limit applies. Every
 /// answer is JSON Lines (`--json` is implied); errors are `error` records,
-/// never the end of the stream; stdout is flushed after each `exit` record.
-/// Each request takes its locks as the one-shot command would, and reads
-/// the files afresh; only a session's catalog of node files and the git
-/// index its last commit wrote are kept between requests, and used while
-/// their files are unchanged (same file, length and times), so a turn of a
-/// large session reads what it adds. At end of input the process exits
+/// never the end of the stream; each answer, its records and its `exit`
+/// record, is written at once and flushed (one longer than 64 KiB in
+/// pieces, in order). Each request takes its locks as the one-shot command
+/// would, and reads the files afresh; only a session's catalog of node
+/// files and the git index its last commit wrote are kept between
+/// requests, and used while their files are unchanged (same file, length
+/// and times), so a turn of a large session reads what it adds. At end of
+/// input the process exits
 /// with the code of the last failed request, or 0. `man`, `completions`,
 /// `schema`, `batch` and `--help` print no records and are refused here.
 #[derive(Debug, clap::Args)]
