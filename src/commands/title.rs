@@ -37,7 +37,8 @@ pub struct TitleArgs {
     /// Command that prints a title (run with `sh -c`, prompt on stdin)
     #[arg(long, value_name = "CMD", env = "GIT_SESSION_TITLE_CMD")]
     pub command: Option<String>,
-    /// Seconds to wait for the command to end and its output to close
+    /// Seconds to wait for the command to end and its output to close;
+    /// then it is killed, with every process it started
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub timeout: f64,
 }
@@ -67,15 +68,26 @@ const OUTPUT_KEPT: u64 = 64 * 1024;
 /// stdout is read while it runs (a command that prints more than a pipe
 /// holds would otherwise wait on us until the timeout), the first
 /// [`OUTPUT_KEPT`] bytes kept and the rest drained; `timeout` bounds the
-/// whole run, a descendant holding the pipe open included.
+/// whole run, a descendant holding the pipe open included. The command runs
+/// in a process group of its own: at the timeout the whole group is killed,
+/// so that nothing it started runs on (holding the pipe, and the thread
+/// that reads it, which under `batch` would outlive the request).
 fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<String, String> {
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new("sh")
         .args(["-c", cmd])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run `{cmd}`: {e}"))?;
+    let group = child.id() as libc::pid_t;
+    let kill_group = || {
+        // SAFETY: a plain system call; the group is the one the command
+        // was started in (its leader's id), and may be gone already.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    };
     let mut stdin = child.stdin.take().expect("piped");
     let prompt = prompt.to_string();
     std::thread::spawn(move || {
@@ -99,7 +111,7 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
         match child.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
-                let _ = child.kill();
+                kill_group();
                 let _ = child.wait();
                 return Err(late());
             }
@@ -117,7 +129,10 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Err(format!("cannot read what `{cmd}` printed: {e}")),
         // Exited, but something it started still holds its stdout open.
-        Err(_) => return Err(late()),
+        Err(_) => {
+            kill_group();
+            return Err(late());
+        }
     };
     if !status.success() {
         return Err(format!("`{cmd}` failed ({status})"));

@@ -503,6 +503,54 @@ fn a_title_command_that_prints_much_is_read_while_it_runs() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Patient name\n");
 }
 
+/// Processes whose command line holds `marker`.
+fn running_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker) && !c.contains("sh -c"))
+        .collect()
+}
+
+/// A title command cut off at its timeout leaves nothing it started
+/// running: neither what it waits on, nor what it left in the background
+/// holding its output. The whole process group goes.
+#[test]
+fn a_title_command_past_its_timeout_leaves_nothing_running() {
+    let env = TestEnv::new();
+    env.ok(&["init", "t1"]);
+    env.append("t1", &["--text", "Please name this"]);
+    // A sleep of a minute or two, its length unique to this run.
+    let pid = std::process::id();
+    let marker = format!("{}.{pid}", 61 + pid % 50);
+    for cmd in [
+        // Still running at the timeout, waiting on its own child.
+        format!("cat > /dev/null; sleep {marker}; echo late"),
+        // Ended, its child left behind holding the output.
+        format!("cat > /dev/null; echo 'Held'; sleep {marker} &"),
+    ] {
+        let started = std::time::Instant::now();
+        let out = env
+            .cmd()
+            .args(["title", "t1", "--command", &cmd, "--timeout", "0.5"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("did not answer within 0.5s"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        // SIGKILL is delivered at once; a moment for it to land.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !running_with(&marker).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(running_with(&marker), Vec::<String>::new(), "{cmd}");
+    }
+    assert_eq!(env.meta("t1")["title"], "Please name this");
+}
+
 #[test]
 fn an_append_folds_a_large_journal_and_list_reads_the_same_rows() {
     let env = TestEnv::new();
