@@ -36,7 +36,7 @@ pub use gix::ObjectId as Oid;
 pub use index::{Index, IndexEntry, PendingIndex, Staged, index_lock_is_ours};
 pub use locks::{FOREIGN_LOCK, STALE_LOCK, stale_project_temps};
 pub use maintenance::{Maintenance, Spawned, hold_maintenance, spawn_maintenance, untrusted_git};
-pub use repo::{SessionRepo, init_transfer_repo, write_pinned_config};
+pub use repo::{BadObject, SessionRepo, init_transfer_repo, write_pinned_config};
 
 use crate::error::{Error, Result};
 

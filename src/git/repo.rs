@@ -38,6 +38,15 @@ const PINNED_CONFIG: &str = "\
 \temail = openprogram@local
 ";
 
+/// An object [`SessionRepo::check_reachable`] found missing, damaged or
+/// unparsable: its id, the path a blob was reached by, and what is wrong.
+#[derive(Debug)]
+pub struct BadObject {
+    pub id: ObjectId,
+    pub path: Option<String>,
+    pub why: String,
+}
+
 pub struct SessionRepo {
     /// Opened on first use ([`Self::repo`]): a turn reads its refs, its
     /// index and its (loose) tip commit without it, and opening a
@@ -329,10 +338,74 @@ impl SessionRepo {
         self.sync_objects()
     }
 
+    /// Every commit, tree and blob that `tips` reach, each read from the
+    /// object database and hashed (as `git fsck` does, without git): how
+    /// many were reached, and those missing, damaged or that do not parse.
+    /// A blob is named by its path in the tree, so that one whose file
+    /// still holds its bytes can be stored again.
+    pub fn check_reachable(
+        &self,
+        tips: impl IntoIterator<Item = ObjectId>,
+    ) -> (usize, Vec<BadObject>) {
+        use gix::objs::Kind;
+        let mut stack: Vec<(ObjectId, Option<String>)> =
+            tips.into_iter().map(|id| (id, None)).collect();
+        // The directory each tree reached stands for ("" for a commit's tree).
+        let mut dirs: std::collections::HashMap<ObjectId, String> = Default::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut bad = Vec::new();
+        while let Some((id, path)) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let (kind, data) = match self.read_checked(id) {
+                Ok(found) => found,
+                Err(why) => {
+                    bad.push(BadObject { id, path, why });
+                    continue;
+                }
+            };
+            let parsed = match kind {
+                Kind::Commit => {
+                    gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|commit| {
+                        dirs.entry(commit.tree()).or_default();
+                        stack.push((commit.tree(), None));
+                        stack.extend(commit.parents().map(|p| (p, None)));
+                    })
+                }
+                Kind::Tree => {
+                    gix::objs::TreeRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|tree| {
+                        let dir = dirs.get(&id).cloned().unwrap_or_default();
+                        // A submodule's commit is not in this repository.
+                        for e in tree.entries.iter().filter(|e| !e.mode.is_commit()) {
+                            let name = format!("{dir}{}", e.filename);
+                            let oid = e.oid.to_owned();
+                            if e.mode.is_tree() {
+                                dirs.entry(oid).or_insert_with(|| format!("{name}/"));
+                                stack.push((oid, None));
+                            } else {
+                                stack.push((oid, e.mode.is_blob().then_some(name)));
+                            }
+                        }
+                    })
+                }
+                Kind::Blob | Kind::Tag => Ok(()),
+            };
+            if let Err(e) = parsed {
+                bad.push(BadObject {
+                    id,
+                    path: None,
+                    why: format!("a {kind} that does not parse: {e}"),
+                });
+            }
+        }
+        (seen.len(), bad)
+    }
+
     /// Object `id` read from the object database and checked against its
     /// id: its kind and bytes, or what is wrong with it (missing, not
     /// readable, or other bytes than its name says).
-    pub fn read_checked(
+    fn read_checked(
         &self,
         id: ObjectId,
     ) -> std::result::Result<(gix::objs::Kind, Vec<u8>), String> {

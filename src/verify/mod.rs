@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::git::{Oid, SessionRepo};
+use crate::git::{BadObject, Oid, SessionRepo};
 use crate::layout::history::{self, Catalog};
 use crate::layout::schema::{Meta, Node, ROOT};
 use crate::layout::{SessionDir, TEMP_PREFIX};
@@ -436,70 +436,13 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
 /// is followed with its path in the tree, so that one whose file still
 /// holds its bytes can be stored again ([`report_lost_blobs`]).
 fn corrupt_objects(c: &mut Ctx<'_>, sd: &SessionDir, repo: &SessionRepo) {
-    use gix::objs::Kind;
-    let mut stack: Vec<(Oid, Option<String>)> = repo
-        .head()
-        .ok()
-        .and_then(|h| h.commit)
-        .into_iter()
-        .map(|id| (id, None))
-        .collect();
-    stack.extend(
+    let tips = repo.head().ok().and_then(|h| h.commit).into_iter().chain(
         repo.branches()
             .unwrap_or_default()
             .into_iter()
-            .map(|(_, t)| (t, None)),
+            .map(|(_, t)| t),
     );
-    // The directory each tree reached stands for ("" for a commit's tree).
-    let mut dirs: HashMap<Oid, String> = HashMap::new();
-    let mut seen = HashSet::new();
-    let mut bad: Vec<LostObject> = Vec::new();
-    while let Some((id, path)) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        let (kind, data) = match repo.read_checked(id) {
-            Ok(found) => found,
-            Err(why) => {
-                bad.push(LostObject { id, path, why });
-                continue;
-            }
-        };
-        let parsed = match kind {
-            Kind::Commit => {
-                gix::objs::CommitRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|commit| {
-                    dirs.entry(commit.tree()).or_default();
-                    stack.push((commit.tree(), None));
-                    stack.extend(commit.parents().map(|p| (p, None)));
-                })
-            }
-            Kind::Tree => {
-                gix::objs::TreeRef::from_bytes(&data, gix::hash::Kind::Sha1).map(|tree| {
-                    let dir = dirs.get(&id).cloned().unwrap_or_default();
-                    // A submodule's commit is not in this repository.
-                    for e in tree.entries.iter().filter(|e| !e.mode.is_commit()) {
-                        let name = format!("{dir}{}", e.filename);
-                        let oid = e.oid.to_owned();
-                        if e.mode.is_tree() {
-                            dirs.entry(oid).or_insert_with(|| format!("{name}/"));
-                            stack.push((oid, None));
-                        } else {
-                            stack.push((oid, e.mode.is_blob().then_some(name)));
-                        }
-                    }
-                })
-            }
-            Kind::Blob | Kind::Tag => Ok(()),
-        };
-        if let Err(e) = parsed {
-            bad.push(LostObject {
-                id,
-                path: None,
-                why: format!("a {kind} that does not parse: {e}"),
-            });
-        }
-    }
-    let reached = seen.len();
+    let (reached, bad) = repo.check_reachable(tips);
     report_lost_blobs(c, sd, repo, bad, |n| {
         format!("{n} of the {reached} object(s) the branches reach are missing or damaged")
     });
@@ -960,7 +903,7 @@ fn missing_blobs(
     repo: &SessionRepo,
     entries: &[(String, u32, Oid)],
 ) {
-    let lost: Vec<LostObject> = entries
+    let lost: Vec<BadObject> = entries
         .iter()
         .filter(|(_, mode, _)| *mode != 0o160000)
         .filter_map(|(path, _, id)| {
@@ -971,7 +914,7 @@ fn missing_blobs(
             } else {
                 return None;
             };
-            Some(LostObject {
+            Some(BadObject {
                 id: *id,
                 path: Some(path.clone()),
                 why: why.into(),
@@ -983,14 +926,6 @@ fn missing_blobs(
     });
 }
 
-/// A stored object that is missing or damaged: its id, where a tree holds
-/// it when it is a blob, and what is wrong.
-struct LostObject {
-    id: Oid,
-    path: Option<String>,
-    why: String,
-}
-
 /// Report lost objects, as one finding for those `verify --fix` stores
 /// again from a file of the session that holds their bytes (queued in
 /// `rewrite`), and one for the rest, which need a backup. A blob counts as
@@ -1000,17 +935,17 @@ fn report_lost_blobs(
     c: &mut Ctx<'_>,
     sd: &SessionDir,
     repo: &SessionRepo,
-    lost: Vec<LostObject>,
+    lost: Vec<BadObject>,
     what: impl Fn(usize) -> String,
 ) {
-    let (fixable, rest): (Vec<LostObject>, Vec<LostObject>) = lost.into_iter().partition(|l| {
+    let (fixable, rest): (Vec<BadObject>, Vec<BadObject>) = lost.into_iter().partition(|l| {
         l.path
             .as_deref()
             .is_some_and(|p| file_holds_blob(&sd.dir.join(p), l.id))
             && (!repo.object_exists(l.id)
                 || std::fs::symlink_metadata(repo.loose_path(l.id)).is_ok())
     });
-    let listed = |ls: &[LostObject]| {
+    let listed = |ls: &[BadObject]| {
         ls.iter()
             .take(3)
             .map(|l| match &l.path {
