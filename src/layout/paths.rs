@@ -15,8 +15,36 @@ pub const TEMP_PREFIX: &str = ".gs-tmp-";
 pub const META: &str = "meta.json";
 /// The directory of a session's node files, relative to its directory.
 pub const HISTORY: &str = "history";
+/// The agent's working directory of a session, relative to its directory.
+pub const WORKDIR: &str = "workdir";
 /// Every entry a session directory may hold (SPEC §2).
-pub const SESSION_ENTRIES: &[&str] = &[META, HISTORY, "workdir", "context", "large_nodes", ".git"];
+pub const SESSION_ENTRIES: &[&str] = &[META, HISTORY, WORKDIR, "context", "large_nodes", ".git"];
+
+/// Whether `rel` (relative to a session directory) is its repository's
+/// own to this place, never copied to another: `.git/config`, its hooks,
+/// our private directory and the session lock.
+pub fn is_local_to_repo(rel: &Path) -> bool {
+    let git = Path::new(".git");
+    rel == git.join("config")
+        || rel.starts_with(git.join("hooks"))
+        || rel.starts_with(git.join("git-session"))
+        || rel == git.join("git-session.lock")
+}
+
+/// Whether `rel` (relative to a session directory) is a place of the
+/// layout that must be a directory or a file, never a link: `.git/` and
+/// everything below it, meta.json, `history/`, `workdir/` and its
+/// attachments.
+pub fn is_layout_place(rel: &Path) -> bool {
+    rel.starts_with(".git")
+        || [
+            Path::new(META),
+            Path::new(HISTORY),
+            Path::new(WORKDIR),
+            &Path::new(WORKDIR).join("attachments"),
+        ]
+        .contains(&rel)
+}
 /// How the paths of node files start, relative to the session directory.
 pub const HISTORY_PREFIX: &str = "history/";
 
@@ -440,7 +468,7 @@ impl SessionDir {
             self.meta(),
             git.clone(),
             self.history(),
-            self.dir.join("workdir"),
+            self.dir.join(WORKDIR),
             self.attachments(),
         ] {
             super::atomic::refuse_unsafe(&p)?;
@@ -647,7 +675,7 @@ impl SessionDir {
         super::atomic::overwrite(&path, text.as_bytes()).io("write", &path)
     }
     pub fn attachments(&self) -> PathBuf {
-        self.dir.join("workdir").join("attachments")
+        self.dir.join(WORKDIR).join("attachments")
     }
     /// Path of a history node file, relative to the session dir, as written here.
     pub fn node_rel(seq: u64, letter: char, id: &str) -> String {
@@ -840,6 +868,49 @@ pub(crate) fn test_session() -> (tempfile::TempDir, SessionDir) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_places_a_copy_leaves_out_or_refuses_as_links() {
+        let local = [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".git/git-session/catalog",
+            ".git/git-session.lock",
+        ];
+        let shared = [
+            ".git/HEAD",
+            ".git/objects/ab/cd",
+            "meta.json",
+            "history/000001-u-a.json",
+            "workdir/x",
+        ];
+        for p in local {
+            assert!(is_local_to_repo(Path::new(p)), "{p}");
+        }
+        for p in shared {
+            assert!(!is_local_to_repo(Path::new(p)), "{p}");
+        }
+        let places = [
+            ".git",
+            ".git/objects",
+            "meta.json",
+            "history",
+            "workdir",
+            "workdir/attachments",
+        ];
+        let others = [
+            "history/000001-u-a.json",
+            "workdir/notes.md",
+            "context",
+            "meta.json.bak",
+        ];
+        for p in places {
+            assert!(is_layout_place(Path::new(p)), "{p}");
+        }
+        for p in others {
+            assert!(!is_layout_place(Path::new(p)), "{p}");
+        }
+    }
 
     #[test]
     fn node_names_round_trip_and_legacy() {

@@ -148,22 +148,9 @@ pub fn inventory(state: &StateDir) -> Result<Vec<Found>> {
 /// directories (`meta.json`, `history/`, `workdir/`, `workdir/attachments/`,
 /// anything in `.git/`), which would lead later writes out of the session.
 fn not_copied(rel: &Path, ft: std::fs::FileType) -> bool {
-    let git = Path::new(".git");
-    let ours = rel == git.join("config")
-        || rel.starts_with(git.join("hooks"))
-        || rel.starts_with(git.join("git-session"))
-        || rel == git.join("git-session.lock");
+    use crate::layout::paths::{is_layout_place, is_local_to_repo};
     let special = !ft.is_dir() && !ft.is_file() && !ft.is_symlink();
-    let layout_link = ft.is_symlink()
-        && (rel.starts_with(git)
-            || [
-                Path::new(crate::layout::paths::META),
-                Path::new("history"),
-                Path::new("workdir"),
-                Path::new("workdir/attachments"),
-            ]
-            .contains(&rel));
-    ours || special || layout_link
+    is_local_to_repo(rel) || special || (ft.is_symlink() && is_layout_place(rel))
 }
 
 /// Copy a directory tree (files, symlinks, modes) but what

@@ -10,7 +10,7 @@ use crate::git::STREAM_BLOB_BYTES;
 use crate::git::{Index, SessionRepo, Staged};
 use crate::layout::TEMP_PREFIX;
 use crate::layout::history::{self, Catalog};
-use crate::layout::paths::{HISTORY_PREFIX, META, is_dotgit};
+use crate::layout::paths::{HISTORY, HISTORY_PREFIX, META, is_dotgit};
 use crate::layout::schema::Node;
 
 /// The index state we commit from, with the changes still to apply.
@@ -72,7 +72,7 @@ pub(super) fn sweep_others(
     for root in roots {
         let name = root.file_name();
         let name = name.as_bytes();
-        if name == b"history" || name.starts_with(TEMP_PREFIX.as_bytes()) {
+        if name == HISTORY.as_bytes() || name.starts_with(TEMP_PREFIX.as_bytes()) {
             continue;
         }
         if is_dotgit(name) {
