@@ -19,7 +19,8 @@ use std::io::{BufRead, Write};
 use serde_json::Value;
 
 use crate::cli::{self, Cli, GlobalArgs};
-use crate::error::{Result, exit};
+use crate::error::{IoContext, Result, exit};
+use crate::layout::schema::MAX_FILE_BYTES;
 use crate::out::records;
 
 /// Run many requests in one process: one JSON request per line on stdin,
@@ -36,12 +37,76 @@ use crate::out::records;
 /// would, and reads the files afresh; only a session's catalog of node
 /// files and the git index its last commit wrote are kept between
 /// requests, and used while their files are unchanged (same file, length
-/// and times), so a turn of a large session reads what it adds. At end of
-/// input the process exits
-/// with the code of the last failed request, or 0. `man`, `completions`,
-/// `schema`, `batch` and `--help` print no records and are refused here.
+/// and times), so a turn of a large session reads what it adds. A line that
+/// is no request (not JSON, not UTF-8, or longer than 192 MiB, which is
+/// skipped as it is read) gets an `error` record and its `exit` record, and
+/// the next line is read. At end of input the process exits with the code
+/// of the last failed request, or 0; input that cannot be read ends it with
+/// an `error` record and exit 128. `man`, `completions`, `schema`, `batch`
+/// and `--help` print no records and are refused here.
 #[derive(Debug, clap::Args)]
 pub struct BatchArgs {}
+
+/// The longest request line read: room for a node at the size limit
+/// ([`MAX_FILE_BYTES`]) as `stdin`, with JSON's escapes (which may double
+/// it) and its arguments. A longer line is dropped once it passes the
+/// limit, and the rest of it as it is read.
+const MAX_REQUEST: usize = 3 * MAX_FILE_BYTES as usize;
+
+/// One line of input, as read.
+#[derive(Debug, PartialEq, Eq)]
+enum Request {
+    Line(String),
+    NotUtf8,
+    /// Longer than the limit: its length, its bytes dropped.
+    TooLong(u64),
+}
+
+/// Read one line (its `\n` or `\r\n` taken off) keeping at most `max`
+/// bytes of it; `None` at the end of input.
+fn read_request(input: &mut impl BufRead, max: usize) -> Result<Option<Request>> {
+    use bstr::ByteSlice;
+    let mut line = Vec::new();
+    let mut len = 0u64;
+    let mut any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).io("read requests from", "<stdin>"),
+        };
+        if available.is_empty() {
+            break;
+        }
+        any = true;
+        let end = available.find_byte(b'\n');
+        let part = &available[..end.unwrap_or(available.len())];
+        len += part.len() as u64;
+        if len > max as u64 {
+            // Dropped, not held, as the rest goes by.
+            line = Vec::new();
+        } else {
+            line.extend_from_slice(part);
+        }
+        let used = end.map_or(available.len(), |i| i + 1);
+        input.consume(used);
+        if end.is_some() {
+            break;
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    if len > max as u64 {
+        return Ok(Some(Request::TooLong(len)));
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(
+        String::from_utf8(line).map_or(Request::NotUtf8, Request::Line),
+    ))
+}
 
 /// One request line: its argv and standard input.
 fn request(line: &str) -> std::result::Result<(Vec<String>, Vec<u8>), String> {
@@ -111,9 +176,12 @@ fn refuse(out: &mut impl Write, message: String, help: &str) -> u8 {
 }
 
 /// Run one request; returns its exit code (its records are printed).
-fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: &str) -> u8 {
+fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: String) -> u8 {
     let mut out = crate::out::Stdout;
-    let (argv, stdin) = match request(line) {
+    let parsed = request(&line);
+    // A request may be as long as a node: not held twice while it runs.
+    drop(line);
+    let (argv, stdin) = match parsed {
         Ok(r) => r,
         Err(why) => {
             return refuse(
@@ -179,31 +247,90 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     crate::out::hold_stdout(true);
     let mut out = crate::out::Stdout;
     let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                // Not UTF-8, or the input broke: an error record, then on.
-                last_failure = refuse(
-                    &mut out,
-                    format!("unreadable request: {e}"),
-                    "send UTF-8 JSON lines",
-                );
-                emit(&mut out, &records::Exit { code: last_failure });
+    let mut input = stdin.lock();
+    loop {
+        let refused = match read_request(&mut input, MAX_REQUEST) {
+            Ok(None) => break,
+            Ok(Some(Request::Line(line))) => {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let code = answer(g, &mut parser, line);
+                if code != exit::OK {
+                    last_failure = code;
+                }
+                emit(&mut out, &records::Exit { code });
                 let _ = out.flush();
                 continue;
             }
+            Ok(Some(Request::NotUtf8)) => refuse(
+                &mut out,
+                "bad request: not UTF-8".into(),
+                "send UTF-8 JSON lines",
+            ),
+            Ok(Some(Request::TooLong(len))) => refuse(
+                &mut out,
+                format!(
+                    "bad request: the line is {len} bytes, over the limit of {MAX_REQUEST}; skipped"
+                ),
+                "send a node's text as `stdin` (at most 64 MiB), \
+                 or a larger payload as an attachment (`append --attach PATH`)",
+            ),
+            Err(err) => {
+                // Input that cannot be read (a directory, a device that
+                // failed) will not be readable on the next try either.
+                let code = exit::FATAL;
+                let _ = writeln!(out, "{}", crate::out::error_record(&err, code));
+                emit(&mut out, &records::Exit { code });
+                let _ = out.flush();
+                eprint!("{}", crate::out::render_error(&err));
+                crate::out::hold_stdout(false);
+                return Ok(code);
+            }
         };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let code = answer(g, &mut parser, &line);
-        if code != exit::OK {
-            last_failure = code;
-        }
-        emit(&mut out, &records::Exit { code });
+        // A line that is no request: its error record, then on.
+        last_failure = refused;
+        emit(&mut out, &records::Exit { code: refused });
         let _ = out.flush();
     }
     crate::out::hold_stdout(false);
     Ok(last_failure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line of `input` as read through a buffer of `cap` bytes, with
+    /// lines over `max` bytes skipped.
+    fn lines(input: &[u8], cap: usize, max: usize) -> Vec<Request> {
+        let mut r = std::io::BufReader::with_capacity(cap, input);
+        std::iter::from_fn(|| read_request(&mut r, max).unwrap()).collect()
+    }
+
+    fn line(s: &str) -> Request {
+        Request::Line(s.into())
+    }
+
+    #[test]
+    fn request_lines_are_read_whole_across_reads_and_bounded() {
+        let input = b"first\r\n\nsecond line\n\xff\xfe\n0123456789abc\nlast";
+        for cap in [1, 2, 3, 7, 64] {
+            assert_eq!(
+                lines(input, cap, 12),
+                [
+                    line("first"),
+                    line(""),
+                    line("second line"),
+                    Request::NotUtf8,
+                    Request::TooLong(13),
+                    line("last"),
+                ],
+                "buffer of {cap}"
+            );
+        }
+        // At the limit a line is kept; the end of input is no line.
+        assert_eq!(lines(b"0123456789ab\n", 5, 12), [line("0123456789ab")]);
+        assert_eq!(lines(b"", 5, 12), []);
+    }
 }

@@ -517,3 +517,146 @@ fn each_answer_leaves_in_one_write() {
         );
     }
 }
+
+/// Read the answers a batch sends until its `exit` record: the records
+/// before it, and its code.
+fn answer_of(out: &mut impl BufRead) -> (Vec<Value>, i64) {
+    let mut recs = Vec::new();
+    loop {
+        let mut l = String::new();
+        assert!(out.read_line(&mut l).unwrap() > 0, "the batch ended early");
+        let v: Value = serde_json::from_str(&l).unwrap();
+        crate::records::check(&v).unwrap_or_else(|e| panic!("{e}\n{l}"));
+        if v["type"] == "exit" {
+            return (recs, v["data"]["code"].as_i64().unwrap());
+        }
+        recs.push(v);
+    }
+}
+
+/// The peak resident size of a child that ended, in KiB, and its exit code.
+#[cfg(target_os = "linux")]
+fn reap(child: Child) -> (i64, Option<i32>) {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the pid is our own unreaped child; both pointers are valid.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (usage.ru_maxrss, code)
+}
+
+/// A line that is no request gets an error record and the batch goes on;
+/// one longer than a request can be (192 MiB) is dropped once it passes
+/// that limit, and the rest of it as it is read: never parsed, never held
+/// whole.
+#[test]
+#[cfg(target_os = "linux")]
+fn lines_that_are_no_request_are_refused_one_by_one_and_a_huge_one_dropped_as_read() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let mut child = spawn_batch(&env);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let refused = |out: &mut BufReader<_>, says: &str| {
+        let (recs, code) = answer_of(out);
+        assert_eq!(code, 2, "{recs:?}");
+        assert_eq!(recs.len(), 1, "{recs:?}");
+        assert_eq!(recs[0]["data"]["code"], "git_session::batch::request");
+        let message = recs[0]["data"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    };
+    stdin.write_all(b"not json\n").unwrap();
+    refused(&mut out, "not JSON");
+    stdin.write_all(b"{\"argv\": [\"list\", 1]}\n").unwrap();
+    refused(&mut out, "array of strings");
+    stdin.write_all(b"[\"list\"]\xff\n").unwrap();
+    refused(&mut out, "not UTF-8");
+    // 320 MiB of text in one request, written a MiB at a time.
+    stdin
+        .write_all(b"{\"argv\": [\"append\", \"s1\", \"--text\", \"")
+        .unwrap();
+    let mib = vec![b'x'; 1 << 20];
+    for _ in 0..320 {
+        stdin.write_all(&mib).unwrap();
+    }
+    stdin.write_all(b"\"]}\n").unwrap();
+    refused(&mut out, "over the limit of 201326592; skipped");
+    // A blank line is no request; a CRLF line is one; the last line needs
+    // no newline.
+    stdin
+        .write_all(b"\n{\"argv\": [\"append\", \"s1\", \"--id\", \"n1\", \"--text\", \"hi\"]}\r\n")
+        .unwrap();
+    let (recs, code) = answer_of(&mut out);
+    assert_eq!((code, recs[0]["data"]["id"].as_str()), (0, Some("n1")));
+    stdin
+        .write_all(b"[\"append\", \"s1\", \"--id\", \"n2\", \"--text\", \"end\"]")
+        .unwrap();
+    drop(stdin);
+    let (recs, code) = answer_of(&mut out);
+    assert_eq!((code, recs[0]["data"]["id"].as_str()), (0, Some("n2")));
+    let (peak, code) = reap(child);
+    // The batch's exit code is the last failure's.
+    assert_eq!(code, Some(2));
+    // At most the limit's worth of it: neither the whole line (320 MiB)
+    // nor its parse (the old reader held both, over 900 MiB).
+    assert!(peak < 240 * 1024, "peak {peak} KiB");
+    assert_eq!(env.history_files("s1").len(), 2);
+    env.ok(&["commit-turn", "s1"]);
+    env.ok(&["verify", "s1"]);
+}
+
+/// Input that cannot be read (here a directory) ends the batch with one
+/// error record and exit 128; it used to answer the same error for ever.
+#[test]
+fn a_batch_whose_input_cannot_be_read_stops_with_one_error() {
+    use std::io::Read;
+    let env = TestEnv::new();
+    let dir = std::fs::File::open(env.tmp.path()).unwrap();
+    let mut child = env
+        .cmd()
+        .arg("batch")
+        .stdin(Stdio::from(dir))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // At most a MiB: the old loop wrote without end.
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout.take(1 << 20).read_to_string(&mut text).unwrap();
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the batch did not stop on input it cannot read");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128));
+    let text = reader.join().unwrap();
+    let recs: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2, "{text}");
+    assert_eq!(recs[0]["type"], "error");
+    assert_eq!(recs[0]["data"]["code"], "git_session::io");
+    assert_eq!(recs[1], json!({"type": "exit", "data": {"code": 128}}));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.contains("cannot read requests from"), "{err}");
+}
