@@ -27,6 +27,9 @@ pub const THRESHOLDS: [usize; 4] = [1, 6, 16, 40];
 /// With `--auto`, retitle only when the branch reaches 1, 6, 16 or 40
 /// assistant replies, from the last 20 messages. A title typed by the user is
 /// never replaced. A failing command keeps the old title (exit 0, a warning).
+/// The command runs in a process group of its own: past `--timeout`, or when
+/// `title` is interrupted or terminated (SIGINT, SIGTERM, SIGHUP), the whole
+/// group is killed, so nothing it started runs on.
 #[derive(Debug, clap::Args)]
 pub struct TitleArgs {
     /// Session id
@@ -74,6 +77,9 @@ const OUTPUT_KEPT: u64 = 64 * 1024;
 /// that reads it, which under `batch` would outlive the request).
 fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<String, String> {
     use std::os::unix::process::CommandExt;
+    // Out of the terminal's reach, the group goes with this process when
+    // it is interrupted or terminated.
+    let mut forwarding = EndsWithGroup::install();
     let mut child = Command::new("sh")
         .args(["-c", cmd])
         .stdin(Stdio::piped())
@@ -83,6 +89,7 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
         .spawn()
         .map_err(|e| format!("cannot run `{cmd}`: {e}"))?;
     let group = child.id() as libc::pid_t;
+    forwarding.watch(group);
     let kill_group = || {
         // SAFETY: a plain system call; the group is the one the command
         // was started in (its leader's id), and may be gone already.
@@ -138,6 +145,105 @@ fn run_command(cmd: &str, prompt: &str, timeout: f64) -> std::result::Result<Str
         return Err(format!("`{cmd}` failed ({status})"));
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The process group of the title command running now (0: none). One at
+/// a time: `title` runs one command, and a process runs one `title`.
+static GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The signals that end this process by default and reach it from a
+/// terminal (Ctrl-C, a closed terminal) or a supervisor.
+const ENDING: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// A signal in [`ENDING`] while a title command runs: kill its group, then
+/// end this process as the signal would have.
+extern "C" fn end_with_group(sig: libc::c_int) {
+    let group = GROUP.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: kill, signal and raise are async-signal-safe. The signal is
+    // blocked while this handler runs, so the raise lands when it returns,
+    // under the default action: this process ends by it.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// While alive, an ending signal kills the title command's group before
+/// this process ends by it: the command runs in a group of its own (so
+/// that its timeout can kill all it started), where the terminal's
+/// Ctrl-C no longer reaches it. A signal this process ignores (`nohup`)
+/// stays ignored.
+struct EndsWithGroup {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+    /// This thread's signal mask before `install` blocked the ending
+    /// signals (until `watch`: a signal while the command is started
+    /// waits for its group to be known).
+    mask: Option<libc::sigset_t>,
+}
+
+impl EndsWithGroup {
+    fn install() -> EndsWithGroup {
+        // SAFETY: sigemptyset/sigaddset fill the set given; pthread_sigmask
+        // reads one set and fills the other. (A child starts with an empty
+        // mask: std clears it.)
+        let mask = unsafe {
+            let mut block: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut block);
+            for sig in ENDING {
+                libc::sigaddset(&mut block, sig);
+            }
+            let mut was: libc::sigset_t = std::mem::zeroed();
+            (libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut was) == 0).then_some(was)
+        };
+        let mut old = Vec::new();
+        for sig in ENDING {
+            // SAFETY: sigaction reads and writes the two structs given; an
+            // all-zero sigaction is a valid value for it to fill.
+            unsafe {
+                let mut was: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut was) != 0
+                    || was.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut now: libc::sigaction = std::mem::zeroed();
+                now.sa_sigaction = end_with_group as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut now.sa_mask);
+                if libc::sigaction(sig, &now, std::ptr::null_mut()) == 0 {
+                    old.push((sig, was));
+                }
+            }
+        }
+        EndsWithGroup { old, mask }
+    }
+
+    /// From now on, the group an ending signal kills (one that came while
+    /// the command was started lands now).
+    fn watch(&mut self, group: libc::pid_t) {
+        GROUP.store(group, std::sync::atomic::Ordering::SeqCst);
+        self.unblock();
+    }
+
+    fn unblock(&mut self) {
+        if let Some(was) = self.mask.take() {
+            // SAFETY: puts back the mask read in `install`.
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &was, std::ptr::null_mut()) };
+        }
+    }
+}
+
+impl Drop for EndsWithGroup {
+    fn drop(&mut self) {
+        self.unblock();
+        GROUP.store(0, std::sync::atomic::Ordering::SeqCst);
+        for (sig, was) in &self.old {
+            // SAFETY: puts back the action read in `install`.
+            unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };
+        }
+    }
 }
 
 fn prompt(messages: &[&Node]) -> String {

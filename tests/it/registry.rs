@@ -551,6 +551,83 @@ fn a_title_command_past_its_timeout_leaves_nothing_running() {
     assert_eq!(env.meta("t1")["title"], "Please name this");
 }
 
+/// The title command runs in a process group of its own, out of the
+/// terminal's reach: when `title` is interrupted or terminated, the group
+/// goes with it. A signal `title` was started to ignore (`nohup`) stays
+/// ignored, and the command is cut off at its timeout as usual.
+#[test]
+fn an_interrupted_title_takes_its_command_with_it() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let env = TestEnv::new();
+    env.ok(&["init", "t1"]);
+    env.append("t1", &["--text", "Please name this"]);
+    let pid = std::process::id();
+    let marker = format!("{}.{pid}", 111 + pid % 50);
+    let cmd = format!("cat > /dev/null; sleep {marker}; echo late");
+    // The command's sleep (not `title`, whose arguments name it too).
+    let sleeping = || {
+        running_with(&marker)
+            .iter()
+            .any(|c| c.starts_with("sleep "))
+    };
+    let gone = || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while sleeping() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        !sleeping()
+    };
+    for (sig, ignored) in [
+        (libc::SIGINT, false),
+        (libc::SIGTERM, false),
+        (libc::SIGHUP, false),
+        (libc::SIGHUP, true),
+    ] {
+        let mut c = env.cmd();
+        c.args(["title", "t1", "--command", &cmd, "--timeout", "3"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        // SAFETY: only signal() between fork and exec, which is
+        // async-signal-safe. The test's own dispositions (a background
+        // shell ignores SIGINT) are not the case under test.
+        unsafe {
+            c.pre_exec(move || {
+                for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    libc::signal(s, libc::SIG_DFL);
+                }
+                if ignored {
+                    libc::signal(sig, libc::SIG_IGN);
+                }
+                Ok(())
+            });
+        }
+        let child = c.spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !sleeping() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the command never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: a plain system call to our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if ignored {
+            assert!(out.status.success(), "{sig}: {:?} {err}", out.status);
+            assert!(err.contains("did not answer within 3s"), "{err}");
+        } else {
+            assert_eq!(out.status.signal(), Some(sig), "{err}");
+        }
+        assert!(
+            gone(),
+            "signal {sig} (ignored: {ignored}): the command runs on"
+        );
+    }
+    assert_eq!(env.meta("t1")["title"], "Please name this");
+}
+
 #[test]
 fn an_append_folds_a_large_journal_and_list_reads_the_same_rows() {
     let env = TestEnv::new();
