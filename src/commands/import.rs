@@ -30,6 +30,11 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// `claude-<sessionId>-<agentId>`, linked from the `Task` call that ran it
 /// (`metadata.subagent_session`); a Codex fork (`forked_from_id`) goes into
 /// the session it was forked from, its new turns on a retry branch.
+///
+/// A file with no conversation of this agent's in it (empty, not a
+/// transcript, or the other agent's) is named in a warning and makes no
+/// session; a FIFO, socket or device named on the command line is not read,
+/// and counts as failed (exit 1).
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// Whose transcripts
@@ -90,6 +95,16 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
                 sum.turns += o.turns;
                 sum.nodes += o.nodes;
                 sum.skipped += o.skipped.len();
+                if let Some(lines) = o.no_conversation {
+                    let what = match lines {
+                        0 => "empty".to_string(),
+                        n => format!("no {} conversation in its {n} line(s)", args.agent.name()),
+                    };
+                    progress.suspend(|| {
+                        ctx.out
+                            .warn(format!("`{}`: {what}: nothing imported", f.display()))
+                    });
+                }
                 for (line, why) in &o.skipped {
                     progress
                         .suspend(|| ctx.out.warn(format!("{}:{}: {why}", f.display(), line + 1)));

@@ -56,6 +56,14 @@ impl Agent {
         }
     }
 
+    /// The agent's name, for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex",
+        }
+    }
+
     /// Where the agent keeps its transcripts.
     pub fn default_root(self) -> Result<PathBuf> {
         Ok(match self {
@@ -367,6 +375,10 @@ pub struct Outcome {
     pub unparsed: usize,
     /// Records seen twice (resume copies), kept but not made nodes again.
     pub duplicates: usize,
+    /// Lines read from a transcript no session was made of, none of them
+    /// part of a conversation (not a transcript of this agent's): nothing
+    /// was imported. `None` when a conversation was found, or read before.
+    pub no_conversation: Option<usize>,
 }
 
 /// A transcript opened for reading: a regular file (a link to one is
@@ -708,6 +720,9 @@ pub fn transcript(
         mapped.items.push(record_of(lines, foreign));
     }
     if mapped.items.is_empty() {
+        if existing.is_none() {
+            out.no_conversation = Some(end.0);
+        }
         return Ok(out);
     }
     // What is new: the nodes the session lacks, the lines after its cursor.
@@ -757,6 +772,8 @@ pub fn transcript(
             Some(sd) => Some(ctx.lock_session(sd, lock::Kind::Shared)?),
             None => None,
         };
+        // Made by the import, as below (there is something to import).
+        out.created = existing.is_none();
         let (items, ..) = pending(existing.as_ref(), mapped.items)?;
         out.nodes = items.len();
         out.turns = items.iter().filter(|i| i.starts_turn()).count();
@@ -1034,20 +1051,27 @@ fn node(agent: Agent, item: Item, transcript: Option<&str>) -> NewNode {
 
 /// Transcripts under `path`: the file itself, or every `*.jsonl` below the
 /// directory, sorted (main transcripts before their subagents'). Below a
-/// directory, a `*.jsonl` that is a link or a special file is not read; it
-/// is named in `warn`.
+/// directory, a `*.jsonl` that is a link or a special file is not read, and
+/// a part that cannot be listed is left out; each is named in `warn`. A
+/// path that is neither a file nor a directory (a FIFO, a device) is given
+/// back, for its import to fail on it, named.
 pub fn transcripts(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Vec<PathBuf>> {
     let md = std::fs::metadata(path).io("read", path)?;
-    if md.is_file() {
+    if !md.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut out: Vec<PathBuf> = Vec::new();
-    for e in walkdir::WalkDir::new(path)
-        .follow_links(false)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-    {
+    for e in walkdir::WalkDir::new(path).follow_links(false) {
+        let e = match e {
+            Ok(e) => e,
+            Err(e) => {
+                warn(format!("skipping part of `{}`: {e}", path.display()));
+                continue;
+            }
+        };
+        if e.path().extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
         match e.file_type() {
             t if t.is_file() => out.push(e.into_path()),
             t if t.is_dir() => {}

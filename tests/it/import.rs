@@ -288,6 +288,75 @@ fn the_same_transcript_gives_the_same_commits_anywhere() {
     assert_eq!(logs[0], logs[1]);
 }
 
+/// What an import cannot use it says: a special file named on the command
+/// line fails (exit 1, named); a file with no conversation in it (not a
+/// transcript, or another agent's) or an empty one is named in a warning,
+/// and no session is made of it. A dry run of a new transcript counts the
+/// session it would make, and makes none.
+#[test]
+fn an_import_names_what_it_cannot_use() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("in");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    crate::env::mkfifo(&dir.join("fifo"));
+    for special in [path("fifo"), "/dev/zero".into()] {
+        let err = env.fails(&["import", "claude-code", &special], 1);
+        assert!(
+            err.contains(&format!("import of `{special}` failed"))
+                && err.contains("not a regular file"),
+            "{err}"
+        );
+    }
+    std::fs::write(dir.join("notes.jsonl"), "not json\n[1, 2]\n{\"a\": 1}\n").unwrap();
+    std::fs::write(dir.join("empty.jsonl"), "").unwrap();
+    let claude = Transcript::two_turns().write(&dir, "");
+    let claude = claude.to_str().unwrap();
+    for (agent, file, says) in [
+        (
+            "claude-code",
+            path("notes.jsonl"),
+            "no Claude Code conversation in its 3 line(s)",
+        ),
+        ("claude-code", path("empty.jsonl"), "empty"),
+        ("codex", claude.to_string(), "no Codex conversation in its"),
+    ] {
+        let out = env.run(&["import", agent, &file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(
+            err.contains(&format!("`{file}`: {says}")) && err.contains("nothing imported"),
+            "{agent} {file}: {err}"
+        );
+    }
+    assert!(env.run(&["list"]).stdout.is_empty());
+    let plan = env.ok(&["--json", "import", "claude-code", claude, "--dry-run"]);
+    let records: Vec<Value> = plan
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let imported = records.iter().find(|r| r["type"] == "imported").unwrap();
+    assert_eq!(imported["data"]["new_session"], true, "{plan}");
+    let summary = records
+        .iter()
+        .find(|r| r["type"] == "import_summary")
+        .unwrap();
+    assert_eq!(summary["data"]["new_sessions"], 1, "{plan}");
+    assert!(env.run(&["list"]).stdout.is_empty());
+    // Imported for real, it says the same; again, there is nothing new and
+    // no warning.
+    let out = env.ok(&["--json", "import", "claude-code", claude]);
+    assert!(out.contains("\"new_sessions\":1"), "{out}");
+    let again = env.run(&["import", "claude-code", claude]);
+    assert!(again.status.success());
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    env.assert_clean(SESSION);
+}
+
 #[test]
 fn a_grown_transcript_adds_only_its_new_turns() {
     let env = TestEnv::new();
