@@ -241,7 +241,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand delete" -l no-wa
 complete -c git-session -n "__fish_git_session_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand delete" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l command -d 'Command that prints a title (run with `sh -c`, prompt on stdin)' -r
-complete -c git-session -n "__fish_git_session_using_subcommand title" -l timeout -d 'Seconds to wait for the command to end and its output to close; then it is killed, with every process it started' -r
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l timeout -d 'Seconds to wait for the command to end and its output to close; then it is killed, with every process it started (`inf`: no limit)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''

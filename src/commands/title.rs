@@ -41,8 +41,13 @@ pub struct TitleArgs {
     #[arg(long, value_name = "CMD", env = "GIT_SESSION_TITLE_CMD")]
     pub command: Option<String>,
     /// Seconds to wait for the command to end and its output to close;
-    /// then it is killed, with every process it started
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    /// then it is killed, with every process it started (`inf`: no limit)
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 30.0,
+        allow_negative_numbers = true
+    )]
     pub timeout: f64,
 }
 
@@ -262,6 +267,14 @@ fn prompt(messages: &[&Node]) -> String {
 }
 
 pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
+    // `inf` waits without end; NaN is no number of seconds.
+    if args.timeout.is_nan() || args.timeout < 0.0 {
+        return Err(crate::error::Error::usage(
+            "usage::timeout",
+            format!("invalid `--timeout` {}", args.timeout),
+            Some("give a number of seconds, 0 or more (`inf` waits without end)".into()),
+        ));
+    }
     let sd = ctx.state.find_session(&args.session)?;
     let (meta, phase1, messages, replies) = {
         let _l = ctx.lock_session(&sd, lock::Kind::Shared)?;

@@ -12,11 +12,14 @@ use serde::Serialize;
 
 pub mod records;
 
-/// Now, as float unix seconds; `GIT_SESSION_NOW` fixes the clock (tests).
+/// Now, as float unix seconds; `GIT_SESSION_NOW` fixes the clock (tests)
+/// to a time from 1970 to 9999 (another value is no time a node or a
+/// commit can carry, and is not taken).
 pub fn now() -> f64 {
     if let Some(v) = std::env::var("GIT_SESSION_NOW")
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| (0.0..253_402_300_800.0).contains(v))
     {
         return v;
     }

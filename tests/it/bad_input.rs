@@ -354,6 +354,16 @@ fn errors_carry_specific_stable_codes() {
             2,
             "usage::duration",
         ),
+        (
+            &["title", "s1", "--command", "echo T", "--timeout", "nan"][..],
+            2,
+            "usage::timeout",
+        ),
+        (
+            &["title", "s1", "--command", "echo T", "--timeout", "-1"][..],
+            2,
+            "usage::timeout",
+        ),
         (&["project", "show", "nowhere"][..], 1, "project::not_found"),
         (&["checkout", "s1", "zzz"][..], 1, "view::unknown_target"),
         (&["cat", "s1", "nope"][..], 1, "read::no_such_node"),
@@ -431,4 +441,28 @@ pub fn limit_address_space(c: &mut std::process::Command, bytes: u64) {
             }
         });
     }
+}
+
+/// A fixed clock (`GIT_SESSION_NOW`, for tests) that is no time a node or
+/// a commit can carry is not taken: NaN used to be written as
+/// `"created_at": null`, and a time before 1970 dated a commit in the year
+/// -292277022657.
+#[test]
+fn a_fixed_clock_out_of_range_is_not_taken() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    for bad in ["nan", "-1e20", "inf", "1e300"] {
+        let mut c = env.cmd();
+        c.env("GIT_SESSION_NOW", bad)
+            .args(["append", "s1", "--text", &format!("at {bad}")]);
+        env.ok_cmd(c);
+    }
+    env.ok(&["commit-turn", "s1"]);
+    let this_year = 1_700_000_000.0..253_402_300_800.0;
+    for f in env.history_files("s1") {
+        let node = crate::import::node(&env, "s1", &f);
+        let at = node["created_at"].as_f64();
+        assert!(at.is_some_and(|t| this_year.contains(&t)), "{f}: {node}");
+    }
+    env.ok(&["verify", "s1"]);
 }
