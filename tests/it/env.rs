@@ -7,6 +7,47 @@ use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-session");
 
+/// The longest one command of the tests may run (the slowest take seconds):
+/// a command that hangs is killed and fails its test, named, instead of
+/// holding up the whole run until CI's limit.
+const COMMAND_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Run `c` to its end, its stdout and stderr captured, as
+/// [`Command::output`] does; one still running after [`COMMAND_LIMIT`] is
+/// killed, and the test fails naming it.
+pub fn output(c: &mut Command) -> Output {
+    output_within(c, COMMAND_LIMIT)
+}
+
+fn output_within(c: &mut Command, limit: std::time::Duration) -> Output {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    let pid = child.id() as libc::pid_t;
+    let (done, wait) = channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let late = wait.recv_timeout(limit) == Err(RecvTimeoutError::Timeout);
+        if late {
+            // SAFETY: a plain system call. The child is reaped only once it
+            // ends; one ending at the very limit is the one race, and its
+            // pid is not given to another process that fast.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        late
+    });
+    let out = child.wait_with_output().expect("wait for the command");
+    drop(done);
+    assert!(
+        !watchdog.join().unwrap(),
+        "{c:?} ran past {limit:?} and was killed; stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub struct TestEnv {
     pub tmp: tempfile::TempDir,
     pub now: Option<f64>,
@@ -60,7 +101,7 @@ impl TestEnv {
     /// Run the binary; every record it prints is checked against the
     /// schema (`crate::records`).
     pub fn run(&self, args: &[&str]) -> Output {
-        let out = self.cmd().args(args).output().expect("run git-session");
+        let out = output(self.cmd().args(args));
         crate::records::check_stdout(&format!("git-session {args:?}"), &out.stdout);
         out
     }
@@ -75,7 +116,7 @@ impl TestEnv {
     /// Run `c` (from [`Self::cmd`], given its own environment or
     /// directory) and require exit 0; returns stdout.
     pub fn ok_cmd(&self, mut c: Command) -> String {
-        let out = c.output().expect("run git-session");
+        let out = output(&mut c);
         crate::records::check_stdout(&format!("{c:?}"), &out.stdout);
         assert!(
             out.status.success(),
@@ -148,7 +189,7 @@ impl TestEnv {
     pub fn git_in(&self, dir: &Path, args: &[&str]) -> Output {
         let mut c = Command::new("git");
         self.isolate(&mut c);
-        c.current_dir(dir).args(args).output().expect("run git")
+        output(c.current_dir(dir).args(args))
     }
 
     /// Real git in `dir` with `input` on its stdin; requires success,
@@ -175,8 +216,6 @@ impl TestEnv {
             .to_string()
     }
 
-    /// Run with `GIT_SESSION_CRASH_AT=at` and require the process to die
-    /// there (killed by its own signal, no exit code).
     /// Run `requests` (each an argv) through one `batch` process (fast),
     /// the process required to succeed.
     pub fn batch(&self, requests: &[Vec<String>]) {
@@ -196,13 +235,10 @@ impl TestEnv {
         assert!(child.wait().unwrap().success());
     }
 
+    /// Run with `GIT_SESSION_CRASH_AT=at` and require the process to die
+    /// there (killed by its own signal, no exit code).
     pub fn crash_at(&self, at: &str, args: &[&str]) {
-        let out = self
-            .cmd()
-            .env("GIT_SESSION_CRASH_AT", at)
-            .args(args)
-            .output()
-            .expect("run git-session");
+        let out = output(self.cmd().env("GIT_SESSION_CRASH_AT", at).args(args));
         assert_eq!(
             out.status.code(),
             None,
@@ -402,4 +438,31 @@ pub fn age(path: &Path, secs: u64) {
         .unwrap()
         .set_modified(old)
         .unwrap();
+}
+
+/// A command past its limit is killed, and fails its test naming it; one
+/// within it is run as `Command::output` would.
+#[test]
+fn a_command_past_its_limit_is_killed_and_named() {
+    let started = std::time::Instant::now();
+    let hung = std::panic::catch_unwind(|| {
+        output_within(
+            Command::new("sleep").arg("60"),
+            std::time::Duration::from_millis(300),
+        )
+    });
+    let message = *hung.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        message.contains("\"sleep\" \"60\" ran past 300ms"),
+        "{message}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let out = output_within(
+        Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+        COMMAND_LIMIT,
+    );
+    assert_eq!(
+        (out.status.code(), &out.stdout[..], &out.stderr[..]),
+        (Some(3), &b"out\n"[..], &b"err\n"[..])
+    );
 }
