@@ -279,17 +279,7 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
 pub(crate) fn ask(stdin: &mut impl Write, out: &mut impl BufRead, r: &Req) -> (Vec<Value>, i64) {
     writeln!(stdin, "{}", line(r)).unwrap();
     stdin.flush().unwrap();
-    let mut recs = Vec::new();
-    loop {
-        let mut l = String::new();
-        assert!(out.read_line(&mut l).unwrap() > 0, "the batch ended early");
-        let v: Value = serde_json::from_str(&l).unwrap();
-        crate::records::check(&v).unwrap_or_else(|e| panic!("{e}\n{l}"));
-        if v["type"] == "exit" {
-            return (recs, v["data"]["code"].as_i64().unwrap());
-        }
-        recs.push(v);
-    }
+    answer_of(out)
 }
 
 #[test]
