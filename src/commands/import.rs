@@ -95,15 +95,27 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
                 sum.turns += o.turns;
                 sum.nodes += o.nodes;
                 sum.skipped += o.skipped.len();
-                if let Some(lines) = o.no_conversation {
-                    let what = match lines {
-                        0 => "empty".to_string(),
-                        n => format!("no {} conversation in its {n} line(s)", args.agent.name()),
-                    };
-                    progress.suspend(|| {
-                        ctx.out
-                            .warn(format!("`{}`: {what}: nothing imported", f.display()))
-                    });
+                match o.no_conversation {
+                    Some(lines) => {
+                        let what = match lines {
+                            0 => "empty".to_string(),
+                            n => {
+                                format!("no {} conversation in its {n} line(s)", args.agent.name())
+                            }
+                        };
+                        progress.suspend(|| {
+                            ctx.out
+                                .warn(format!("`{}`: {what}: nothing imported", f.display()))
+                        });
+                    }
+                    None if o.unparsed > 0 => progress.suspend(|| {
+                        ctx.out.note(format!(
+                            "`{}`: {} line(s) are not JSON: kept as they are (`raw`)",
+                            f.display(),
+                            o.unparsed
+                        ))
+                    }),
+                    None => {}
                 }
                 for (line, why) in &o.skipped {
                     progress
@@ -123,6 +135,8 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
                             reason: reason.clone(),
                         })
                         .collect(),
+                    raw_lines: o.unparsed,
+                    no_conversation: o.no_conversation.is_some(),
                     dry_run: args.dry_run,
                 });
                 if o.nodes > 0 {

@@ -110,6 +110,13 @@ pub struct Imported {
     pub nodes: usize,
     /// Lines not imported, with the reason.
     pub skipped: Vec<SkippedLine>,
+    /// Lines read that are not JSON objects: kept as they are (`raw`) in
+    /// the node they went into.
+    pub raw_lines: usize,
+    /// The transcript holds no conversation of this agent's (it is empty,
+    /// not a transcript, or the other agent's): nothing was imported, and
+    /// no session made of it.
+    pub no_conversation: bool,
     /// Nothing was written (`--dry-run`).
     pub dry_run: bool,
 }

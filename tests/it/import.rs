@@ -321,13 +321,18 @@ fn an_import_names_what_it_cannot_use() {
         ("claude-code", path("empty.jsonl"), "empty"),
         ("codex", claude.to_string(), "no Codex conversation in its"),
     ] {
-        let out = env.run(&["import", agent, &file]);
+        let out = env.run(&["--json", "import", agent, &file]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{err}");
         assert!(
             err.contains(&format!("`{file}`: {says}")) && err.contains("nothing imported"),
             "{agent} {file}: {err}"
         );
+        let imported: Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
+                .unwrap();
+        assert_eq!(imported["type"], "imported");
+        assert_eq!(imported["data"]["no_conversation"], true, "{imported}");
     }
     assert!(env.run(&["list"]).stdout.is_empty());
     let plan = env.ok(&["--json", "import", "claude-code", claude, "--dry-run"]);
@@ -344,9 +349,23 @@ fn an_import_names_what_it_cannot_use() {
     assert_eq!(summary["data"]["new_sessions"], 1, "{plan}");
     assert!(env.run(&["list"]).stdout.is_empty());
     // Imported for real, it says the same; again, there is nothing new and
-    // no warning.
-    let out = env.ok(&["--json", "import", "claude-code", claude]);
-    assert!(out.contains("\"new_sessions\":1"), "{out}");
+    // no warning. A line that is not JSON is kept raw, and counted.
+    let mut text = std::fs::read_to_string(claude).unwrap();
+    text.insert_str(text.find('\n').unwrap() + 1, "not json\n");
+    std::fs::write(claude, text).unwrap();
+    let out = env.run(&["--json", "import", "claude-code", claude]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"new_sessions\":1"), "{stdout}");
+    assert!(
+        stdout.contains("\"raw_lines\":1,\"no_conversation\":false"),
+        "{stdout}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 line(s) are not JSON: kept as they are"),
+        "{err}"
+    );
     let again = env.run(&["import", "claude-code", claude]);
     assert!(again.status.success());
     assert!(
