@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, IoContext, Result};
 use crate::git::SessionRepo;
 use crate::layout::history::{Catalog, Entry};
+use crate::layout::paths::{ATTACHMENTS, WORKDIR};
 use crate::layout::schema::{self, MAX_FILE_BYTES, Meta, Node, ROOT};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
 
@@ -461,7 +462,7 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
     }
     Ok(serde_json::json!({
         "name": name,
-        "path": format!("workdir/attachments/{dest_name}"),
+        "path": format!("{WORKDIR}/{ATTACHMENTS}/{dest_name}"),
         "size": data.len(),
     }))
 }

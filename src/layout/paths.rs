@@ -17,6 +17,8 @@ pub const META: &str = "meta.json";
 pub const HISTORY: &str = "history";
 /// The agent's working directory of a session, relative to its directory.
 pub const WORKDIR: &str = "workdir";
+/// Where `append --attach` copies files, relative to [`WORKDIR`].
+pub const ATTACHMENTS: &str = "attachments";
 /// Every entry a session directory may hold (SPEC §2).
 pub const SESSION_ENTRIES: &[&str] = &[META, HISTORY, WORKDIR, "context", "large_nodes", ".git"];
 
@@ -41,7 +43,7 @@ pub fn is_layout_place(rel: &Path) -> bool {
             Path::new(META),
             Path::new(HISTORY),
             Path::new(WORKDIR),
-            &Path::new(WORKDIR).join("attachments"),
+            &Path::new(WORKDIR).join(ATTACHMENTS),
         ]
         .contains(&rel)
 }
@@ -675,7 +677,7 @@ impl SessionDir {
         super::atomic::overwrite(&path, text.as_bytes()).io("write", &path)
     }
     pub fn attachments(&self) -> PathBuf {
-        self.dir.join(WORKDIR).join("attachments")
+        self.dir.join(WORKDIR).join(ATTACHMENTS)
     }
     /// Path of a history node file, relative to the session dir, as written here.
     pub fn node_rel(seq: u64, letter: char, id: &str) -> String {

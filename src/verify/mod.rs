@@ -474,8 +474,9 @@ fn unparsable_uncommitted(
 
 fn stray_temps(sd: &SessionDir, c: &mut Ctx<'_>) {
     let mut dirs = vec![sd.dir.clone(), sd.history(), sd.git_dir(), sd.private_dir()];
-    if let Ok(rd) = std::fs::read_dir(sd.dir.join("workdir")) {
-        dirs.push(sd.dir.join("workdir"));
+    let workdir = sd.dir.join(crate::layout::paths::WORKDIR);
+    if let Ok(rd) = std::fs::read_dir(&workdir) {
+        dirs.push(workdir);
         dirs.extend(
             rd.flatten()
                 .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
