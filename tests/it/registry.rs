@@ -514,17 +514,39 @@ fn running_with(marker: &str) -> Vec<String> {
         .collect()
 }
 
+/// A session `t1` to title, and a sleep of a minute or two for its title
+/// command, its length unique to this run (`base` apart from another
+/// test's).
+fn title_case(base: u32) -> (TestEnv, String) {
+    let env = TestEnv::new();
+    env.ok(&["init", "t1"]);
+    env.append("t1", &["--text", "Please name this"]);
+    let pid = std::process::id();
+    (env, format!("{}.{pid}", base + pid % 50))
+}
+
+/// Whether the title command's `sleep {marker}` runs (not `title`, whose
+/// arguments name it too).
+fn sleeping(marker: &str) -> bool {
+    running_with(marker).iter().any(|c| c.starts_with("sleep "))
+}
+
+/// Whether the sleep is gone within 5 s (a SIGKILL is delivered at once; a
+/// moment for it to land).
+fn sleep_gone(marker: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while sleeping(marker) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    !sleeping(marker)
+}
+
 /// A title command cut off at its timeout leaves nothing it started
 /// running: neither what it waits on, nor what it left in the background
 /// holding its output. The whole process group goes.
 #[test]
 fn a_title_command_past_its_timeout_leaves_nothing_running() {
-    let env = TestEnv::new();
-    env.ok(&["init", "t1"]);
-    env.append("t1", &["--text", "Please name this"]);
-    // A sleep of a minute or two, its length unique to this run.
-    let pid = std::process::id();
-    let marker = format!("{}.{pid}", 61 + pid % 50);
+    let (env, marker) = title_case(61);
     for cmd in [
         // Still running at the timeout, waiting on its own child.
         format!("cat > /dev/null; sleep {marker}; echo late"),
@@ -541,12 +563,7 @@ fn a_title_command_past_its_timeout_leaves_nothing_running() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("did not answer within 0.5s"), "{err}");
         assert!(started.elapsed() < std::time::Duration::from_secs(30));
-        // SIGKILL is delivered at once; a moment for it to land.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !running_with(&marker).is_empty() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        assert_eq!(running_with(&marker), Vec::<String>::new(), "{cmd}");
+        assert!(sleep_gone(&marker), "{cmd}: {:?}", running_with(&marker));
     }
     assert_eq!(env.meta("t1")["title"], "Please name this");
 }
@@ -558,25 +575,8 @@ fn a_title_command_past_its_timeout_leaves_nothing_running() {
 #[test]
 fn an_interrupted_title_takes_its_command_with_it() {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    let env = TestEnv::new();
-    env.ok(&["init", "t1"]);
-    env.append("t1", &["--text", "Please name this"]);
-    let pid = std::process::id();
-    let marker = format!("{}.{pid}", 111 + pid % 50);
+    let (env, marker) = title_case(111);
     let cmd = format!("cat > /dev/null; sleep {marker}; echo late");
-    // The command's sleep (not `title`, whose arguments name it too).
-    let sleeping = || {
-        running_with(&marker)
-            .iter()
-            .any(|c| c.starts_with("sleep "))
-    };
-    let gone = || {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while sleeping() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        !sleeping()
-    };
     for (sig, ignored) in [
         (libc::SIGINT, false),
         (libc::SIGTERM, false),
@@ -603,7 +603,7 @@ fn an_interrupted_title_takes_its_command_with_it() {
         }
         let child = c.spawn().unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !sleeping() {
+        while !sleeping(&marker) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the command never ran"
@@ -621,7 +621,7 @@ fn an_interrupted_title_takes_its_command_with_it() {
             assert_eq!(out.status.signal(), Some(sig), "{err}");
         }
         assert!(
-            gone(),
+            sleep_gone(&marker),
             "signal {sig} (ignored: {ignored}): the command runs on"
         );
     }
