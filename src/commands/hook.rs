@@ -9,7 +9,7 @@
 //! `hook install` / `hook uninstall`: reads and rewrites the agent's hook
 //! settings file (keeping every other key and hook); prints the change.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -21,8 +21,9 @@ use crate::import::{Agent, Upto};
 use crate::layout::atomic;
 use crate::out::records::HookSettings;
 
-/// The largest hook event read from stdin.
-const MAX_EVENT_BYTES: u64 = 1 << 20;
+/// The largest hook event read (its fields but a few are skipped as they
+/// are read: the size bounds the time, not the memory).
+const MAX_EVENT_BYTES: u64 = crate::layout::schema::MAX_FILE_BYTES;
 
 /// Seconds an agent gives our hook before it gives up on it.
 const HOOK_TIMEOUT: u64 = 60;
@@ -98,39 +99,117 @@ pub fn run(ctx: &Ctx, args: HookArgs) -> Result<u8> {
 
 /// One hook call: import, and never fail the agent.
 fn on_event(ctx: &Ctx, agent: Agent, arg: Option<String>) -> u8 {
-    let raw = match arg {
-        Some(a) => Ok(a.into_bytes()),
-        None => {
-            let mut raw = Vec::new();
-            std::io::stdin()
-                .take(MAX_EVENT_BYTES)
-                .read_to_end(&mut raw)
-                .io("read the hook event from", "stdin")
-                .map(|_| raw)
-        }
+    let event = match arg {
+        Some(a) => Event::read(&mut a.as_bytes()),
+        None => crate::out::with_stdin(MAX_EVENT_BYTES + 1, Event::read),
     };
-    let event: Value = match raw {
-        Ok(raw) => serde_json::from_slice(&raw).unwrap_or(Value::Null),
-        Err(e) => {
-            log(ctx, agent, &Value::Null, &e);
-            return exit::OK;
+    let (event, result) = match event {
+        Ok(event) => {
+            let result = import(ctx, agent, &event);
+            (event, result)
         }
+        Err(e) => (Event::default(), Err(e)),
     };
-    if let Err(e) = import(ctx, agent, &event) {
+    if let Err(e) = result {
         log(ctx, agent, &event, &e);
     }
     exit::OK
 }
 
-fn import(ctx: &Ctx, agent: Agent, event: &Value) -> Result<()> {
-    let (path, upto) = match event["type"].as_str() {
+/// The fields of a hook event that a hook reads. Every other field (a
+/// pasted `prompt`, a `tool_response` of megabytes) is skipped as it is
+/// parsed, never kept. A field of another type than a string counts as
+/// absent.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Event {
+    /// Codex's `notify`: `agent-turn-complete`.
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    #[serde(rename = "thread-id")]
+    thread_id: Option<Value>,
+    hook_event_name: Option<Value>,
+    session_id: Option<Value>,
+    transcript_path: Option<Value>,
+}
+
+fn text(v: &Option<Value>) -> Option<&str> {
+    v.as_ref().and_then(Value::as_str)
+}
+
+impl Event {
+    /// One event from `input`, which ends at most one byte past
+    /// [`MAX_EVENT_BYTES`].
+    fn read(input: &mut dyn Read) -> Result<Event> {
+        struct Counted<'a>(&'a mut dyn Read, u64);
+        impl Read for Counted<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.read(buf)?;
+                self.1 += n as u64;
+                Ok(n)
+            }
+        }
+        let invalid = |what: String| {
+            Err(Error::usage(
+                "usage::hook_event",
+                what,
+                Some(
+                    "an agent runs `git-session hook …` with one JSON object, its hook event, \
+                     on stdin (Codex's `notify`: as the last argument)"
+                        .into(),
+                ),
+            ))
+        };
+        let mut counted = Counted(input, 0);
+        let (first, parsed) = {
+            let mut reader = std::io::BufReader::with_capacity(1 << 16, &mut counted);
+            let first = (|| loop {
+                let buf = reader.fill_buf()?;
+                match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+                    Some(at) => {
+                        let first = buf[at];
+                        reader.consume(at);
+                        return Ok(Some(first));
+                    }
+                    None if buf.is_empty() => return Ok(None),
+                    None => {
+                        let n = buf.len();
+                        reader.consume(n);
+                    }
+                }
+            })()
+            .io("read the hook event from", "stdin")?;
+            // Only an object: serde would take an array for the fields in
+            // their order.
+            let parsed = (first == Some(b'{')).then(|| serde_json::from_reader::<_, Event>(reader));
+            (first, parsed)
+        };
+        match (first, parsed) {
+            (_, Some(Ok(event))) => Ok(event),
+            _ if counted.1 > MAX_EVENT_BYTES => invalid(format!(
+                "the hook event is over {MAX_EVENT_BYTES} bytes; nothing was read from it"
+            )),
+            (_, Some(Err(e))) if e.is_io() => {
+                Err(std::io::Error::from(e)).io("read the hook event from", "stdin")
+            }
+            (None, _) => invalid("the hook event is empty".into()),
+            (_, Some(Err(e))) if e.is_data() => {
+                invalid(format!("the hook event is not an event: {e}"))
+            }
+            (_, Some(Err(e))) => invalid(format!("the hook event is not JSON: {e}")),
+            (Some(_), None) => invalid("the hook event is not a JSON object".into()),
+        }
+    }
+}
+
+fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
+    let (path, upto) = match text(&event.kind) {
         // Codex `notify`: the turn is over.
         Some("agent-turn-complete") => {
-            let thread = event["thread-id"].as_str().unwrap_or_default();
+            let thread = text(&event.thread_id).unwrap_or_default();
             (rollout_of(ctx, thread)?, Upto::End)
         }
         _ => {
-            let Some(path) = event["transcript_path"].as_str().filter(|p| !p.is_empty()) else {
+            let Some(path) = text(&event.transcript_path).filter(|p| !p.is_empty()) else {
                 return Err(Error::usage(
                     "usage::hook_event",
                     "the hook event names no `transcript_path`",
@@ -142,7 +221,7 @@ fn import(ctx: &Ctx, agent: Agent, event: &Value) -> Result<()> {
             };
             // The end of a turn (or of the session) writes everything; an
             // event in the middle of a turn writes the turns before it.
-            let upto = match event["hook_event_name"].as_str() {
+            let upto = match text(&event.hook_event_name) {
                 Some("SessionEnd") => Upto::Final,
                 Some("Stop" | "SubagentStop" | "PreCompact") => Upto::End,
                 _ => Upto::EndedTurns,
@@ -194,14 +273,14 @@ fn rollout_of(ctx: &Ctx, thread: &str) -> Result<PathBuf> {
 }
 
 /// Keep a failure for `verify` (never for the agent).
-fn log(ctx: &Ctx, agent: Agent, event: &Value, e: &Error) {
+fn log(ctx: &Ctx, agent: Agent, event: &Event, e: &Error) {
     let line = json!({
         "time": crate::out::rfc3339(crate::out::now()),
         "agent": agent.source(),
-        "event": event.get("hook_event_name").or(event.get("type")).unwrap_or(&Value::Null),
-        "session_id": event.get("session_id").or(event.get("thread-id")).unwrap_or(&Value::Null),
-        "transcript_path": event["transcript_path"],
-        "error": crate::out::render_error(e).trim_end(),
+        "event": logged(event.hook_event_name.as_ref().or(event.kind.as_ref())),
+        "session_id": logged(event.session_id.as_ref().or(event.thread_id.as_ref())),
+        "transcript_path": logged(event.transcript_path.as_ref()),
+        "error": clipped(crate::out::render_error(e).trim_end()),
     });
     let path = ctx.state.hook_log();
     let _ = ctx.state.ensure();
@@ -211,6 +290,31 @@ fn log(ctx: &Ctx, agent: Agent, event: &Value, e: &Error) {
             atomic::no_follow(std::fs::OpenOptions::new().append(true).create(true)).open(&path)?;
         f.write_all(format!("{line}\n").as_bytes())
     })();
+}
+
+/// The most of one field of a hook event, or of an error, that goes into
+/// the hook log: an event of megabytes leaves a line of a few kilobytes.
+const MAX_LOGGED: usize = 4096;
+
+/// A field of an event as the hook log keeps it.
+fn logged(v: Option<&Value>) -> Value {
+    match v {
+        None => Value::Null,
+        Some(Value::String(s)) => clipped(s).into(),
+        Some(v) => match v.to_string() {
+            t if t.len() > MAX_LOGGED => clipped(&t).into(),
+            _ => v.clone(),
+        },
+    }
+}
+
+/// `s`, cut after [`MAX_LOGGED`] bytes with its length said.
+fn clipped(s: &str) -> String {
+    if s.len() <= MAX_LOGGED {
+        return s.to_string();
+    }
+    let cut = crate::read::floor_char(s, MAX_LOGGED);
+    format!("{}… ({} bytes)", &s[..cut], s.len())
 }
 
 /// The events our hooks run on.

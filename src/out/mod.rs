@@ -371,20 +371,24 @@ pub fn with_input<R>(bytes: Vec<u8>, f: impl FnOnce() -> R) -> R {
 /// All of the standard input a command reads (`--file -`, `--json-node`),
 /// up to `limit` bytes: a request's payload under `batch`.
 pub fn read_input(limit: u64) -> std::io::Result<Vec<u8>> {
+    with_stdin(limit, |r| {
+        let mut buf = Vec::new();
+        r.read_to_end(&mut buf).map(|_| buf)
+    })
+}
+
+/// Run `f` on the standard input a command reads, at most `limit` bytes of
+/// it: under `batch` the request's payload (never the requests that follow
+/// it), else the process's own.
+pub fn with_stdin<R>(limit: u64, f: impl FnOnce(&mut dyn std::io::Read) -> R) -> R {
     use std::io::Read;
-    let mut buf = Vec::new();
-    let given = INPUT.with(|i| {
-        i.borrow_mut()
-            .as_mut()
-            .map(|c| Read::by_ref(c).take(limit).read_to_end(&mut buf))
-    });
-    match given {
-        Some(r) => r.map(|_| buf),
-        None => std::io::stdin()
-            .lock()
-            .take(limit)
-            .read_to_end(&mut buf)
-            .map(|_| buf),
+    match INPUT.with(|i| i.borrow_mut().take()) {
+        Some(mut given) => {
+            let r = f(&mut Read::by_ref(&mut given).take(limit));
+            INPUT.with(|i| *i.borrow_mut() = Some(given));
+            r
+        }
+        None => f(&mut std::io::stdin().lock().take(limit)),
     }
 }
 

@@ -24,9 +24,10 @@ pub(crate) fn req(argv: &[&str]) -> Req {
 
 /// The requests of the comparison: every subcommand that prints records,
 /// errors included, several hundred in all. Ids are given, so both runs
-/// make the same nodes.
-fn requests(project: &Path) -> Vec<Req> {
+/// make the same nodes. `transcript`: a Claude Code transcript to import.
+fn requests(project: &Path, transcript: &Path) -> Vec<Req> {
     let p = project.to_str().unwrap();
+    let t = transcript.to_str().unwrap();
     let mut r = vec![
         req(&["init", "s1", "--title", "First"]),
         req(&["init", "s2"]),
@@ -116,6 +117,23 @@ fn requests(project: &Path) -> Vec<Req> {
         req(&["update", "s1", "--status", "idle"]),
         req(&["append", "b1", "--id", "bu1", "--text", "bound"]),
         req(&["commit-turn", "b1"]),
+        req(&["import", "claude-code", "--dry-run", t]),
+        // The hook's event is the request's `stdin`, never the requests
+        // after it.
+        Req {
+            argv: ["hook", "claude-code"].map(String::from).into(),
+            stdin: json!({"session_id": "s", "transcript_path": t, "hook_event_name": "Stop"})
+                .to_string(),
+        },
+        req(&["import", "claude-code", t]),
+        req(&[
+            "hook",
+            "install",
+            "claude-code",
+            "--project",
+            p,
+            "--dry-run",
+        ]),
         req(&["backfill", "--all"]),
         req(&["verify", "--all", "--stats"]),
         req(&["migrate", "--dry-run"]),
@@ -182,6 +200,8 @@ fn line(r: &Req) -> String {
 #[test]
 fn a_batch_answers_request_by_request_as_the_commands_do() {
     let project = std::env::temp_dir().join(format!("gs-batch-{}", std::process::id()));
+    let claude = tempfile::tempdir().unwrap();
+    let transcript = crate::import::Transcript::two_turns().write(claude.path(), "");
     let fresh = || {
         let _ = std::fs::remove_dir_all(&project);
         std::fs::create_dir_all(&project).unwrap();
@@ -189,7 +209,7 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
     // In one batch process.
     fresh();
     let a = TestEnv::new();
-    let reqs = requests(&project);
+    let reqs = requests(&project, &transcript);
     assert!(reqs.len() > 250, "{}", reqs.len());
     let mut child = spawn_batch(&a);
     // Written on a thread of its own: the answers are read meanwhile (a
@@ -202,7 +222,7 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
             writeln!(stdin, "{l}").unwrap();
         }
     });
-    let out = child.wait_with_output().unwrap();
+    let out = crate::env::wait_output(child, &"the batch of the comparison");
     writer.join().unwrap();
     let mut answers: Vec<(Vec<Value>, i64)> = Vec::new();
     let mut cur = Vec::new();
@@ -269,6 +289,8 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
     }
     for env in [&a, &b] {
         env.assert_clean("s1");
+        assert!(!env.state().join("git-session-hooks.log").exists());
+        env.assert_clean(crate::import::SESSION);
         let v = env.run(&["verify", "--all"]);
         assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     }

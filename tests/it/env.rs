@@ -20,12 +20,27 @@ pub fn output(c: &mut Command) -> Output {
 }
 
 fn output_within(c: &mut Command, limit: std::time::Duration) -> Output {
-    use std::sync::mpsc::{RecvTimeoutError, channel};
     let child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    wait_within(child, &*c, limit)
+}
+
+/// [`std::process::Child::wait_with_output`] for a child started by the
+/// test itself (`what` names it): killed after [`COMMAND_LIMIT`], and the
+/// test fails naming it.
+pub fn wait_output(child: std::process::Child, what: &dyn std::fmt::Debug) -> Output {
+    wait_within(child, what, COMMAND_LIMIT)
+}
+
+fn wait_within(
+    child: std::process::Child,
+    what: &dyn std::fmt::Debug,
+    limit: std::time::Duration,
+) -> Output {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
     let pid = child.id() as libc::pid_t;
     let (done, wait) = channel::<()>();
     let watchdog = std::thread::spawn(move || {
@@ -42,7 +57,7 @@ fn output_within(c: &mut Command, limit: std::time::Duration) -> Output {
     drop(done);
     assert!(
         !watchdog.join().unwrap(),
-        "{c:?} ran past {limit:?} and was killed; stderr:\n{}",
+        "{what:?} ran past {limit:?} and was killed; stderr:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     out

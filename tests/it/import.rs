@@ -719,6 +719,82 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     env.ok(&["verify", "--all"]);
 }
 
+/// A hook event carries what the agent has at hand: a `UserPromptSubmit`
+/// the pasted prompt, a `PostToolUse` the tool's whole response. One of
+/// several megabytes is an event like any other (its fields but the few a
+/// hook reads are skipped, not kept); stdin that is not an event is logged
+/// as what it is, and one past the limit as such, never as an event without
+/// a transcript.
+#[test]
+fn a_hook_event_of_megabytes_imports_and_a_bad_one_is_logged_as_it_is() {
+    let env = TestEnv::new();
+    let full = Transcript::two_turns();
+    let file = full.write(env.tmp.path(), "");
+    let big = "x".repeat(3 << 20);
+    for event in [
+        json!({"session_id": SID, "transcript_path": file, "hook_event_name": "UserPromptSubmit",
+            "prompt": big}),
+        json!({"session_id": SID, "transcript_path": file, "hook_event_name": "PostToolUse",
+            "tool_name": "Read", "tool_response": {"file": {"content": big}}}),
+        json!({"session_id": SID, "transcript_path": file, "hook_event_name": "Stop"}),
+    ] {
+        let out = hook(&env, &event);
+        assert_eq!(out.status.code(), Some(0));
+        let log = std::fs::read_to_string(env.state().join("git-session-hooks.log"));
+        assert!(log.is_err(), "{:.2000}", log.unwrap());
+    }
+    assert_as_one_import(&env, &full);
+
+    let bad = TestEnv::new();
+    let send = |bytes: &[u8]| {
+        use std::io::Write;
+        let mut child = bad
+            .cmd()
+            .args(["hook", "claude-code"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The hook may stop reading at its limit: a broken pipe is its right.
+        let _ = child.stdin.take().unwrap().write_all(bytes);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty());
+    };
+    send(b"Stop\n");
+    send(b" \n");
+    send(br#"["agent-turn-complete", "t1"]"#);
+    send(br#"{"hook_event_name": Stop}"#);
+    let mut huge =
+        format!(r#"{{"hook_event_name": "Stop", "transcript_path": {file:?}, "x": ""#).into_bytes();
+    huge.resize(65 << 20, b'y');
+    huge.extend_from_slice(b"\"}");
+    send(&huge);
+    // A field of megabytes is logged clipped.
+    let far = format!("/nowhere/{}", "d".repeat(2 << 20));
+    send(
+        json!({"hook_event_name": "Stop", "transcript_path": far})
+            .to_string()
+            .as_bytes(),
+    );
+    let log = std::fs::read_to_string(bad.state().join("git-session-hooks.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 6, "{:.20000}", log);
+    for (line, what) in lines.iter().zip([
+        "the hook event is not a JSON object",
+        "the hook event is empty",
+        "the hook event is not a JSON object",
+        "the hook event is not JSON: expected value at line 1 column 21",
+        "the hook event is over 67108864 bytes",
+        "bytes)",
+    ]) {
+        assert!(line.contains(what), "{what}: {:.2000}", line);
+        assert!(line.len() < 10_000, "{:.2000}", line);
+    }
+    assert!(!log.contains("names no `transcript_path`"), "{log}");
+    assert_eq!(bad.ok(&["list"]), "");
+}
+
 /// A hook whose event names a device or a FIFO as its transcript (one that
 /// never ends, or blocks) ends at once, exit 0, with the failure logged
 /// and nothing imported: a hook must never hold the agent up.
