@@ -25,8 +25,9 @@ pub(crate) fn req(argv: &[&str]) -> Req {
 /// The requests of the comparison: every subcommand that prints records,
 /// errors included, several hundred in all. Ids are given, so both runs
 /// make the same nodes. `transcript`: a Claude Code transcript to import.
-fn requests(project: &Path, transcript: &Path) -> Vec<Req> {
+fn requests(project: &Path, transcript: &Path, remote: &Path) -> Vec<Req> {
     let p = project.to_str().unwrap();
+    let url = remote.to_str().unwrap();
     let t = transcript.to_str().unwrap();
     let mut r = vec![
         req(&["init", "s1", "--title", "First"]),
@@ -160,6 +161,24 @@ fn requests(project: &Path, transcript: &Path) -> Vec<Req> {
         req(&["delete", "s2"]),
         req(&["delete", "s2", "--yes"]),
         req(&["list", "--include-archived"]),
+        // The read layer.
+        req(&["nodes", "s1"]),
+        req(&["cat", "s1", "u7"]),
+        req(&["cat", "s1", "nope"]),
+        req(&["feed"]),
+        req(&["grep", "question 4"]),
+        req(&["grep", "("]),
+        req(&["schema"]),
+        // Remote sync, to a bare repository made afresh for each run.
+        req(&["remote", "add", "origin", url]),
+        req(&["remote", "list"]),
+        req(&["push", "origin"]),
+        req(&["push", "origin"]),
+        req(&["fetch", "origin"]),
+        req(&["clone", url]),
+        req(&["remote", "remove", "origin"]),
+        req(&["push", "nowhere"]),
+        req(&["completions", "bash"]),
         req(&["man"]),
         req(&["verify", "s1"]),
         // Last: its record node has a fresh id (so the commits differ).
@@ -202,14 +221,23 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
     let project = std::env::temp_dir().join(format!("gs-batch-{}", std::process::id()));
     let claude = tempfile::tempdir().unwrap();
     let transcript = crate::import::Transcript::two_turns().write(claude.path(), "");
+    let remote = project.with_extension("remote");
     let fresh = || {
-        let _ = std::fs::remove_dir_all(&project);
-        std::fs::create_dir_all(&project).unwrap();
+        for d in [&project, &remote] {
+            let _ = std::fs::remove_dir_all(d);
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let made = std::process::Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(&remote)
+            .status()
+            .unwrap();
+        assert!(made.success());
     };
     // In one batch process.
     fresh();
     let a = TestEnv::new();
-    let reqs = requests(&project, &transcript);
+    let reqs = requests(&project, &transcript, &remote);
     assert!(reqs.len() > 250, "{}", reqs.len());
     let mut child = spawn_batch(&a);
     // Written on a thread of its own: the answers are read meanwhile (a
@@ -238,6 +266,24 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
         }
     }
     assert_eq!(answers.len(), reqs.len(), "one closing record per request");
+    // The read layer and sync do their work here, not only fail alike.
+    for want in [
+        &["nodes", "s1"][..],
+        &["cat", "s1", "u7"],
+        &["feed"],
+        &["grep", "question 4"],
+        &["push", "origin"],
+        &["fetch", "origin"],
+        &["hook", "claude-code"],
+    ] {
+        let (i, _) = reqs
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.argv == want)
+            .unwrap();
+        assert_eq!(answers[i].1, 0, "{want:?}: {:?}", answers[i].0);
+        assert!(!answers[i].0.is_empty() || want[0] == "hook", "{want:?}");
+    }
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -260,19 +306,23 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
             .write_all(r.stdin.as_bytes())
             .unwrap();
         let o = ch.wait_with_output().unwrap();
+        if ["man", "completions", "schema"].contains(&r.argv[0].as_str()) {
+            // Refused in batch (each prints a page, a script or a schema, no
+            // records).
+            assert_eq!(answers[i].1, 2);
+            continue;
+        }
         let recs: Vec<Value> = String::from_utf8(o.stdout)
             .unwrap()
             .lines()
             .filter(|l| l.starts_with('{'))
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("request {i} {:?}: {e}: {l:.300}", r.argv))
+            })
             .collect();
         let code = o.status.code().unwrap() as i64;
         let (brecs, bcode) = &answers[i];
-        if r.argv[0] == "man" {
-            // Refused in batch (it prints a page, no records).
-            assert_eq!(*bcode, 2);
-            continue;
-        }
         if r.argv[0] == "relocate" {
             assert_eq!(*bcode, code);
             let kinds = |v: &[Value]| v.iter().map(|r| r["type"].clone()).collect::<Vec<_>>();
@@ -295,6 +345,7 @@ fn a_batch_answers_request_by_request_as_the_commands_do() {
         assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     }
     let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&remote);
 }
 
 /// Send one request and read its answer up to the closing record.
