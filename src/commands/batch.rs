@@ -18,7 +18,7 @@ use std::io::{BufRead, Write};
 
 use serde_json::Value;
 
-use crate::cli::{self, Cli, GlobalArgs};
+use crate::cli::{self, Cli, Command, GlobalArgs};
 use crate::error::{IoContext, Result, exit};
 use crate::layout::schema::MAX_FILE_BYTES;
 use crate::out::records;
@@ -29,7 +29,8 @@ use crate::out::records;
 /// A request is `{"argv": ["append", "s1", "--text", "hi"], "stdin": "…"}`
 /// (or just the array): any subcommand and its arguments, exactly as on the
 /// command line; `stdin` is what the command reads as its standard input
-/// (`--file -`, `--json-node`), so no argument-length limit applies. Every
+/// (`--file -`, `--json-node`, a `hook`'s event), so no argument-length
+/// limit applies. Every
 /// answer is JSON Lines (`--json` is implied); errors are `error` records,
 /// never the end of the stream; each answer, its records and its `exit`
 /// record, is written at once and flushed (one longer than 64 KiB in
@@ -42,8 +43,8 @@ use crate::out::records;
 /// skipped as it is read) gets an `error` record and its `exit` record, and
 /// the next line is read. At end of input the process exits with the code
 /// of the last failed request, or 0; input that cannot be read ends it with
-/// an `error` record and exit 128. `man`, `completions`, `schema`, `batch`
-/// and `--help` print no records and are refused here.
+/// an `error` record and exit 128. `man`, `completions`, `schema`, `batch`,
+/// `help`, `--help` and `--version` print no records and are refused here.
 #[derive(Debug, clap::Args)]
 pub struct BatchArgs {}
 
@@ -191,28 +192,46 @@ fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: String) -> u8 {
             );
         }
     };
-    let first = argv
-        .iter()
-        .find(|w| !w.starts_with('-'))
-        .map(String::as_str);
-    if matches!(
-        first,
-        Some("batch" | "man" | "completions" | "schema" | "help") | None
-    ) || argv
-        .iter()
-        .any(|w| matches!(w.as_str(), "-h" | "--help" | "-V" | "--version"))
-    {
-        return refuse(
-            &mut out,
-            format!("`{}` prints no records: not in batch", argv.join(" ")),
+    let shown = argv.join(" ");
+    let not_here = |out: &mut crate::out::Stdout| {
+        refuse(
+            out,
+            format!("`{shown}` prints no records: not in batch"),
             "run it as a command of its own",
-        );
-    }
+        )
+    };
     let mut full = outer_flags(g);
     full.extend(argv);
     let parsed = Cli::parse_with(parser, full.into_iter().map(Into::into).collect());
     let cli = match parsed {
+        // A page, a script, a schema, or another batch: not records.
+        Ok(c)
+            if matches!(
+                c.command,
+                Command::Batch(_) | Command::Man(_) | Command::Completions(_) | Command::Schema(_)
+            ) =>
+        {
+            return not_here(&mut out);
+        }
         Ok(c) => c,
+        Err(_) if shown.is_empty() => {
+            return refuse(
+                &mut out,
+                "bad request: `argv` is empty: it names no command".into(),
+                r#"send one JSON object a line: {"argv": ["append", "s1", "--text", "hi"]}"#,
+            );
+        }
+        // Help and version (`--help`, `-h`, `help …`, `--version`).
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp
+                    | clap::error::ErrorKind::DisplayVersion
+                    | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            return not_here(&mut out);
+        }
         Err(e) => {
             let _ = writeln!(
                 out,

@@ -664,6 +664,72 @@ fn lines_that_are_no_request_are_refused_one_by_one_and_a_huge_one_dropped_as_re
     env.ok(&["verify", "s1"]);
 }
 
+/// What prints no records (help, version, a page, a script, the schema,
+/// another batch) is refused as the parser reads the request, not by a
+/// look at its words: a value that looks like a flag (`--text -V`) gets the
+/// one-shot command's own answer, and a global option's value that is a
+/// command's name (`--state-dir help`) is a value.
+#[test]
+fn requests_that_print_no_records_are_refused_as_parsed_not_by_their_words() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let mut child = spawn_batch(&env);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    for argv in [
+        &["--help"][..],
+        &["append", "--help"],
+        &["list", "-h"],
+        &["help", "list"],
+        &["help"],
+        &["--version"],
+        &["-q", "man"],
+        &["completions", "bash"],
+        &["schema"],
+        &["batch"],
+    ] {
+        let (recs, code) = ask(&mut stdin, &mut out, &req(argv));
+        assert_eq!(code, 2, "{argv:?}: {recs:?}");
+        assert_eq!(recs.len(), 1, "{argv:?}: {recs:?}");
+        assert_eq!(recs[0]["data"]["code"], "git_session::batch::request");
+        let message = recs[0]["data"]["message"].as_str().unwrap();
+        assert!(
+            message.ends_with("prints no records: not in batch"),
+            "{message}"
+        );
+    }
+    let (recs, code) = ask(&mut stdin, &mut out, &req(&[]));
+    assert_eq!(code, 2);
+    assert_eq!(
+        recs[0]["data"]["message"],
+        "bad request: `argv` is empty: it names no command"
+    );
+    // As the one-shot command answers it.
+    let argv = ["append", "s1", "--text", "-V"];
+    let (recs, code) = ask(&mut stdin, &mut out, &req(&argv));
+    let one = env.run(&[&["--json"][..], &argv].concat());
+    let one_recs: Vec<Value> = String::from_utf8(one.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        (code, &recs),
+        (one.status.code().unwrap() as i64, &one_recs)
+    );
+    assert_eq!(recs[0]["data"]["code"], "git_session::usage::parse");
+    let other = env.tmp.path().join("help");
+    let (recs, code) = ask(
+        &mut stdin,
+        &mut out,
+        &req(&["--state-dir", other.to_str().unwrap(), "init", "h1"]),
+    );
+    assert_eq!((code, recs[0]["type"].as_str()), (0, Some("initialized")));
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+    assert!(other.join("sessions").join("h1").is_dir());
+}
+
 /// Input that cannot be read (here a directory) ends the batch with one
 /// error record and exit 128; it used to answer the same error for ever.
 #[test]
