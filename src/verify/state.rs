@@ -259,10 +259,18 @@ pub fn check_state(
     }
     // Failures `git-session hook` kept from the agent.
     let log = state.hook_log();
-    if let Ok(text) = crate::layout::atomic::read_to_string(&log) {
+    // Read lossily: a line torn inside a character (a hook killed as it
+    // wrote) must not hide the failures around it.
+    if let Ok(bytes) = crate::layout::atomic::read(&log) {
+        let text = String::from_utf8_lossy(&bytes);
         let failures: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        if let Some(last) = failures.last() {
-            let last: serde_json::Value = serde_json::from_str(last).unwrap_or_default();
+        if !failures.is_empty() {
+            // The last entry that reads whole (the very last may be torn).
+            let last: serde_json::Value = failures
+                .iter()
+                .rev()
+                .find_map(|l| serde_json::from_str(l).ok())
+                .unwrap_or_default();
             let what = last["error"]
                 .as_str()
                 .and_then(|e| e.lines().next())

@@ -715,6 +715,26 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
         text.contains("hook_failed: 2 hook call(s) failed"),
         "{text}"
     );
+    // A hook killed as it wrote leaves a line torn, maybe inside a
+    // character: the failures are still reported, the last whole one named.
+    let mut torn = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.state().join("git-session-hooks.log"))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut torn,
+        b"{\"time\":\"2026-12-03T10:00:00Z\",\"error\":\"\xc3",
+    )
+    .unwrap();
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("hook_failed: 3 hook call(s) failed")
+            && text.contains("/nowhere/x.jsonl")
+            && !text.contains("unreadable entry"),
+        "{text}"
+    );
     std::fs::remove_file(env.state().join("git-session-hooks.log")).unwrap();
     env.ok(&["verify", "--all"]);
 }
