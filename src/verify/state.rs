@@ -259,9 +259,26 @@ pub fn check_state(
     }
     // Failures `git-session hook` kept from the agent.
     let log = state.hook_log();
-    // Read lossily: a line torn inside a character (a hook killed as it
-    // wrote) must not hide the failures around it.
-    if let Ok(bytes) = crate::layout::atomic::read(&log) {
+    // Never through a link, never a special file (`/dev/zero` would be read
+    // for ever), and bounded; read lossily: a line torn inside a character
+    // (a hook killed as it wrote) must not hide the failures around it.
+    let read = std::fs::symlink_metadata(&log)
+        .is_ok()
+        .then(|| crate::layout::schema::read_bounded(&log));
+    if let Some(Err(e)) = &read {
+        add(
+            &mut out,
+            "hook_failed",
+            log.clone(),
+            format!("the hook log cannot be read: {e}"),
+            format!(
+                "look at `{}`, then remove it (hooks never write through a link)",
+                log.display()
+            ),
+            false,
+        );
+    }
+    if let Some(Ok(bytes)) = read {
         let text = String::from_utf8_lossy(&bytes);
         let failures: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         if !failures.is_empty() {

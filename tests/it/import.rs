@@ -739,6 +739,39 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     env.ok(&["verify", "--all"]);
 }
 
+/// The hook log is a file of the state dir: `verify` never reads it
+/// through a link (one to `/dev/zero` was read until memory ran out) or
+/// from a special file, and says so; a hook never writes through either.
+#[test]
+fn a_hook_log_that_is_a_link_or_a_fifo_is_reported_never_read() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let log = env.state().join("git-session-hooks.log");
+    let outside = env.tmp.path().join("outside.log");
+    let failing = json!({"session_id": SID, "hook_event_name": "Stop"});
+    for plant in ["link", "fifo"] {
+        let _ = std::fs::remove_file(&log);
+        std::fs::write(&outside, "{\"error\": \"planted\"}\n").unwrap();
+        match plant {
+            "link" => std::os::unix::fs::symlink(&outside, &log).unwrap(),
+            _ => crate::env::mkfifo(&log),
+        }
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{plant}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("hook_failed: the hook log cannot be read") && !text.contains("planted"),
+            "{plant}: {text}"
+        );
+        assert_eq!(hook(&env, &failing).status.code(), Some(0), "{plant}");
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap(),
+            "{\"error\": \"planted\"}\n",
+            "{plant}: written through"
+        );
+    }
+}
+
 /// A hook event carries what the agent has at hand: a `UserPromptSubmit`
 /// the pasted prompt, a `PostToolUse` the tool's whole response. One of
 /// several megabytes is an event like any other (its fields but the few a
