@@ -128,7 +128,7 @@ pub fn remote(ctx: &Ctx, args: RemoteArgs) -> Result<u8> {
         RemoteCommand::List => {
             for (name, row) in remotes::read(&ctx.state)? {
                 let url = remotes::url(&row).unwrap_or_default().to_string();
-                let queued = sync::queued(&ctx.state, &name);
+                let queued = sync::queued(&ctx.state, &name)?;
                 ctx.out.line(if queued > 0 {
                     format!("{name}\t{url}\t({queued} ref(s) queued)")
                 } else {

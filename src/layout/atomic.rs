@@ -145,7 +145,7 @@ pub fn refuse_unsafe(path: &Path) -> Result<()> {
             format!("`{}` is a symbolic link", path.display()),
             Some(
                 "git-session never writes through a link inside a session or the state dir; \
-                 replace it with a directory"
+                 replace it with the directory or file it stands for"
                     .into(),
             ),
         )),

@@ -278,7 +278,7 @@ pub fn push(
     // What an earlier run left unconfirmed, for sessions not pushed now.
     let queue_path = state.push_queue(remote);
     let planned: BTreeSet<String> = updates.iter().map(|u| u.remote_ref.clone()).collect();
-    for (name, new) in read_queue(&queue_path) {
+    for (name, new) in read_queue(&queue_path)? {
         if planned.contains(&name) || on_remote.get(&name) == Some(&new) {
             continue;
         }
@@ -373,21 +373,27 @@ fn pushed_record(remote: &str, u: &Update, status: &str, summary: String) -> rec
 
 /// How many refs the push queue of `remote` holds (a push that did not
 /// finish, or refs the remote refused).
-pub fn queued(state: &StateDir, remote: &str) -> usize {
-    read_queue(&state.push_queue(remote)).len()
+pub fn queued(state: &StateDir, remote: &str) -> Result<usize> {
+    Ok(read_queue(&state.push_queue(remote))?.len())
 }
 
-/// The queue of refs still to push: `<id> <remote ref>` per line.
-fn read_queue(path: &Path) -> Vec<(String, Oid)> {
-    let Ok(text) = atomic::read_to_string(path) else {
-        return Vec::new();
+/// The queue of refs still to push: `<id> <remote ref>` per line. Never
+/// read through a link or from a special file (a link to `/dev/zero` would
+/// be read until memory ran out).
+fn read_queue(path: &Path) -> Result<Vec<(String, Oid)>> {
+    atomic::refuse_unsafe(path)?;
+    let bytes = match atomic::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).io("read", path),
     };
-    text.lines()
+    Ok(String::from_utf8_lossy(&bytes)
+        .lines()
         .filter_map(|l| {
             let (id, name) = l.split_once(' ')?;
             Some((name.to_string(), Oid::from_hex(id.as_bytes()).ok()?))
         })
-        .collect()
+        .collect())
 }
 
 fn write_queue(path: &Path, updates: &[Update]) -> Result<()> {

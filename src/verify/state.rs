@@ -313,7 +313,21 @@ pub fn check_state(
         .map(|r| r.into_keys().collect::<Vec<_>>())
         .unwrap_or_default()
     {
-        let n = crate::sync::queued(state, &name);
+        let n = match crate::sync::queued(state, &name) {
+            Ok(n) => n,
+            Err(e) => {
+                add(
+                    &mut out,
+                    "layout_link",
+                    state.push_queue(&name),
+                    e.to_string(),
+                    "remove it: the next push queues its refs again (nothing is read through it)"
+                        .into(),
+                    false,
+                );
+                continue;
+            }
+        };
         if n > 0 {
             out.push(Finding {
                 session: None,

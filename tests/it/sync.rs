@@ -664,6 +664,54 @@ fn a_fetch_never_writes_through_a_planted_link() {
     );
 }
 
+/// A push queue (refs a push left unconfirmed) is a file of the state dir:
+/// one planted as a link or a FIFO is never read (a link to `/dev/zero`
+/// was read until memory ran out, one to a file elsewhere read as our
+/// refs to push); `remote list` and `push` refuse it, `verify` reports it.
+#[test]
+fn a_push_queue_that_is_a_link_or_a_fifo_is_refused_never_read() {
+    let env = TestEnv::new();
+    let (remote, url) = bare_remote(&env, "remote.git");
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "hello", &[]);
+    env.ok(&["remote", "add", "origin", &url]);
+    let queue = env.state().join("sync").join("queue-origin");
+    let outside = env.tmp.path().join("outside");
+    // A ref this machine has, named as a session ref the remote lacks.
+    let head = env.git("s1", &["rev-parse", "HEAD"]);
+    let planted = format!("{} refs/sessions/s9/main\n", head.trim());
+    for plant in ["link", "fifo"] {
+        let _ = std::fs::remove_file(&queue);
+        std::fs::write(&outside, &planted).unwrap();
+        match plant {
+            "link" => std::os::unix::fs::symlink(&outside, &queue).unwrap(),
+            _ => crate::env::mkfifo(&queue),
+        }
+        for args in [&["remote", "list"][..], &["push", "origin"]] {
+            let out = env.run(args);
+            assert_eq!(out.status.code(), Some(1), "{plant} {args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("queue-origin"), "{plant} {args:?}: {err}");
+        }
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{plant}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("layout_link: ") && text.contains("queue-origin"),
+            "{plant}: {text}"
+        );
+        assert_eq!(remote_refs(&env, &remote), Vec::<String>::new(), "{plant}");
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap(),
+            planted,
+            "{plant}"
+        );
+    }
+    std::fs::remove_file(&queue).unwrap();
+    env.ok(&["push", "origin"]);
+    verify_all(&env);
+}
+
 /// A fetch killed before it publishes a session leaves nothing a reader
 /// sees; the next fetch brings it in, and `verify --fix` clears the
 /// leftover staging directory.
