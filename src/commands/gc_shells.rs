@@ -32,7 +32,7 @@ pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
     let mut index_text = crate::lifecycle::RowsText::default();
     let rows = lifecycle::load_rows(&ctx.state, ctx.locks, &mut index_text)?;
     let (_, project_paths) = lifecycle::projects(&ctx.state);
-    let migrating = lifecycle::migrating(&ctx.state);
+    let migrating = lifecycle::migrating(&ctx.state)?;
     let now = crate::out::now();
     let mut removed = 0;
     for id in rows.keys() {

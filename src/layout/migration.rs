@@ -28,28 +28,49 @@ pub fn journal_path(state: &StateDir) -> PathBuf {
     state.sessions().join(".migration").join("journal.json")
 }
 
+/// The journal's bytes (`None`: no migration under way). Never read
+/// through a link or from a special file, as its directory is never
+/// written through one: a link to `/dev/zero` would be read until memory
+/// ran out.
+fn journal_bytes(state: &StateDir) -> Result<Option<Vec<u8>>> {
+    let path = journal_path(state);
+    for p in [
+        path.parent().expect("journal.json is in .migration/"),
+        &path,
+    ] {
+        super::atomic::refuse_unsafe(p)?;
+    }
+    match super::atomic::read(&path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).io("read", path),
+    }
+}
+
 pub fn read_journal(state: &StateDir) -> Result<Journal> {
-    match crate::layout::atomic::read(journal_path(state)) {
-        Ok(b) => serde_json::from_slice(&b)
+    match journal_bytes(state)? {
+        Some(b) => serde_json::from_slice(&b)
             .map_err(|e| Error::corrupt(journal_path(state), e.to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Journal::default()),
-        Err(e) => Err(e).io("read", journal_path(state)),
+        None => Ok(Journal::default()),
     }
 }
 
 /// Sessions being migrated, and the projects they belong to.
 /// Read loosely: a journal that does not parse as a whole still protects
-/// the sessions it names (safer for gc and bindings than ignoring it).
-pub fn migrating(state: &StateDir) -> (Vec<String>, Vec<String>) {
-    if let Ok(j) = read_journal(state) {
-        return (
+/// the sessions it names (safer for gc and bindings than ignoring it). One
+/// that cannot be read at all (a link, a special file) is an error: what
+/// it protects is unknown.
+pub fn migrating(state: &StateDir) -> Result<(Vec<String>, Vec<String>)> {
+    let Some(bytes) = journal_bytes(state)? else {
+        return Ok(Default::default());
+    };
+    if let Ok(j) = serde_json::from_slice::<Journal>(&bytes) {
+        return Ok((
             j.sessions.keys().cloned().collect(),
             j.sessions.values().map(|e| e.project_id.clone()).collect(),
-        );
+        ));
     }
-    let loose = crate::layout::atomic::read(journal_path(state))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let loose = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
     let sessions = loose
         .as_ref()
         .and_then(|v| v.get("sessions"))
@@ -68,5 +89,5 @@ pub fn migrating(state: &StateDir) -> (Vec<String>, Vec<String>) {
                 .collect()
         })
         .unwrap_or_default();
-    (ids, projects)
+    Ok((ids, projects))
 }

@@ -357,11 +357,11 @@ fn row_from_disk(sd: &SessionDir, meta: &Meta) -> Map<String, Value> {
 }
 
 /// Sessions named in the migration journal (never collected while migrating).
-pub fn migrating(state: &StateDir) -> BTreeSet<String> {
-    crate::layout::migration::migrating(state)
+pub fn migrating(state: &StateDir) -> Result<BTreeSet<String>> {
+    Ok(crate::layout::migration::migrating(state)?
         .0
         .into_iter()
-        .collect()
+        .collect())
 }
 
 /// Why a shell is kept, or `None` when it may be collected.

@@ -122,11 +122,11 @@ pub fn get(state: &StateDir, key: &str) -> Result<Project> {
 }
 
 /// Projects with a session being migrated (they refuse new bindings).
-fn migrating_projects(state: &StateDir) -> BTreeSet<String> {
-    crate::layout::migration::migrating(state)
+fn migrating_projects(state: &StateDir) -> Result<BTreeSet<String>> {
+    Ok(crate::layout::migration::migrating(state)?
         .1
         .into_iter()
-        .collect()
+        .collect())
 }
 
 /// Bind a session to a project: allowed before its first node; after it,
@@ -161,7 +161,7 @@ pub fn bind(
             )),
         ));
     }
-    if migrating_projects(state).contains(&project.id) {
+    if migrating_projects(state)?.contains(&project.id) {
         return Err(Error::refused(
             "project::migration_in_progress",
             format!("project `{}` has a migration in progress", project.id),

@@ -322,7 +322,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "migration_in_progress",
-        meaning: "sessions are mid-migration",
+        meaning: "sessions are mid-migration, or the migration journal that names them cannot be read (a link or a special file, never followed)",
         fix: "git-session migrate",
         repair: NOTHING,
     },

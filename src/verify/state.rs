@@ -227,22 +227,32 @@ pub fn check_state(
             false,
         );
     }
-    if let Ok(j) = crate::migrate::read_journal(state)
-        && !j.sessions.is_empty()
-    {
-        let ids: Vec<&str> = j.sessions.keys().map(String::as_str).collect();
-        add(
+    match crate::migrate::read_journal(state) {
+        Ok(j) if !j.sessions.is_empty() => {
+            let ids: Vec<&str> = j.sessions.keys().map(String::as_str).collect();
+            add(
+                &mut out,
+                "migration_in_progress",
+                state.sessions().join(".migration"),
+                format!(
+                    "{} session(s) are mid-migration: {}",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+                "git-session migrate".into(),
+                false,
+            );
+        }
+        Ok(_) => {}
+        // A journal that cannot be read hides which sessions are mid-way.
+        Err(e) => add(
             &mut out,
             "migration_in_progress",
-            state.sessions().join(".migration"),
-            format!(
-                "{} session(s) are mid-migration: {}",
-                ids.len(),
-                ids.join(", ")
-            ),
-            "git-session migrate".into(),
+            crate::migrate::journal_path(state),
+            format!("the migration journal cannot be read: {e}"),
+            "replace a link with the file it stands for, then `git-session migrate`".into(),
             false,
-        );
+        ),
     }
     if !temps.is_empty() {
         add(

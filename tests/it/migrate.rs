@@ -202,3 +202,43 @@ fn a_moved_project_is_reported_with_the_relocate_command() {
     assert_eq!(env.ok(&["migrate"]), "migrated p1\n");
     assert!(target(&env).exists());
 }
+
+/// The migration journal is a file of the state dir, written only through
+/// checked directories: one planted as a link or a FIFO is never read (a
+/// link to `/dev/zero` was read until memory ran out, and `verify --all`
+/// then said nothing). `verify` reports it, and what depends on knowing
+/// which sessions are mid-way (`migrate`, `gc-shells`) refuses.
+#[test]
+fn a_migration_journal_that_is_a_link_or_a_fifo_is_refused_never_read() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let dir = env.state().join("sessions").join(".migration");
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = dir.join("journal.json");
+    let outside = env.tmp.path().join("outside.json");
+    let planted = r#"{"sessions": {"s1": {"project_id": "p", "source": "/x", "target": "/y", "step": "copied"}}}"#;
+    for plant in ["link", "fifo"] {
+        let _ = std::fs::remove_file(&journal);
+        std::fs::write(&outside, planted).unwrap();
+        match plant {
+            "link" => std::os::unix::fs::symlink(&outside, &journal).unwrap(),
+            _ => crate::env::mkfifo(&journal),
+        }
+        let out = env.run(&["verify", "--all"]);
+        assert_eq!(out.status.code(), Some(1), "{plant}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("migration_in_progress: the migration journal cannot be read"),
+            "{plant}: {text}"
+        );
+        for args in [&["gc-shells", "--dry-run"][..], &["migrate", "--dry-run"]] {
+            let out = env.run(args);
+            assert_eq!(out.status.code(), Some(1), "{plant} {args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("journal.json"), "{plant} {args:?}: {err}");
+        }
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), planted);
+    }
+    std::fs::remove_file(&journal).unwrap();
+    env.ok(&["gc-shells", "--dry-run"]);
+}
