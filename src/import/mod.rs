@@ -280,8 +280,13 @@ impl Seed<'_> {
 }
 
 /// A node id from a transcript id (`uuid`, `msg_…`, `toolu_…`, a turn id):
-/// the characters node ids allow, at most 128.
+/// the characters node ids allow, at most 128. An id that had to be
+/// changed for that (another character, too long) ends in a hash of
+/// itself, so that two ids that would change into one (`x/1` and `x_1`)
+/// stay two nodes; the ids agents write (hex, `_`, `-`) are kept as they
+/// are.
 pub(crate) fn node_id(prefix: &str, raw: &str) -> String {
+    const MAX: usize = 128;
     let clean: String = raw
         .chars()
         .map(|c| {
@@ -293,7 +298,13 @@ pub(crate) fn node_id(prefix: &str, raw: &str) -> String {
         })
         .collect();
     let mut id = format!("{prefix}{clean}");
-    id.truncate(128);
+    if clean != raw || id.len() > MAX {
+        let tag = &crate::git::sha1_hex(raw.as_bytes())[..12];
+        // ASCII throughout: any byte is a char boundary.
+        id.truncate(MAX - tag.len() - 1);
+        id.push('-');
+        id.push_str(tag);
+    }
     id
 }
 
@@ -1092,4 +1103,34 @@ pub fn transcripts(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Vec<Path
         )
     });
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node_id;
+
+    #[test]
+    fn node_ids_keep_agents_ids_and_never_merge_two() {
+        // As agents write them: kept.
+        let uuid = "6f1c2d3e-aaaa-bbbb-cccc-0123456789ab";
+        assert_eq!(node_id("u-", uuid), format!("u-{uuid}"));
+        assert_eq!(node_id("t-", "toolu_01AbC.x"), "t-toolu_01AbC.x");
+        // Changed: two that would change into one stay two, every time.
+        let pairs = [
+            ("x/1".to_string(), "x_1".to_string()),
+            ("x/1".to_string(), "x:1".to_string()),
+            ("é".to_string(), "_".to_string()),
+            ("a".repeat(200), format!("{}b", "a".repeat(199))),
+            ("a".repeat(127), "a".repeat(126)),
+        ];
+        for (a, b) in &pairs {
+            let (ia, ib) = (node_id("u-", a), node_id("u-", b));
+            assert_ne!(ia, ib, "{a} / {b}");
+            assert_eq!(ia, node_id("u-", a));
+            for id in [&ia, &ib] {
+                assert!(id.len() <= 128, "{id}");
+                crate::layout::ids::node_id(id).unwrap();
+            }
+        }
+    }
 }

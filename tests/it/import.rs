@@ -613,6 +613,36 @@ fn an_import_killed_midway_is_finished_by_the_next_with_every_line_once() {
     }
 }
 
+/// Transcript ids that node ids cannot hold as they are (`x/1`) are made
+/// into node ids that never merge two of them (`x/1` and `x_1` were one id,
+/// and the import failed half-way on every try): each record its own node,
+/// the same ids on a second import.
+#[test]
+fn transcript_ids_that_change_into_one_node_id_stay_two_nodes() {
+    let env = TestEnv::new();
+    let mut t = Transcript::default();
+    let text = |c: &str| json!({"type": "text", "text": c});
+    t.user("x/1", None, "first")
+        .reply("r1", "x/1", "msg/1", text("one"))
+        .user("x_1", Some("r1"), "second")
+        .reply("r2", "x_1", "msg_1", text("two"));
+    let file = t.write(env.tmp.path(), "");
+    import(&env, &file);
+    let files = env.history_files(SESSION);
+    assert_eq!(files.len(), 4, "{files:?}");
+    let outputs: Vec<Value> = files
+        .iter()
+        .map(|f| node(&env, SESSION, f)["output"].clone())
+        .collect();
+    assert_eq!(outputs, ["first", "one", "second", "two"]);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+    env.assert_clean(SESSION);
+    let again = TestEnv::new();
+    import(&again, &t.write(again.tmp.path(), ""));
+    assert_eq!(again.history_files(SESSION), files);
+    assert_eq!(rebuilt(&env, SESSION), t.lines);
+}
+
 /// Run `git-session hook claude-code` with `event` on stdin; its output.
 fn hook(env: &TestEnv, event: &Value) -> std::process::Output {
     hook_with(env, &["hook", "claude-code"], event)
