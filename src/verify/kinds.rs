@@ -171,6 +171,12 @@ pub const KINDS: &[Kind] = &[
         repair: "nothing (the next turn commits them)",
     },
     Kind {
+        code: "turn_in_progress",
+        meaning: "note: the session's status is `running` (a turn is open: `begin-turn`, or the Python store at work), and the nodes of that turn are not in git yet",
+        fix: "the turn's commit-turn commits them; a session left running by a crash is set `interrupted` by `git-session recover`, and its nodes are then reported",
+        repair: "nothing (the turn's own commit commits them; a commit made beside the writer would take git's index from it)",
+    },
+    Kind {
         code: "turn_unreachable",
         meaning: "turns whose commits no branch reaches (a ref was deleted or moved)",
         fix: "git-session verify --fix <session>",

@@ -88,6 +88,8 @@ impl SessionCheck {
 struct Ctx<'a> {
     id: &'a str,
     out: SessionCheck,
+    /// meta.json says a turn is open (`status: running`).
+    turn_open: bool,
 }
 
 impl Ctx<'_> {
@@ -148,6 +150,7 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
     let mut c = Ctx {
         id,
         out: SessionCheck::default(),
+        turn_open: false,
     };
 
     // The session's own directories are not links out of it.
@@ -189,6 +192,7 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
                     false,
                 );
             }
+            c.turn_open = m.status() == "running";
             Some(m)
         }
         Err(e) => {
@@ -750,7 +754,24 @@ fn check_mirror(
         );
     }
     rest.sort();
-    if !rest.is_empty() {
+    if !rest.is_empty() && c.turn_open {
+        // A turn at work: its nodes wait for its own commit, and a commit
+        // made here, beside its writer, would race it for git's index.
+        c.push(
+            "turn_in_progress",
+            Severity::Note,
+            &sd.history(),
+            format!(
+                "a turn is open (status `running`): {} node(s) not in git yet",
+                rest.len()
+            ),
+            format!(
+                "its commit-turn commits them; if no agent works on it, `git-session recover`, then `git-session backfill {}`",
+                c.id
+            ),
+            false,
+        );
+    } else if !rest.is_empty() {
         let shown: Vec<&str> = rest.iter().take(5).copied().collect();
         let blocked = c.out.commit_blocked;
         c.add(

@@ -775,9 +775,11 @@ fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
             assert!(lock.exists(), "{at}: git's lock is held");
             let commit = env.git_in(&dir, &["commit", "-q", "--allow-empty", "-m", "user"]);
             assert!(!commit.status.success(), "{at}: git refuses meanwhile");
+            // The turn was at work (`begin-turn`): its nodes are a note,
+            // left to its commit-turn.
             assert_eq!(
                 verify_all_kinds(&env),
-                ["uncommitted_node", "project_index_lock"]
+                ["turn_in_progress", "project_index_lock"]
             );
             if by_next_turn {
                 // The harness runs the turn's commit-turn again.
@@ -805,6 +807,12 @@ fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
             );
             let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
             assert!(fsck.status.success(), "{at}");
+            if !by_next_turn {
+                // No commit-turn comes: `recover` ends the turn, and
+                // `--fix` then commits its nodes.
+                assert_eq!(verify_all_kinds(&env), ["turn_in_progress"], "{at}");
+                env.ok(&["recover"]);
+            }
             env.ok(&["verify", "--all", "--fix"]);
             assert_eq!(env.ok(&["verify", "--all"]), "", "{at}");
         }

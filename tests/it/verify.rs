@@ -79,6 +79,47 @@ fn uncommitted_turns_are_found_then_backfilled_with_their_times() {
     );
 }
 
+/// A turn at work (`begin-turn`, or the Python store between its writes
+/// and its `git add -A && git commit`) has nodes no commit holds yet: a
+/// note, not a problem, and `--fix` leaves them to the turn's own commit
+/// (one made beside the writer would race it for git's index). Once the
+/// session is no longer running (`recover` after a crash), they are a
+/// problem again, and `--fix` commits them.
+#[test]
+fn the_nodes_of_a_running_turn_are_a_note_that_fix_leaves_to_the_turn() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.ok(&["begin-turn", "s1"]);
+    env.append("s1", &["--text", "two"]);
+    env.append("s1", &["--role", "assistant", "--text", "re: two"]);
+    assert_eq!(kinds(&env, &["s1"]), ["turn_in_progress"]);
+    let f = &findings(&env, &["s1"])[0];
+    assert_eq!(f["severity"], "note", "{f}");
+    let log = env.git("s1", &["log", "--format=%s"]);
+    env.ok(&["verify", "--fix", "s1"]);
+    assert_eq!(
+        env.git("s1", &["log", "--format=%s"]),
+        log,
+        "--fix committed a turn at work"
+    );
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(
+        env.git("s1", &["log", "-1", "--format=%s"]).trim(),
+        "turn 2: two"
+    );
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    // Left running by a crash: `recover` ends the turn, the nodes are
+    // then a problem that `--fix` commits.
+    env.ok(&["begin-turn", "s1"]);
+    env.append("s1", &["--text", "three"]);
+    env.ok(&["recover"]);
+    assert_eq!(kinds(&env, &["s1"]), ["uncommitted_node"]);
+    env.ok(&["verify", "--fix", "s1"]);
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    env.assert_clean("s1");
+}
+
 #[test]
 fn a_session_without_a_repository_is_backfilled_deterministically() {
     let env = TestEnv::new();
