@@ -516,6 +516,53 @@ pub fn write_pinned_config(git_dir: &Path) -> Result<()> {
     atomic::write(&git_dir.join("config"), text.as_bytes())
 }
 
+/// Refuse a repository whose config makes git read it otherwise than this
+/// tool writes it: a format version above 1, SHA-256 object names
+/// (`extensions.objectFormat`), refs in a reftable
+/// (`extensions.refStorage`), or an extension git-session does not know.
+/// Written to anyway, such a repository gets SHA-1 objects and loose refs
+/// that git does not read: commits acknowledged, and lost to git.
+fn check_format(config: &gix::config::File, path: &Path) -> Result<()> {
+    let refuse = |what: String| {
+        Err(Error::refused(
+            "session::repo_format",
+            format!("`{}` {what}", path.display()),
+            Some(
+                "git-session writes git's default repository format (SHA-1 object names, refs as \
+                 files), which a repository in another one (made under git's \
+                 `init.defaultObjectFormat` or `init.defaultRefFormat`, say) would not read: move its \
+                 `.git` aside, and `git-session backfill <session>` makes it again from the node files"
+                    .into(),
+            ),
+        ))
+    };
+    match config.integer("core.repositoryformatversion") {
+        Ok(None | Some(0 | 1)) => {}
+        Ok(Some(v)) => return refuse(format!("says repository format version {v}")),
+        Err(_) => return refuse("has a repository format version that is no number".into()),
+    }
+    for section in config.sections_by_name("extensions").into_iter().flatten() {
+        for key in section.body().value_names() {
+            let key = key.to_string().to_ascii_lowercase();
+            let value = section
+                .body()
+                .value(&key)
+                .map(|v| v.to_string().to_ascii_lowercase())
+                .unwrap_or_default();
+            let ours = match key.as_str() {
+                "noop" | "noop-v1" | "worktreeconfig" => true,
+                "objectformat" => value == "sha1",
+                "refstorage" => value == "files",
+                _ => false,
+            };
+            if !ours {
+                return refuse(format!("sets `extensions.{key} = {value}`"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What a turn reads from a session repository's own config (sessions are
 /// opened isolated: no global or system config, no environment, no
 /// includes).
@@ -554,6 +601,7 @@ impl OwnConfig {
                 return Err(elsewhere());
             }
         }
+        check_format(&config, &path)?;
         Ok(OwnConfig {
             name: config.string("user.name"),
             email: config.string("user.email"),

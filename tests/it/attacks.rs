@@ -990,3 +990,43 @@ fn verify_of_a_refused_session_gives_the_finding_not_an_error() {
     let env = TestEnv::new();
     env.fails(&["verify", "nosuch"], 1);
 }
+
+/// A session repository in a format git-session does not write (SHA-256
+/// object names, refs in a reftable: a user's `init.defaultObjectFormat`
+/// or `init.defaultRefFormat` when the Python store ran `git init`) is
+/// refused, never written: commit-turn used to write SHA-1 objects and a
+/// loose ref into it, acknowledged, which git then called broken. The
+/// nodes wait on disk; with the repository moved aside, `backfill` makes
+/// it again.
+#[test]
+fn a_repository_in_another_format_is_refused_and_backfill_makes_it_again() {
+    for format in [&["--object-format=sha256"][..], &["--ref-format=reftable"]] {
+        let env = TestEnv::new();
+        let dir = session(&env);
+        packing_done(&dir);
+        std::fs::rename(dir.join(".git"), env.tmp.path().join("ours.git")).unwrap();
+        env.git_ok(&dir, &[&["init", "-q"][..], format].concat());
+        let theirs = env.git_ok(&dir, &["config", "--list", "--local"]);
+        env.append("s1", &["--text", "two"]);
+        let out = env.run(&["commit-turn", "s1"]);
+        assert_eq!(out.status.code(), Some(1), "{format:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("session::repo_format"), "{format:?}: {err}");
+        verify_names(&env, "repo_unreadable", "extensions.");
+        // Nothing of ours went in: git still reads it as it was.
+        assert_eq!(env.git_ok(&dir, &["config", "--list", "--local"]), theirs);
+        let fsck = env.git_in(&dir, &["fsck", "--strict"]);
+        assert!(fsck.status.success(), "{format:?}: {fsck:?}");
+        assert!(
+            env.git_in(&dir, &["rev-parse", "--verify", "-q", "HEAD"])
+                .stdout
+                .is_empty()
+        );
+        std::fs::rename(dir.join(".git"), env.tmp.path().join("theirs.git")).unwrap();
+        env.ok(&["backfill", "s1"]);
+        assert_eq!(env.ok(&["verify", "s1"]), "");
+        env.assert_clean("s1");
+        let log = env.git("s1", &["log", "--format=%s"]);
+        assert!(log.starts_with("turn 2: two\nturn 1: one"), "{log}");
+    }
+}
