@@ -444,6 +444,21 @@ pub fn mkfifo(path: &Path) {
     assert!(made.success(), "mkfifo {}", path.display());
 }
 
+/// The two plants of a file of the layout: a link to `outside` (which is
+/// given `content`: what a reader that follows it would take for ours), or
+/// a FIFO. Whatever was at `at` is removed first.
+pub const PLANTS: [&str; 2] = ["link", "fifo"];
+
+pub fn plant(kind: &str, at: &Path, outside: &Path, content: &[u8]) {
+    let _ = std::fs::remove_file(at);
+    std::fs::write(outside, content).unwrap();
+    match kind {
+        "link" => std::os::unix::fs::symlink(outside, at).unwrap(),
+        "fifo" => mkfifo(at),
+        _ => unreachable!("a plant is a link or a fifo"),
+    }
+}
+
 /// Backdate a file's mtime by `secs` (stale-lock tests).
 pub fn age(path: &Path, secs: u64) {
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);

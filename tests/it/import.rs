@@ -779,13 +779,8 @@ fn a_hook_log_that_is_a_link_or_a_fifo_is_reported_never_read() {
     let log = env.state().join("git-session-hooks.log");
     let outside = env.tmp.path().join("outside.log");
     let failing = json!({"session_id": SID, "hook_event_name": "Stop"});
-    for plant in ["link", "fifo"] {
-        let _ = std::fs::remove_file(&log);
-        std::fs::write(&outside, "{\"error\": \"planted\"}\n").unwrap();
-        match plant {
-            "link" => std::os::unix::fs::symlink(&outside, &log).unwrap(),
-            _ => crate::env::mkfifo(&log),
-        }
+    for plant in crate::env::PLANTS {
+        crate::env::plant(plant, &log, &outside, b"{\"error\": \"planted\"}\n");
         let out = env.run(&["verify", "--all"]);
         assert_eq!(out.status.code(), Some(1), "{plant}");
         let text = String::from_utf8_lossy(&out.stdout);

@@ -217,13 +217,8 @@ fn a_migration_journal_that_is_a_link_or_a_fifo_is_refused_never_read() {
     let journal = dir.join("journal.json");
     let outside = env.tmp.path().join("outside.json");
     let planted = r#"{"sessions": {"s1": {"project_id": "p", "source": "/x", "target": "/y", "step": "copied"}}}"#;
-    for plant in ["link", "fifo"] {
-        let _ = std::fs::remove_file(&journal);
-        std::fs::write(&outside, planted).unwrap();
-        match plant {
-            "link" => std::os::unix::fs::symlink(&outside, &journal).unwrap(),
-            _ => crate::env::mkfifo(&journal),
-        }
+    for plant in crate::env::PLANTS {
+        crate::env::plant(plant, &journal, &outside, planted.as_bytes());
         let out = env.run(&["verify", "--all"]);
         assert_eq!(out.status.code(), Some(1), "{plant}");
         let text = String::from_utf8_lossy(&out.stdout);

@@ -680,13 +680,8 @@ fn a_push_queue_that_is_a_link_or_a_fifo_is_refused_never_read() {
     // A ref this machine has, named as a session ref the remote lacks.
     let head = env.git("s1", &["rev-parse", "HEAD"]);
     let planted = format!("{} refs/sessions/s9/main\n", head.trim());
-    for plant in ["link", "fifo"] {
-        let _ = std::fs::remove_file(&queue);
-        std::fs::write(&outside, &planted).unwrap();
-        match plant {
-            "link" => std::os::unix::fs::symlink(&outside, &queue).unwrap(),
-            _ => crate::env::mkfifo(&queue),
-        }
+    for plant in crate::env::PLANTS {
+        crate::env::plant(plant, &queue, &outside, planted.as_bytes());
         for args in [&["remote", "list"][..], &["push", "origin"]] {
             let out = env.run(args);
             assert_eq!(out.status.code(), Some(1), "{plant} {args:?}");
