@@ -34,7 +34,8 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// A file with no conversation of this agent's in it (empty, not a
 /// transcript, or the other agent's) is named in a warning and makes no
 /// session; a FIFO, socket or device named on the command line is not read,
-/// and counts as failed (exit 1).
+/// and counts as failed (exit 1), as does a transcript whose session id is
+/// taken by a session no import of this agent made (`append --create`).
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// Whose transcripts

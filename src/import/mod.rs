@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::context::Ctx;
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::layout::history::Catalog;
 use crate::layout::schema::{self, Meta};
 use crate::layout::{SessionDir, atomic, lock, registry};
@@ -659,6 +659,26 @@ pub fn transcript(
     let mut state: Option<Value> = None;
     let mut from = (0, 0);
     let existing = ctx.state.find_session_if_any(&session)?;
+    // A session of that name that no import of this agent made (one made
+    // by hand, by `append --create`) is not added to: its records and the
+    // transcript's would read as one conversation.
+    if let Some(sd) = &existing
+        && let Ok(meta) = Meta::read(&sd.meta())
+        && meta.str("source") != Some(agent.source())
+    {
+        return Err(Error::refused(
+            "import::foreign_session",
+            format!(
+                "session `{session}` exists and is no import of {} (its source is {}): the transcript is not added to it",
+                agent.source(),
+                meta.str("source")
+                    .map_or("not set".into(), |s| format!("`{s}`"))
+            ),
+            Some(format!(
+                "move that session aside (`git-session delete {session}` once it is kept elsewhere), then import again"
+            )),
+        ));
+    }
     if probed.is_some()
         && let Some(sd) = &existing
     {

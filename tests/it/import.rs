@@ -643,6 +643,29 @@ fn transcript_ids_that_change_into_one_node_id_stay_two_nodes() {
     assert_eq!(rebuilt(&env, SESSION), t.lines);
 }
 
+/// A session of the transcript's name that no import made (here one made
+/// by hand with `append --create`) is never added to: its nodes and the
+/// transcript's would read as one conversation. The import fails naming
+/// it, and so does a hook (logged); nothing is written.
+#[test]
+fn an_import_never_adds_to_a_session_it_did_not_make() {
+    let env = TestEnv::new();
+    env.ok(&["append", SESSION, "--create", "--text", "my own"]);
+    env.ok(&["commit-turn", SESSION]);
+    let before = env.history_files(SESSION);
+    let file = Transcript::two_turns().write(env.tmp.path(), "");
+    let out = env.run(&["import", "claude-code", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("import::foreign_session"), "{err}");
+    let event = json!({"session_id": SID, "transcript_path": file, "hook_event_name": "Stop"});
+    assert_eq!(hook(&env, &event).status.code(), Some(0));
+    let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
+    assert!(log.contains("is no import of claude-code"), "{log}");
+    assert_eq!(env.history_files(SESSION), before);
+    env.assert_clean(SESSION);
+}
+
 /// Run `git-session hook claude-code` with `event` on stdin; its output.
 fn hook(env: &TestEnv, event: &Value) -> std::process::Output {
     hook_with(env, &["hook", "claude-code"], event)
