@@ -19,6 +19,7 @@ use crate::error::{Error, IoContext, Result, exit};
 use crate::import::settings::{self, Change};
 use crate::import::{Agent, Upto};
 use crate::layout::atomic;
+use crate::layout::paths::HOOK_LOG_BYTES;
 use crate::out::records::HookSettings;
 
 /// The largest hook event read (its fields but a few are skipped as they
@@ -42,8 +43,9 @@ const HOOK_TIMEOUT: u64 = 60;
 /// (`agent-turn-complete`, naming the thread, whose rollout is found under
 /// `$CODEX_HOME/sessions`), its hooks on stdin. A hook always exits 0 and
 /// prints nothing, so that it never blocks or disturbs the agent: a failure
-/// is appended to `git-session-hooks.log` in the state directory, which
-/// `verify --all` reports.
+/// is appended to `git-session-hooks.log` in the state directory (past
+/// 1 MiB moved to `git-session-hooks.log.1` first), which `verify --all`
+/// reports.
 ///
 /// `hook install claude-code` adds the hooks to Claude Code's
 /// `settings.json` (`hook install codex`: Codex's `hooks.json`), keeping
@@ -282,14 +284,40 @@ fn log(ctx: &Ctx, agent: Agent, event: &Event, e: &Error) {
         "transcript_path": logged(event.transcript_path.as_ref()),
         "error": clipped(crate::out::render_error(e).trim_end()),
     });
-    let path = ctx.state.hook_log();
     let _ = ctx.state.ensure();
     let _ = (|| {
         use std::io::Write;
-        let mut f =
-            atomic::no_follow(std::fs::OpenOptions::new().append(true).create(true)).open(&path)?;
-        f.write_all(format!("{line}\n").as_bytes())
+        open_log(&ctx.state)?.write_all(format!("{line}\n").as_bytes())
     })();
+}
+
+/// The hook log, to append to: never through a link, and past
+/// [`HOOK_LOG_BYTES`] moved to the older part first, under the log's own
+/// `flock` (a hook that finds it taken appends without moving anything:
+/// never a wait for the agent).
+fn open_log(state: &crate::layout::StateDir) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::MetadataExt;
+    let path = state.hook_log();
+    let open =
+        || atomic::no_follow(std::fs::OpenOptions::new().append(true).create(true)).open(&path);
+    for _ in 0..3 {
+        let f = open()?;
+        if f.try_lock().is_err() {
+            return Ok(f);
+        }
+        let md = f.metadata()?;
+        // Moved aside by another hook since it was opened: open the new one.
+        let here = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (md.dev(), md.ino()));
+        if !here {
+            continue;
+        }
+        if md.len() < HOOK_LOG_BYTES {
+            return Ok(f);
+        }
+        std::fs::rename(&path, state.hook_log_older())?;
+    }
+    open()
 }
 
 /// The most of one field of a hook event, or of an error, that goes into

@@ -90,6 +90,7 @@ Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory
 <state>/projects/projects.json           project registry
 <state>/projects/<project>.lock          one agent commit (and its baseline) in the project at a time
 <state>/git\-session\-hooks.log           failures that git\-session hook kept from the agent
+<state>/git\-session\-hooks.log.1         its older part: the log as it was when it passed 1 MiB
 <state>/sync/remotes.json                remotes of push and fetch: {name: {"url": …}}
 <state>/sync/repo/                       the transfer repository (copies only: deletable)
 <state>/sync/queue\-<remote>              refs a push has yet to get confirmed

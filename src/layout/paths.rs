@@ -9,6 +9,9 @@ use super::ids;
 
 /// Prefix of every temporary file this tool writes; `verify` reports leftovers,
 /// and session commits never include them.
+/// Past this size the hook log is moved to [`StateDir::hook_log_older`]
+/// (replacing it) and begun anew.
+pub const HOOK_LOG_BYTES: u64 = 1 << 20;
 pub const TEMP_PREFIX: &str = ".gs-tmp-";
 
 /// A session's metadata file, relative to its directory.
@@ -157,6 +160,12 @@ impl StateDir {
     /// (one JSON object per line); `verify --all` reports them.
     pub fn hook_log(&self) -> PathBuf {
         self.root.join("git-session-hooks.log")
+    }
+    /// The hook log's older part: what it held when it passed
+    /// [`HOOK_LOG_BYTES`], so that the two never hold much more than twice
+    /// that.
+    pub fn hook_log_older(&self) -> PathBuf {
+        self.root.join("git-session-hooks.log.1")
     }
     /// `<state>/sync/`: what `remote`, `push` and `fetch` keep (SPEC §5.20).
     pub fn sync_dir(&self) -> PathBuf {

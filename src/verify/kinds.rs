@@ -280,7 +280,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "hook_failed",
-        meaning: "`git-session hook` could not record an agent's event (it never fails the agent; the failures are in git-session-hooks.log in the state directory), or that log cannot be read (a link or a special file, never followed)",
+        meaning: "`git-session hook` could not record an agent's event (it never fails the agent; the failures are in git-session-hooks.log in the state directory, and its older part git-session-hooks.log.1), or that log cannot be read (a link or a special file, never followed)",
         fix: "read the log, act on it, then remove it",
         repair: NOTHING,
     },

@@ -267,56 +267,65 @@ pub fn check_state(
             true,
         );
     }
-    // Failures `git-session hook` kept from the agent.
+    // Failures `git-session hook` kept from the agent: the log and its
+    // older part. Never through a link, never a special file (`/dev/zero`
+    // would be read for ever), and bounded; read lossily: a line torn inside
+    // a character (a hook killed as it wrote) must not hide the failures
+    // around it.
     let log = state.hook_log();
-    // Never through a link, never a special file (`/dev/zero` would be read
-    // for ever), and bounded; read lossily: a line torn inside a character
-    // (a hook killed as it wrote) must not hide the failures around it.
-    let read = std::fs::symlink_metadata(&log)
-        .is_ok()
-        .then(|| crate::layout::schema::read_bounded(&log));
-    if let Some(Err(e)) = &read {
+    let mut failures = 0;
+    let mut last = serde_json::Value::Null;
+    let mut found = Vec::new();
+    for part in [state.hook_log_older(), log.clone()] {
+        if std::fs::symlink_metadata(&part).is_err() {
+            continue;
+        }
+        found.push(format!("`{}`", part.display()));
+        match crate::layout::schema::read_bounded(&part) {
+            Err(e) => add(
+                &mut out,
+                "hook_failed",
+                part.clone(),
+                format!("the hook log cannot be read: {e}"),
+                format!(
+                    "look at `{}`, then remove it (hooks never write through a link)",
+                    part.display()
+                ),
+                false,
+            ),
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                failures += lines.len();
+                // The last entry that reads whole (the very last may be torn).
+                if let Some(v) = lines
+                    .iter()
+                    .rev()
+                    .find_map(|l| serde_json::from_str(l).ok())
+                {
+                    last = v;
+                }
+            }
+        }
+    }
+    if failures > 0 {
+        let what = last["error"]
+            .as_str()
+            .and_then(|e| e.lines().next())
+            .unwrap_or("(unreadable entry)")
+            .trim_start_matches("git-session: error: ")
+            .to_string();
         add(
             &mut out,
             "hook_failed",
             log.clone(),
-            format!("the hook log cannot be read: {e}"),
             format!(
-                "look at `{}`, then remove it (hooks never write through a link)",
-                log.display()
+                "{failures} hook call(s) failed; the last ({}): {what}",
+                last["time"].as_str().unwrap_or("?")
             ),
+            format!("read {}, act on it, then remove it", found.join(" and ")),
             false,
         );
-    }
-    if let Some(Ok(bytes)) = read {
-        let text = String::from_utf8_lossy(&bytes);
-        let failures: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        if !failures.is_empty() {
-            // The last entry that reads whole (the very last may be torn).
-            let last: serde_json::Value = failures
-                .iter()
-                .rev()
-                .find_map(|l| serde_json::from_str(l).ok())
-                .unwrap_or_default();
-            let what = last["error"]
-                .as_str()
-                .and_then(|e| e.lines().next())
-                .unwrap_or("(unreadable entry)")
-                .trim_start_matches("git-session: error: ")
-                .to_string();
-            add(
-                &mut out,
-                "hook_failed",
-                log.clone(),
-                format!(
-                    "{} hook call(s) failed; the last ({}): {what}",
-                    failures.len(),
-                    last["time"].as_str().unwrap_or("?")
-                ),
-                format!("read `{}`, act on it, then remove the file", log.display()),
-                false,
-            );
-        }
     }
     // A push that did not finish: refs its remote has not confirmed.
     for name in crate::sync::remotes::read(state)

@@ -820,6 +820,45 @@ fn a_hook_log_that_is_a_link_or_a_fifo_is_reported_never_read() {
     }
 }
 
+/// The hook log is bounded: past 1 MiB it is moved to
+/// `git-session-hooks.log.1` (replacing an older one) and begun anew, so a
+/// hook left failing for months keeps about 2 MiB of its failures. Hooks
+/// failing at once as it passes the limit lose no line, and `verify`
+/// counts both parts.
+#[test]
+fn the_hook_log_is_kept_to_two_parts_and_no_failure_is_lost_moving_it() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let log = env.state().join("git-session-hooks.log");
+    let older = env.state().join("git-session-hooks.log.1");
+    let old_line =
+        json!({"time": "2026-11-01T10:00:00Z", "error": "old failure", "pad": "x".repeat(1000)});
+    let old: String = (0..1100).map(|_| format!("{old_line}\n")).collect();
+    std::fs::write(&log, &old).unwrap();
+    let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": "/nowhere/x.jsonl"});
+    let hooks: Vec<_> = (0..8)
+        .map(|_| spawn_hook(&env, &["hook", "claude-code"], &event))
+        .collect();
+    for h in hooks {
+        assert_eq!(h.wait_with_output().unwrap().status.code(), Some(0));
+    }
+    let lines = |p: &std::path::Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
+    assert!(older.exists(), "the log was not moved aside");
+    assert_eq!(lines(&older) + lines(&log), 1100 + 8);
+    assert!(std::fs::metadata(&log).unwrap().len() < 1 << 20);
+    let out = env.run(&["verify", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("hook_failed: 1108 hook call(s) failed"),
+        "{text}"
+    );
+    assert!(text.contains("git-session-hooks.log.1"), "{text}");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::remove_file(&older).unwrap();
+    env.ok(&["verify", "--all"]);
+}
+
 /// A hook event carries what the agent has at hand: a `UserPromptSubmit`
 /// the pasted prompt, a `PostToolUse` the tool's whole response. One of
 /// several megabytes is an event like any other (its fields but the few a
