@@ -206,7 +206,16 @@ pub fn full_command() -> clap::Command {
 }
 
 pub fn run(cli: Cli) -> Result<u8> {
-    let ctx = Ctx::new(&cli.global)?;
+    let ctx = match Ctx::new(&cli.global) {
+        Ok(ctx) => ctx,
+        // An agent's hook exits 0 whatever happens: Claude Code takes exit
+        // 2 for "block", and would stop the agent on our usage error.
+        Err(e) if matches!(&cli.command, Command::Hook(Lazy(a)) if a.is_agent_event()) => {
+            eprint!("{}", crate::out::render_error(&e));
+            return Ok(crate::error::exit::OK);
+        }
+        Err(e) => return Err(e),
+    };
     match cli.command {
         Command::Batch(Lazy(a)) => commands::batch::run(&cli.global, a),
         Command::Init(Lazy(a)) => commands::init::run(&ctx, a),

@@ -15,8 +15,14 @@ fn main() -> ExitCode {
         .skip(1)
         .take_while(|a| *a != "--")
         .any(|a| a == "--json");
+    let hook = git_session::commands::hook::is_agent_hook_line(&argv);
     let cli = match Cli::parse_from(argv) {
         Ok(c) => c,
+        // An agent's hook exits 0 whatever happens (`hook` says why).
+        Err(e) if hook && e.use_stderr() => {
+            let _ = parse_error(e, json);
+            return ExitCode::from(exit::OK);
+        }
         Err(e) => return parse_error(e, json),
     };
     git_session::out::trace("parsed");

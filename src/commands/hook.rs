@@ -41,8 +41,9 @@ const HOOK_TIMEOUT: u64 = 60;
 /// next call); at `SessionEnd` also the records after the last node. `hook codex` does the
 /// same for Codex: its `notify` program gets the event as its last argument
 /// (`agent-turn-complete`, naming the thread, whose rollout is found under
-/// `$CODEX_HOME/sessions`), its hooks on stdin. A hook always exits 0 and
-/// prints nothing, so that it never blocks or disturbs the agent: a failure
+/// `$CODEX_HOME/sessions`), its hooks on stdin. A hook always exits 0 (even
+/// on a command line it cannot use, said on stderr) and prints nothing on
+/// stdout, so that it never blocks or disturbs the agent: a failure
 /// is appended to `git-session-hooks.log` in the state directory (past
 /// 1 MiB moved to `git-session-hooks.log.1` first), which `verify --all`
 /// reports.
@@ -88,6 +89,24 @@ pub struct InstallArgs {
     /// Print the change and write nothing
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+}
+
+impl HookArgs {
+    /// A call as an agent's hook (not `install`/`uninstall`): it exits 0.
+    pub fn is_agent_event(&self) -> bool {
+        matches!(
+            self.command,
+            HookCommand::ClaudeCode | HookCommand::Codex { .. }
+        )
+    }
+}
+
+/// Whether a command line the parser refused was meant as an agent's hook
+/// (`hook claude-code`, `hook codex`): it exits 0 all the same, for Claude
+/// Code takes exit 2 for "block" and would stop the agent on it.
+pub fn is_agent_hook_line(argv: &[std::ffi::OsString]) -> bool {
+    argv.windows(2)
+        .any(|w| w[0] == "hook" && (w[1] == "claude-code" || w[1] == "codex"))
 }
 
 pub fn run(ctx: &Ctx, args: HookArgs) -> Result<u8> {

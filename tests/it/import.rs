@@ -935,6 +935,52 @@ fn a_hook_event_of_megabytes_imports_and_a_bad_one_is_logged_as_it_is() {
     assert_eq!(bad.ok(&["list"]), "");
 }
 
+/// A hook exits 0 even when it cannot start: no state dir to be found, a
+/// command line it cannot read. Claude Code takes exit 2 for "block", and
+/// would stop the agent on our usage error. `hook install` is no hook: its
+/// usage errors exit 2.
+#[test]
+fn a_hook_exits_0_even_on_a_command_line_it_cannot_use() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let run = |c: &mut std::process::Command| {
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"{}").unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let mut no_home = std::process::Command::new(crate::env::BIN);
+    no_home
+        .env_remove("HOME")
+        .env_remove("OPENPROGRAM_HOME")
+        .args(["hook", "claude-code"]);
+    for (c, says) in [
+        (&mut no_home, "usage::no_home"),
+        (
+            env.cmd().args(["hook", "claude-code", "--bogus"]),
+            "unexpected argument",
+        ),
+        (
+            env.cmd()
+                .args(["--lock-timeout", "nan", "hook", "codex", "{}"]),
+            "usage::lock_timeout",
+        ),
+    ] {
+        let out = run(c);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{says}: {err}");
+        assert!(err.contains(says) && out.stdout.is_empty(), "{says}: {err}");
+    }
+    let out = run(env
+        .cmd()
+        .args(["hook", "install", "claude-code", "--bogus"]));
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// A hook whose event names a device or a FIFO as its transcript (one that
 /// never ends, or blocks) ends at once, exit 0, with the failure logged
 /// and nothing imported: a hook must never hold the agent up.
