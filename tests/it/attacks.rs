@@ -588,32 +588,9 @@ fn a_fifo_in_the_session_tree_is_skipped_not_read() {
     let fifo = dir.join("workdir/pipe");
     crate::env::mkfifo(&fifo);
     env.append("s1", &["--text", "two"]);
-    let mut child = env
-        .cmd()
-        .args(["commit-turn", "s1"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("commit-turn hung on a FIFO");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success());
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let out = ends(&env, &["commit-turn", "s1"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a regular file"), "{err}");
     let files = env.git("s1", &["ls-tree", "-r", "--name-only", "HEAD"]);
     assert!(!files.contains("pipe"), "{files}");
@@ -723,24 +700,17 @@ fn a_project_edited_to_point_at_the_state_dir_gets_no_commit() {
     );
 }
 
-/// Run `args` and fail the test if it has not ended within 20 s.
+/// Run `args` and fail the test if it has not ended within 20 s (it hung
+/// on a FIFO).
 fn ends(env: &TestEnv, args: &[&str]) -> std::process::Output {
-    let mut child = env
+    let child = env
         .cmd()
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("git-session {args:?} hung on a FIFO");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    crate::env::wait_within(child, &args, Duration::from_secs(20))
 }
 
 /// FIFOs planted where the layout has files (the registry, the settings,

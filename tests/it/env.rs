@@ -35,7 +35,9 @@ pub fn wait_output(child: std::process::Child, what: &dyn std::fmt::Debug) -> Ou
     wait_within(child, what, COMMAND_LIMIT)
 }
 
-fn wait_within(
+/// [`wait_output`] with a limit of its own: for a command that must end
+/// soon (one that would hang on a FIFO).
+pub fn wait_within(
     child: std::process::Child,
     what: &dyn std::fmt::Debug,
     limit: std::time::Duration,

@@ -991,19 +991,10 @@ fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
     crate::env::mkfifo(&fifo);
     for path in ["/dev/zero", fifo.to_str().unwrap()] {
         let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": path});
-        let mut child = spawn_hook(&env, &["hook", "claude-code"], &event);
-        let started = std::time::Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if started.elapsed() > std::time::Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("the hook on `{path}` did not end");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        assert_eq!(status.code(), Some(0), "{path}");
+        let child = spawn_hook(&env, &["hook", "claude-code"], &event);
+        let what = format!("the hook on `{path}`");
+        let out = crate::env::wait_within(child, &what, std::time::Duration::from_secs(20));
+        assert_eq!(out.status.code(), Some(0), "{path}");
     }
     let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
     assert_eq!(log.matches("not a regular file").count(), 2, "{log}");
