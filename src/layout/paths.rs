@@ -9,10 +9,11 @@ use super::ids;
 
 /// Prefix of every temporary file this tool writes; `verify` reports leftovers,
 /// and session commits never include them.
+pub const TEMP_PREFIX: &str = ".gs-tmp-";
+
 /// Past this size the hook log is moved to [`StateDir::hook_log_older`]
 /// (replacing it) and begun anew.
 pub const HOOK_LOG_BYTES: u64 = 1 << 20;
-pub const TEMP_PREFIX: &str = ".gs-tmp-";
 
 /// A session's metadata file, relative to its directory.
 pub const META: &str = "meta.json";
