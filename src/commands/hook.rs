@@ -331,10 +331,11 @@ fn open_log(state: &crate::layout::StateDir) -> std::io::Result<std::fs::File> {
         if !here {
             continue;
         }
-        if md.len() < HOOK_LOG_BYTES {
+        // Moved aside past the limit; where it cannot be (a directory
+        // planted in the older part's place), the line still goes in.
+        if md.len() < HOOK_LOG_BYTES || std::fs::rename(&path, state.hook_log_older()).is_err() {
             return Ok(f);
         }
-        std::fs::rename(&path, state.hook_log_older())?;
     }
     open()
 }

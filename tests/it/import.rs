@@ -857,6 +857,17 @@ fn the_hook_log_is_kept_to_two_parts_and_no_failure_is_lost_moving_it() {
     std::fs::remove_file(&log).unwrap();
     std::fs::remove_file(&older).unwrap();
     env.ok(&["verify", "--all"]);
+    // The older part's place taken by a directory: the log cannot move,
+    // and the failure is still kept in it, and the directory reported.
+    std::fs::create_dir(&older).unwrap();
+    std::fs::write(&log, &old).unwrap();
+    assert_eq!(hook(&env, &event).status.code(), Some(0));
+    assert_eq!(lines(&log), 1100 + 1);
+    let text = String::from_utf8_lossy(&env.run(&["verify", "--all"]).stdout).into_owned();
+    assert!(
+        text.contains("the hook log cannot be read") && text.contains("1101 hook call(s) failed"),
+        "{text}"
+    );
 }
 
 /// A hook event carries what the agent has at hand: a `UserPromptSubmit`
