@@ -10,7 +10,11 @@ then measures, medians:
   import: `git-session import claude-code FILE` of it into a fresh state dir
   hook:   `git-session hook claude-code` (a Stop event on stdin) after a
           transcript of about HOOK_MB megabytes, imported before, grew by one turn
-  append: one-shot `git-session append` to that session (the reference for a hook call)
+  append: one-shot `git-session append` to a second session of the same size
+          (the same transcript under another id; the reference for a hook call).
+          Not to the hook's own session: a node appended there becomes its
+          head, and every later hook call would fork a retry branch from it,
+          which is not a transcript that grew by one turn.
 and prints the ratios (targets: import within 10x the floor, hook within 3x append).
 
 Usage: bench/import.py [--bin PATH] [--records 2000] [--hook-mb 3] [--runs 5] [--dir DIR]
@@ -22,13 +26,16 @@ import glob
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
-from common import built, create_floor_us, spawn
+from common import built, create_floor_us, isolated_env, spawn
 
 SID = "11111111-2222-3333-4444-555555555555"
+# The session the reference appends go to.
+OTHER_SID = "99999999-2222-3333-4444-555555555555"
 
 
 def transcript(turns, start_turn=0):
@@ -98,9 +105,13 @@ def main():
         os.makedirs(os.path.dirname(big_path))
         write(big_path, big)
         big_size = os.path.getsize(big_path)
+        other_path = os.path.join(root, "other", f"{OTHER_SID}.jsonl")
+        os.makedirs(os.path.dirname(other_path))
+        write(other_path, [dict(r, sessionId=OTHER_SID) for r in big])
         state = os.path.join(root, "state-hook")
-        dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", big_path])
-        assert rc == 0, "import of the big transcript failed"
+        for p in (big_path, other_path):
+            dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", p])
+            assert rc == 0, f"import of {p} failed"
         settle(state)
         event = os.path.join(root, "event.json")
         with open(event, "w") as f:
@@ -115,7 +126,7 @@ def main():
             assert rc == 0, "hook failed"
             hooks.append(dt)
             settle(state)
-            dt, rc = spawn([binary, "--state-dir", state, "append", f"claude-{SID}", "--text", "x"])
+            dt, rc = spawn([binary, "--state-dir", state, "append", f"claude-{OTHER_SID}", "--text", "x"])
             assert rc == 0, "append failed"
             appends.append(dt)
         # The imports after the hook, and their state dirs removed only at
@@ -129,6 +140,11 @@ def main():
             assert rc == 0, "import failed"
             imports.append(dt)
             settle(state_i)
+        # Every hook call added a turn to the one chain: no retry branch.
+        branches = subprocess.run(["git", "-C", os.path.join(state, "sessions", f"claude-{SID}"),
+                                   "for-each-ref", "--format=%(refname)", "refs/heads"],
+                                  env=isolated_env(), capture_output=True, text=True, check=True).stdout.split()
+        assert branches == ["refs/heads/main"], f"the hook's session forked: {branches}"
         log = os.path.join(state, "git-session-hooks.log")
         assert not os.path.exists(log), open(log).read()
         f, im, hk, apd = (median_ms(x) for x in (floor, imports, hooks, appends))
