@@ -96,7 +96,7 @@ Subcommands of \fBgit-session\fR(1) compose through files on disk under advisory
 <state>/sync/queue\-<remote>              refs a push has yet to get confirmed
 <state>/sync/sync.lock                   one push, fetch or remote change at a time
 .fi
-Session ids are 1\-128 characters of [A\-Za\-z0\-9._\-], not starting with . or \-, not \fIprojects\fR. Project ids are \fIdefault\fR or \fIproj_\fR followed by hex.
+Session ids are 1\-128 characters of [A\-Za\-z0\-9._\-], not starting with . or \-, and none of \fIprojects\fR, \fIindex.json\fR, \fIindex.journal\fR, \fIlocations.json\fR in any case (the names \fIsessions/\fR holds beside its sessions). Project ids are \fIdefault\fR or \fIproj_\fR followed by hex.
 .SH "SESSION REPOSITORY"
 .TP
 \fImeta.json\fR

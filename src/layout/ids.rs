@@ -30,14 +30,30 @@ fn check_charset(what: &'static str, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// A session id: 1–128 of `[A-Za-z0-9._-]`, not starting with `.`/`-`, not `projects`.
+/// The names `sessions/` holds beside its session directories (SPEC §1,
+/// the reference store's §1.2): a session of one of these names would take
+/// a registry's place. Compared without regard to ASCII case, as a file
+/// system that ignores case (macOS's default) compares them.
+const RESERVED_SESSION_IDS: [&str; 4] =
+    ["projects", "index.json", "index.journal", "locations.json"];
+
+/// Whether `name` is one of [`RESERVED_SESSION_IDS`] (in any case).
+pub fn is_reserved_session_id(name: &str) -> bool {
+    RESERVED_SESSION_IDS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
+}
+
+/// A session id: 1–128 of `[A-Za-z0-9._-]`, not starting with `.`/`-`, not
+/// one of [`RESERVED_SESSION_IDS`] in any case.
 pub fn session_id(id: &str) -> Result<()> {
     check_charset("session id", id)?;
-    if id == "projects" {
+    if is_reserved_session_id(id) {
         return Err(Error::InvalidId {
             what: "session id",
             value: id.into(),
-            reason: "`projects` is reserved",
+            reason: "it is the name of `sessions/projects/` or of a registry file in `sessions/` \
+                     (`index.json`, `index.journal`, `locations.json`), in any case",
         });
     }
     Ok(())
@@ -98,7 +114,14 @@ mod tests {
 
     #[test]
     fn session_ids() {
-        for ok in ["a", "s1", "A.b_c-d", &"x".repeat(128)] {
+        for ok in [
+            "a",
+            "s1",
+            "A.b_c-d",
+            "index.json2",
+            "projects-x",
+            &"x".repeat(128),
+        ] {
             session_id(ok).unwrap();
         }
         for bad in [
@@ -109,6 +132,10 @@ mod tests {
             "..",
             "../x",
             "projects",
+            "Projects",
+            "index.json",
+            "INDEX.JOURNAL",
+            "locations.json",
             "sp ace",
             "é",
             &"x".repeat(129),

@@ -204,6 +204,22 @@ pub fn check_state(
             {
                 continue;
             }
+            // A session made under a name that is now reserved (an older
+            // version allowed `index.json`, `Index.json`, …): no command
+            // finds it any more, so it is named here, not passed over.
+            if crate::layout::ids::is_reserved_session_id(&name)
+                && crate::layout::paths::is_session_dir(&e.path())
+            {
+                add(
+                    &mut out,
+                    "invalid_session_dir",
+                    e.path(),
+                    format!("a session under `{name}`, a name kept for the state dir's own files: no command reads it"),
+                    "rename the directory (and the `id` in its meta.json) to a valid session id, or move it out of the state dir".into(),
+                    false,
+                );
+                continue;
+            }
             if crate::layout::ids::session_id(&name).is_ok() && !known.contains(name.as_str()) {
                 add(
                     &mut out,

@@ -71,6 +71,39 @@ fn invalid_ids_are_usage_errors() {
     );
 }
 
+/// The files kept beside the session directories in `sessions/` are no
+/// session ids: a session made under one of their names took the
+/// registry's place, and every later command failed reading it. On a file
+/// system that ignores case (macOS's), `Index.json` is the same name.
+#[test]
+fn ids_that_name_the_registry_files_are_refused() {
+    let env = setup();
+    for id in [
+        "index.json",
+        "index.journal",
+        "locations.json",
+        "Index.JSON",
+        "LOCATIONS.json",
+        "Projects",
+    ] {
+        refused(&env, &["init", id], 2, "invalid session id");
+        refused(
+            &env,
+            &["append", id, "--create", "--text", "x"],
+            2,
+            "invalid session id",
+        );
+    }
+    // Names that only start or end like them are ids like any other.
+    env.ok(&["init", "index.json2"]);
+    env.ok(&["init", "my-locations.json"]);
+    let list = env.ok(&["list"]);
+    assert!(
+        list.contains("index.json2") && list.contains("my-locations.json"),
+        "{list}"
+    );
+}
+
 #[test]
 fn unknown_session() {
     let env = setup();

@@ -343,6 +343,13 @@ fn each_corruption_is_its_own_finding() {
     std::fs::create_dir_all(env.state().join("sessions/not-a-session")).unwrap();
     check("stray dir", "invalid_session_dir");
     std::fs::remove_dir_all(env.state().join("sessions/not-a-session")).unwrap();
+    // A session an older version made under a name now kept for the
+    // registry's files: no command finds it, so verify names it.
+    let reserved = env.state().join("sessions/Index.json");
+    std::fs::create_dir_all(reserved.join("history")).unwrap();
+    std::fs::write(reserved.join("meta.json"), br#"{"id":"Index.json"}"#).unwrap();
+    check("session under a reserved name", "invalid_session_dir");
+    std::fs::remove_dir_all(&reserved).unwrap();
     // --fix repairs what is safe; every node is still there.
     let before = env.history_files("s1");
     env.ok(&["verify", "--all", "--fix"]);
