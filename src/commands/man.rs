@@ -109,7 +109,7 @@ One compact JSON object per DAG node: id, created_at, seq (the sort key, unique)
 Scratch space; \fIworkdir/attachments/\fR holds files copied in by \fBappend \-\-attach\fR.
 .TP
 \fI.git/\fR
-Branch \fImain\fR, branches \fIretry\-<assistant id>\fR for retries, repo-local config pinned (no hooks, no signing, index.skipHash).
+Branch \fImain\fR, branches \fIretry\-<assistant id>\fR for retries (an id git cannot take in a branch name, with \fI..\fR or a final \fI.\fR or \fI.lock\fR, is made safe and given a 12\-digit tag of its SHA\-1: \fIretry\-r.1\-<tag>\fR for \fIr..1\fR), repo-local config pinned (no hooks, no signing, index.skipHash).
 .TP
 \fI.git/git\-session.lock\fR
 The session's advisory lock (flock): shared for readers, exclusive for writers. Never deleted.

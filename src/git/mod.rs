@@ -44,6 +44,42 @@ pub const DEFAULT_NAME: &str = "OpenProgram";
 pub const DEFAULT_EMAIL: &str = "openprogram@local";
 pub const MAIN: &str = "main";
 
+/// The retry branch named after node `id` (SPEC §2.3: `retry-<id>`). A
+/// node id may hold what a ref name may not (`..`, a final `.` or `.lock`):
+/// such an id is made safe (each run of dots one dot, final dots dropped, a
+/// final `.lock` made `_lock`) and a tag of its SHA-1 appended, so that two
+/// ids never share a branch and every machine names it alike.
+pub fn retry_branch(id: &str) -> String {
+    let plain = format!("retry-{id}");
+    if valid_ref_name(&format!("refs/heads/{plain}")) {
+        return plain;
+    }
+    let mut safe = String::with_capacity(id.len());
+    for c in id.chars() {
+        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '_'
+        };
+        if !(c == '.' && safe.ends_with('.')) {
+            safe.push(c);
+        }
+    }
+    while safe.ends_with('.') {
+        safe.pop();
+    }
+    if let Some(stem) = safe.strip_suffix(".lock") {
+        safe = format!("{stem}_lock");
+    }
+    let tag = &sha1_hex(id.as_bytes())[..12];
+    let named = format!("retry-{safe}-{tag}");
+    if valid_ref_name(&format!("refs/heads/{named}")) {
+        named
+    } else {
+        format!("retry-{tag}")
+    }
+}
+
 /// The SHA-1 of `bytes` in hex (a project id is derived from its path's).
 pub fn sha1_hex(bytes: &[u8]) -> String {
     let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
@@ -144,6 +180,29 @@ fn full_branch(name: &str) -> Result<FullName> {
 #[cfg(test)]
 pub(crate) mod tests {
     use std::path::Path;
+
+    #[test]
+    fn retry_branches_are_valid_ref_names_and_never_shared() {
+        assert_eq!(super::retry_branch("a_1b2c"), "retry-a_1b2c");
+        assert_eq!(super::retry_branch("x.y-z"), "retry-x.y-z");
+        let odd = [
+            "r..1", "r.1", "r1.", "r1", "x.lock", "x_lock", "x..lock", "y...", "a b", "é", "@{x",
+        ];
+        let names: Vec<String> = odd.iter().map(|id| super::retry_branch(id)).collect();
+        for (id, n) in odd.iter().zip(&names) {
+            assert!(
+                super::valid_ref_name(&format!("refs/heads/{n}")),
+                "{id}: {n}"
+            );
+            assert_eq!(*n, super::retry_branch(id), "{id}: the same every time");
+        }
+        let mut distinct = names.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        assert!(names[0].starts_with("retry-r.1-"), "{}", names[0]);
+        assert!(names[4].starts_with("retry-x_lock-"), "{}", names[4]);
+    }
 
     /// The git CLI, without the system's or the user's config.
     pub(crate) fn git(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -318,7 +318,7 @@ pub(super) fn land(plans: &mut [Planned], branch: Option<String>, tip: Option<Oi
             }),
             _ if p.retry_name.is_empty() => None,
             _ => Some(Landing {
-                branch: format!("retry-{}", p.retry_name),
+                branch: crate::git::retry_branch(&p.retry_name),
                 new: true,
             }),
         };

@@ -1328,7 +1328,7 @@ fn restore_ref(
             .find(|e| e.seq >= a && e.seq <= b && matches!(e.letter, 'a' | 'l'))
     });
     let base = match reply {
-        Some(e) => format!("retry-{}", e.id),
+        Some(e) => crate::git::retry_branch(&e.id),
         None => format!("retry-{}", info.id.to_hex_with_len(12)),
     };
     let mut name = base.clone();

@@ -199,6 +199,52 @@ fn a_retry_forks_a_branch_from_the_earlier_turn() {
     assert!(graph.contains("|/"), "{graph}");
 }
 
+/// Node ids may hold what a git ref name may not (`..`, a final `.` or
+/// `.lock`). A retry answered by such an id made `retry-<id>`, which git
+/// refuses: commit-turn failed with the turn's commit written and no branch
+/// to it, every later one too. The branch is now named after the id made
+/// safe, with a tag of the id so that two ids never share one; `verify
+/// --fix` names a lost tip the same way.
+#[test]
+fn a_retry_answered_by_an_id_git_cannot_take_as_a_branch_name_still_commits() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, _) = env.turn("s1", "first question", &[]);
+    env.turn("s1", "second question", &[]);
+    let mut branches = Vec::new();
+    for (k, reply) in ["r..1", "r2.lock", "r3.", "r..4.lock"].iter().enumerate() {
+        env.append(
+            "s1",
+            &["--text", &format!("second, take {k}"), "--predecessor", &a1],
+        );
+        env.append("s1", &["--role", "assistant", "--id", reply, "--text", "a"]);
+        let c = env.ok(&["commit-turn", "s1"]).trim().to_string();
+        let head = env.git("s1", &["symbolic-ref", "--short", "HEAD"]);
+        let head = head.trim().to_string();
+        assert!(head.starts_with("retry-r"), "{reply}: HEAD on {head}");
+        assert_eq!(env.git("s1", &["rev-parse", &head]).trim(), c, "{reply}");
+        env.git("s1", &["check-ref-format", &format!("refs/heads/{head}")]);
+        branches.push(head);
+    }
+    let mut distinct = branches.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), branches.len(), "{branches:?}");
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    // A lost tip is given back under the name the mirror gave it: the last
+    // retry's turn is in no other commit once its branch is gone.
+    let last = branches.last().unwrap();
+    env.git("s1", &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    env.git("s1", &["branch", "-D", last]);
+    let found = env.run(&["verify", "s1"]);
+    let found = String::from_utf8_lossy(&found.stdout);
+    assert!(found.contains(&format!("creates `{last}`")), "{found}");
+    env.ok(&["verify", "--fix", "s1"]);
+    let listed = env.git("s1", &["branch", "--list", last]);
+    assert_eq!(listed.trim_start_matches(['*', ' ']).trim(), last);
+}
+
 #[test]
 fn packed_refs_are_read_as_loose_ones_are() {
     // A `git gc` run by hand packs the refs (background maintenance keeps
