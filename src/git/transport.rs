@@ -3,7 +3,9 @@
 //! system config apply, as they do for git (credentials, ssh,
 //! `url.<base>.insteadOf`); what would run a program from a repository's
 //! config is forced off on the command line, and the `ext::` transport,
-//! which runs a command named in the URL, is refused.
+//! which runs a command named in the URL, is refused, as is `fd::`, which
+//! would wait for good on file descriptors nobody hands it (a URL edited
+//! into the remotes registry by hand meets both here).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -18,6 +20,7 @@ pub fn git(dir: &Path) -> Command {
         dir,
         &[
             "protocol.ext.allow=never",
+            "protocol.fd.allow=never",
             // Not `transfer.`: over `file://` it would reach the receiving
             // side of a push too (the remote's own config decides there).
             "fetch.fsckObjects=true",

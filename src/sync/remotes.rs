@@ -110,8 +110,15 @@ pub fn check_url(url: &str) -> Result<()> {
     if url.contains(['\n', '\r', '\0']) {
         return bad("it holds a line break");
     }
-    if url.to_ascii_lowercase().starts_with("ext::") {
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("ext::") {
         return bad("the `ext::` transport runs a command and is refused");
+    }
+    if lower.starts_with("fd::") {
+        return bad(
+            "the `fd::` transport talks over file descriptors its caller hands it, \
+             and git-session has none to hand: git would wait for good",
+        );
     }
     Ok(())
 }

@@ -627,6 +627,42 @@ fn remote_commands_refuse_bad_input() {
     assert_eq!(env.ok(&["remote", "list"]), "");
 }
 
+/// git's `fd::` transport talks over file descriptors its caller hands it;
+/// git-session hands it none, and a fetch or push to `fd::3` waited for
+/// good, holding the sync lock. It is refused when given, and a registry
+/// edited to hold it fails at once.
+#[test]
+fn the_fd_transport_is_refused_and_never_waited_on() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    for url in ["fd::3", "FD::0,1"] {
+        let err = env.fails(&["remote", "add", "o", url], 2);
+        assert!(err.contains("usage::remote_url"), "{url}: {err}");
+        let err = env.fails(&["clone", url], 2);
+        assert!(err.contains("usage::remote_url"), "{url}: {err}");
+    }
+    assert_eq!(env.ok(&["remote", "list"]), "");
+    let remotes = env.state().join("sync").join("remotes.json");
+    std::fs::create_dir_all(remotes.parent().unwrap()).unwrap();
+    std::fs::write(&remotes, r#"{"origin": {"url": "fd::3"}}"#).unwrap();
+    for verb in ["fetch", "push"] {
+        let child = env
+            .cmd()
+            .arg(verb)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = crate::env::wait_within(child, &verb, std::time::Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{verb}: {err}");
+        assert!(err.contains("sync::transport"), "{verb}: {err}");
+    }
+    verify_all(&env);
+}
+
 /// A link planted where a fetched session's project directory goes is not
 /// written through.
 #[test]
