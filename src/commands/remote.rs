@@ -139,12 +139,9 @@ pub fn remote(ctx: &Ctx, args: RemoteArgs) -> Result<u8> {
         }
         RemoteCommand::Remove { name } => {
             remotes::check_name(&name)?;
-            let removed =
-                remotes::update(&ctx.state, ctx.locks, |r| Ok(r.remove(&name).is_some()))?;
-            if !removed {
+            if !remove(ctx, &name)? {
                 return Err(no_remote(ctx, &name));
             }
-            let _ = std::fs::remove_file(ctx.state.push_queue(&name));
             ctx.out
                 .record(&records::RemoteRemoved { name: name.clone() });
             ctx.out.note(format!("removed remote `{name}`"));
@@ -168,11 +165,13 @@ fn no_remote(ctx: &Ctx, name: &str) -> Error {
     )
 }
 
-fn add(ctx: &Ctx, name: &str, url: &str) -> Result<()> {
+/// Register remote `name` at `url`; true when it was not there before (a
+/// remote already there with the same URL is taken as it is).
+fn add(ctx: &Ctx, name: &str, url: &str) -> Result<bool> {
     remotes::update(&ctx.state, ctx.locks, |r| {
         if let Some(old) = r.get(name) {
             if remotes::url(old) == Some(url) {
-                return Ok(());
+                return Ok(false);
             }
             return Err(Error::refused(
                 "sync::remote_exists",
@@ -188,8 +187,18 @@ fn add(ctx: &Ctx, name: &str, url: &str) -> Result<()> {
         let mut row = serde_json::Map::new();
         row.insert("url".into(), url.into());
         r.insert(name.to_string(), row);
-        Ok(())
+        Ok(true)
     })
+}
+
+/// Unregister remote `name`, and its queue of refs a push has yet to get
+/// confirmed; false when there was none.
+fn remove(ctx: &Ctx, name: &str) -> Result<bool> {
+    let removed = remotes::update(&ctx.state, ctx.locks, |r| Ok(r.remove(name).is_some()))?;
+    if removed {
+        let _ = std::fs::remove_file(ctx.state.push_queue(name));
+    }
+    Ok(removed)
 }
 
 /// The remote and the sessions of `push`'s and `fetch`'s arguments: the
@@ -394,11 +403,18 @@ pub fn clone(ctx: &Ctx, args: CloneArgs) -> Result<u8> {
     remotes::check_url(&args.url)?;
     let url = remotes::absolute(&args.url)?;
     remotes::check_not_ours(&ctx.state, &url)?;
-    add(ctx, &args.name, &url)?;
+    let added = add(ctx, &args.name, &url)?;
     ctx.out.note(format!(
         "cloning sessions from `{}` into `{}`",
         url,
         ctx.state.root.display()
     ));
-    run_fetch(ctx, &args.name, &url, &Selection::All, None)
+    let result = run_fetch(ctx, &args.name, &url, &Selection::All, None);
+    // The remote could not be reached (its one `git fetch` failed, before
+    // any session was looked at): the remote this clone registered goes
+    // again, and the state dir is as it was.
+    if added && matches!(&result, Err(Error::Refused(p)) if p.code == "sync::transport") {
+        let _ = remove(ctx, &args.name);
+    }
+    result
 }

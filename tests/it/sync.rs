@@ -627,6 +627,34 @@ fn remote_commands_refuse_bad_input() {
     assert_eq!(env.ok(&["remote", "list"]), "");
 }
 
+/// A clone whose remote cannot be reached leaves the state dir as it found
+/// it: the remote it registered for the fetch is gone again, so a clone
+/// with the URL put right is not refused for the remote the typo left.
+/// A remote that was there before is kept.
+#[test]
+fn a_clone_that_reaches_nothing_leaves_no_remote_behind() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, url) = bare_remote(&a, "remote.git");
+    a.ok(&["init", "s1"]);
+    a.turn("s1", "one", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push", "origin"]);
+    let typo = format!("{url}-typo");
+    let err = b.fails(&["clone", &typo], 1);
+    assert!(err.contains("sync::transport"), "{err}");
+    assert_eq!(b.ok(&["remote", "list"]), "");
+    b.ok(&["clone", &url]);
+    assert_eq!(conversation(&a, "s1"), conversation(&b, "s1"));
+    // The remote named by a clone that then fails is the user's: kept.
+    let err = b.fails(&["clone", "--name", "mirror", &typo], 1);
+    assert!(err.contains("sync::transport"), "{err}");
+    b.ok(&["remote", "add", "mirror", &typo]);
+    b.fails(&["clone", "--name", "mirror", &typo], 1);
+    assert!(b.ok(&["remote", "list"]).contains("mirror"));
+    verify_all(&b);
+}
+
 /// git's `fd::` transport talks over file descriptors its caller hands it;
 /// git-session hands it none, and a fetch or push to `fd::3` waited for
 /// good, holding the sync lock. It is refused when given, and a registry
