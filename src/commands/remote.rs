@@ -100,7 +100,9 @@ pub struct FetchArgs {
 /// session.
 ///
 /// The state dir is `--state-dir` (or the usual one); it may exist, but
-/// must not have a remote `origin` already.
+/// must not have a remote of that name with another URL. When the remote
+/// cannot be reached, the remote is not kept either: run the command again
+/// with the URL put right.
 #[derive(Debug, clap::Args)]
 pub struct CloneArgs {
     /// The remote's URL (a relative path is kept as an absolute one)
