@@ -38,6 +38,15 @@ const GIT_BUSY_CODE: &str = "project::git_busy";
 /// How long an agent commit waits for git's `index.lock` in a project.
 const GIT_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// What differs from HEAD in a project's tree ([`UserRepo::dirty`]).
+#[derive(Debug, Default)]
+pub struct Dirty {
+    /// The paths, `/`-separated.
+    pub paths: BTreeSet<String>,
+    /// Names that are not UTF-8, their bytes escaped (for messages only).
+    pub not_utf8: Vec<String>,
+}
+
 pub struct UserRepo {
     pub repo: gix::Repository,
     pub root: PathBuf,
@@ -84,7 +93,9 @@ pub fn init_with_baseline(path: &Path, time: f64) -> Result<UserRepo> {
         repo,
         root: path.to_path_buf(),
     };
-    let files: Vec<String> = me.dirty()?.into_iter().collect();
+    // A name that is not UTF-8 stays out of the baseline: it is dirty at
+    // every turn's start until the user names it anew.
+    let files: Vec<String> = me.dirty()?.paths.into_iter().collect();
     let empty = me
         .repo
         .write_object(gix::objs::Tree::empty())
@@ -123,8 +134,10 @@ impl UserRepo {
     }
 
     /// Every path that differs from HEAD: modified, staged, deleted,
-    /// untracked (one by one), never ignored ones.
-    pub fn dirty(&self) -> Result<BTreeSet<String>> {
+    /// untracked (one by one), never ignored ones. A name that is not UTF-8
+    /// is in `not_utf8` (shown with its bytes escaped), not in `paths`:
+    /// nothing here can commit it, and no lossy spelling of it is a path.
+    pub fn dirty(&self) -> Result<Dirty> {
         let err = |e: gix::Error| Error::git("read the status", &self.root, e);
         let iter = self
             .repo
@@ -134,10 +147,16 @@ impl UserRepo {
             .index_worktree_rewrites(None)
             .into_iter(Vec::<BString>::new())
             .map_err(err)?;
-        let mut out = BTreeSet::new();
+        let mut out = Dirty::default();
         for item in iter {
             let item = item.map_err(|e| Error::git("read the status", &self.root, e))?;
-            out.insert(item.location().to_str_lossy().into_owned());
+            let location = item.location();
+            match location.to_str() {
+                Ok(p) => {
+                    out.paths.insert(p.to_owned());
+                }
+                Err(_) => out.not_utf8.push(format!("{:?}", location.as_bstr())),
+            }
         }
         Ok(out)
     }

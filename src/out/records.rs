@@ -211,7 +211,9 @@ pub struct ProjectCommit {
     pub paths: Vec<String>,
     /// Why there is no commit: `no_baseline`, `path_missing`, `state_dir`,
     /// `not_a_repo`, `detached_head`, `merge_in_progress`, `dirty_tree`,
-    /// `no_changes`, `hook_refused`, `file_changing` (a file over 8 MiB
+    /// `no_changes`, `path_not_utf8` (the agent's changes hold a file name
+    /// that is not UTF-8, which no commit here can carry), `hook_refused`,
+    /// `file_changing` (a file over 8 MiB
     /// changed while it was read), `head_moved` (the branch moved while
     /// the commit was made: a commit of the user's) or `git_busy` (git held
     /// the index, `index.lock`, for more than 2 s); null when committed.

@@ -307,12 +307,20 @@ pub fn baseline(state: &StateDir, project: &Project, time: f64) -> Result<Value>
         repo.recover_index_locks(false);
     }
     let (head, branch) = repo.head()?;
-    let dirty: Vec<String> = repo.dirty()?.into_iter().collect();
-    Ok(json!({
+    let dirty = repo.dirty()?;
+    let mut baseline = json!({
         "project_id": project.id, "path": path, "head": head.map(|h| h.to_string()),
-        "branch": branch, "dirty": dirty, "at": time,
-    }))
+        "branch": branch, "dirty": dirty.paths, "at": time,
+    });
+    if !dirty.not_utf8.is_empty() {
+        baseline["dirty_not_utf8"] = json!(dirty.not_utf8);
+    }
+    Ok(baseline)
 }
+
+/// The skip reason when the agent's changes hold a file name that is not
+/// UTF-8.
+pub const NOT_UTF8: &str = "path_not_utf8";
 
 /// The agent commit a turn will make, or why not.
 pub enum Decision {
@@ -357,26 +365,33 @@ pub fn decide(
     // An agent commit killed midway (the caller holds the project's lock):
     // finished or undone before the tree is compared with HEAD.
     repo.recover_index_locks(false);
-    let before: BTreeSet<String> = b
-        .get("dirty")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect();
+    let listed = |key: &str| -> BTreeSet<String> {
+        b.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    let before = listed("dirty");
     let now = repo.dirty()?;
     let paths: Vec<String> = if declared.is_empty() {
-        if !before.is_empty() {
+        if !before.is_empty() || !listed("dirty_not_utf8").is_empty() {
             return Ok(Decision::Skip("dirty_tree"));
         }
-        now.into_iter().collect()
+        // A change under a name that is not UTF-8 cannot be committed here:
+        // a commit without it would not be the turn's changes.
+        if !now.not_utf8.is_empty() {
+            return Ok(Decision::Skip(NOT_UTF8));
+        }
+        now.paths.into_iter().collect()
     } else {
         if declared.iter().any(|d| before.contains(d)) {
             return Ok(Decision::Skip("dirty_tree"));
         }
         declared
             .iter()
-            .filter(|d| now.contains(*d))
+            .filter(|d| now.paths.contains(*d))
             .cloned()
             .collect()
     };

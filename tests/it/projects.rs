@@ -297,6 +297,39 @@ fn a_directory_without_a_repository_gets_one_with_a_baseline() {
     let _ = pid;
 }
 
+/// A file name that is not UTF-8 (a Latin-1 name an agent's tool wrote)
+/// was left out of the agent commit without a word, and the note counted
+/// it among the commit's paths: a commit that says it holds the turn's
+/// changes and does not. The turn now makes no agent commit and says why
+/// (`path_not_utf8`), its changes left in the tree; and a tree holding such
+/// a name before the turn is a dirty tree.
+#[test]
+fn a_file_name_that_is_not_utf8_is_no_commit_left_short() {
+    use std::os::unix::ffi::OsStrExt;
+    let (env, dir, pid) = turn_writing_helper();
+    let latin = dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
+    std::fs::write(&latin, "latin-1\n").unwrap();
+    let head = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    let err = turn(&env, &[]);
+    assert!(err.contains("path_not_utf8"), "{err}");
+    assert_eq!(reply_metadata(&env, &pid)["skipped"], "path_not_utf8");
+    assert_eq!(env.git_ok(&dir, &["rev-parse", "HEAD"]), head);
+    assert!(latin.exists() && dir.join("helper.rs").exists());
+    // The name is still there when the next turn begins: the tree is dirty.
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("more.rs"), "\n").unwrap();
+    let err = turn(&env, &[]);
+    assert!(err.contains("dirty_tree"), "{err}");
+    assert_eq!(env.git_ok(&dir, &["rev-parse", "HEAD"]), head);
+    // Declared paths are committed, whatever else the tree holds.
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("declared.rs"), "\n").unwrap();
+    turn(&env, &["--project-paths", "declared.rs"]);
+    let files = env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files, "declared.rs\n");
+    env.assert_clean("s1");
+}
+
 #[test]
 fn skip_reasons_are_recorded() {
     let env = TestEnv::new();
