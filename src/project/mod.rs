@@ -18,9 +18,18 @@ use crate::layout::{SessionDir, StateDir, atomic, ids};
 
 /// Register `path` (an existing directory); the id is stable per path.
 /// A project directory is the user's: never the state dir, anything inside
-/// it or holding it, nor a session repository (SPEC §4). `canon` is
-/// canonical.
+/// it or holding it, nor a session repository (SPEC §4), nor a path that
+/// is not UTF-8. `canon` is canonical.
 pub fn refuse_ours(state: &StateDir, canon: &Path) -> Result<()> {
+    // The registry, shared with the Python store, holds paths as JSON text:
+    // a lossy spelling would name a directory that does not exist.
+    if canon.to_str().is_none() {
+        return Err(Error::refused(
+            "project::path_not_utf8",
+            format!("`{}` cannot be a project: its path is not UTF-8", canon.display()),
+            Some("the project registry holds paths as text; rename the directory (or the one above it that is not UTF-8)".into()),
+        ));
+    }
     let root = std::fs::canonicalize(&state.root).unwrap_or_else(|_| state.root.clone());
     let why = if canon.starts_with(&root) {
         Some("it is inside the state directory")

@@ -297,6 +297,38 @@ fn a_directory_without_a_repository_gets_one_with_a_baseline() {
     let _ = pid;
 }
 
+/// A project directory whose path is not UTF-8 was registered under a
+/// lossy spelling of it, a path that does not exist: the project was
+/// `path_missing` from the start. The registry (shared with the Python
+/// store) holds paths as JSON text, so such a directory is refused, for
+/// `project add` and for `relocate` alike.
+#[test]
+fn a_project_path_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let latin = env.tmp.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir_all(&latin).unwrap();
+    let mut add = env.cmd();
+    add.args(["project", "add"]).arg(&latin);
+    let out = add.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("project::path_not_utf8"), "{err}");
+    assert!(!env.state().join("projects/projects.json").exists());
+    let (_, pid) = env.project("work", &[]);
+    let before = std::fs::read(env.state().join("projects/projects.json")).unwrap();
+    let mut relocate = env.cmd();
+    relocate.args(["relocate", &pid]).arg(&latin);
+    let out = relocate.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("project::path_not_utf8"), "{err}");
+    assert_eq!(
+        std::fs::read(env.state().join("projects/projects.json")).unwrap(),
+        before
+    );
+}
+
 /// A file name that is not UTF-8 (a Latin-1 name an agent's tool wrote)
 /// was left out of the agent commit without a word, and the note counted
 /// it among the commit's paths: a commit that says it holds the turn's
