@@ -403,10 +403,22 @@ fn settings_file(a: &InstallArgs) -> Result<PathBuf> {
 fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
     let exe = std::env::current_exe().io("find", "this program")?;
     let state = std::path::absolute(&ctx.state.root).io("resolve", &ctx.state.root)?;
+    // A settings file is JSON text: a lossy spelling of either path would
+    // name another program or another state dir, and the agent's hooks
+    // would record every conversation where the user never looks.
+    fn text<'a>(p: &'a std::path::Path, what: &str) -> Result<&'a str> {
+        p.to_str().ok_or_else(|| {
+            Error::refused(
+                "hook::path_not_utf8",
+                format!("{what} `{}` is not UTF-8, and a settings file holds text", p.display()),
+                Some("use a state dir (and install the program) under a path that is UTF-8; nothing was written".into()),
+            )
+        })
+    }
     Ok(format!(
         "{} --state-dir {} hook {}",
-        settings::shell_word(&exe.to_string_lossy()),
-        settings::shell_word(&state.to_string_lossy()),
+        settings::shell_word(text(&exe, "this program's path")?),
+        settings::shell_word(text(&state, "the state dir")?),
         agent.source()
     ))
 }

@@ -43,6 +43,37 @@ fn ours(settings: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// A state dir whose path is not UTF-8 went into the hook's command under
+/// a lossy spelling: the agent's hooks would have recorded every
+/// conversation into another directory, made for the purpose, and the
+/// user's own state dir would have had none of them. A settings file is
+/// JSON text, so such a path is refused and nothing is written.
+#[test]
+fn install_refuses_a_state_dir_it_cannot_name_in_a_settings_file() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let proj = env.tmp.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let state = env.tmp.path().join(std::ffi::OsStr::from_bytes(b"st\xe9"));
+    for agent in ["claude-code", "codex"] {
+        let mut c = std::process::Command::new(crate::env::BIN);
+        env.isolate(&mut c);
+        c.arg("--state-dir").arg(&state);
+        c.args([
+            "hook",
+            "install",
+            agent,
+            "--project",
+            proj.to_str().unwrap(),
+        ]);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{agent}: {err}");
+        assert!(err.contains("hook::path_not_utf8"), "{agent}: {err}");
+    }
+    assert!(!proj.join(".claude").exists() && !proj.join(".codex").exists());
+}
+
 #[test]
 fn install_keeps_every_other_key_and_hook_and_twice_is_a_no_op() {
     let env = TestEnv::new();
