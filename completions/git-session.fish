@@ -74,7 +74,7 @@ complete -c git-session -n "__fish_git_session_needs_command" -f -a "help" -d 'P
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l agent -d 'Agent id stored in meta.json' -r
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l title -d 'Title (a title given here counts as typed by the user)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l source -d 'Where the session comes from: cli, web, tui, a channel name…' -r
-complete -c git-session -n "__fish_git_session_using_subcommand init" -l workdir -d 'Working directory of the agent, stored as `work_dir`' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l workdir -d 'Working directory of the agent, stored as `work_dir` (UTF-8: meta.json holds it as text)' -r -f -a "(__fish_complete_directories)"
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l project -d 'Bind to a project: its id, name, or a directory (registered on the fly)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l lock-timeout -d 'Seconds to wait for a busy lock' -r

@@ -27,9 +27,9 @@ pub struct InitArgs {
     /// Where the session comes from: cli, web, tui, a channel name…
     #[arg(long, value_name = "S")]
     pub source: Option<String>,
-    /// Working directory of the agent, stored as `work_dir`
-    #[arg(long, value_name = "PATH")]
-    pub workdir: Option<std::path::PathBuf>,
+    /// Working directory of the agent, stored as `work_dir` (UTF-8: meta.json holds it as text)
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::DirPath)]
+    pub workdir: Option<String>,
     /// Bind to a project: its id, name, or a directory (registered on the fly)
     #[arg(long, value_name = "ID|PATH")]
     pub project: Option<String>,
@@ -42,10 +42,7 @@ impl InitArgs {
             agent_id: self.agent.clone(),
             title: self.title.clone(),
             source: self.source.clone(),
-            work_dir: self
-                .workdir
-                .as_ref()
-                .map(|p| p.to_string_lossy().into_owned()),
+            work_dir: self.workdir.clone(),
             project: None,
         }
     }

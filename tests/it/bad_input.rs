@@ -104,6 +104,24 @@ fn ids_that_name_the_registry_files_are_refused() {
     );
 }
 
+/// `init --workdir` stored a lossy spelling of a path that is not UTF-8 in
+/// meta.json's `work_dir`: another directory than the agent's. It is now
+/// a usage error, nothing made.
+#[test]
+fn a_workdir_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = setup();
+    let before = tree_bytes(&env.state());
+    let mut c = env.cmd();
+    c.args(["init", "s2", "--workdir"])
+        .arg(std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9"));
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(tree_bytes(&env.state()), before);
+    env.ok(&["init", "s2", "--workdir", "/tmp/caf\u{e9}"]);
+    assert_eq!(env.meta("s2")["work_dir"], "/tmp/caf\u{e9}");
+}
+
 #[test]
 fn unknown_session() {
     let env = setup();
