@@ -139,15 +139,16 @@ fn request(line: &str) -> std::result::Result<(Vec<String>, Vec<u8>), String> {
 }
 
 /// The outer global flags, as arguments that come before a request's own
-/// (its own win: `args_override_self`).
-fn outer_flags(g: &GlobalArgs) -> Vec<String> {
-    let mut v = vec!["git-session".to_string(), "--json".to_string()];
+/// (its own win: `args_override_self`). The state dir goes on as it was
+/// given: a lossy spelling of a path that is not UTF-8 is another directory.
+fn outer_flags(g: &GlobalArgs) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = vec!["git-session".into(), "--json".into()];
     if let Some(d) = &g.state_dir {
         v.push("--state-dir".into());
-        v.push(d.to_string_lossy().into_owned());
+        v.push(d.clone().into_os_string());
     }
     v.push("--lock-timeout".into());
-    v.push(g.lock_timeout.to_string());
+    v.push(g.lock_timeout.to_string().into());
     if g.no_wait {
         v.push("--no-wait".into());
     }
@@ -201,8 +202,8 @@ fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: String) -> u8 {
         )
     };
     let mut full = outer_flags(g);
-    full.extend(argv);
-    let parsed = Cli::parse_with(parser, full.into_iter().map(Into::into).collect());
+    full.extend(argv.into_iter().map(Into::into));
+    let parsed = Cli::parse_with(parser, full);
     let cli = match parsed {
         // A page, a script, a schema, or another batch: not records.
         Ok(c)

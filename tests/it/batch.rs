@@ -783,3 +783,47 @@ fn a_batch_whose_input_cannot_be_read_stops_with_one_error() {
         .unwrap();
     assert!(err.contains("cannot read requests from"), "{err}");
 }
+
+/// A batch passed its outer `--state-dir` on to each request as a lossy
+/// string: under a state dir whose path is not UTF-8, every request wrote
+/// into another directory (its name with U+FFFD), made for the purpose,
+/// while one-shot commands wrote into the one given. The path is now
+/// passed on as it is.
+#[test]
+fn a_batch_writes_into_the_state_dir_it_was_given_whatever_its_name() {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let state = env.tmp.path().join(std::ffi::OsStr::from_bytes(b"st\xe9"));
+    let mut c = std::process::Command::new(crate::env::BIN);
+    env.isolate(&mut c);
+    let mut child = c
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("batch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"argv": ["append", "s1", "--create", "--text", "hi"]}}"#
+    )
+    .unwrap();
+    drop(stdin);
+    let out = crate::env::wait_within(child, &"batch", std::time::Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(state.join("sessions/s1/meta.json").is_file());
+    let made: Vec<_> = std::fs::read_dir(env.tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.as_bytes().starts_with(b"st"))
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+}
