@@ -406,7 +406,7 @@ fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
     // A settings file is JSON text: a lossy spelling of either path would
     // name another program or another state dir, and the agent's hooks
     // would record every conversation where the user never looks.
-    fn text<'a>(p: &'a std::path::Path, what: &str) -> Result<&'a str> {
+    fn utf8<'a>(p: &'a std::path::Path, what: &str) -> Result<&'a str> {
         p.to_str().ok_or_else(|| {
             Error::refused(
                 "hook::path_not_utf8",
@@ -417,8 +417,8 @@ fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
     }
     Ok(format!(
         "{} --state-dir {} hook {}",
-        settings::shell_word(text(&exe, "this program's path")?),
-        settings::shell_word(text(&state, "the state dir")?),
+        settings::shell_word(utf8(&exe, "this program's path")?),
+        settings::shell_word(utf8(&state, "the state dir")?),
         agent.source()
     ))
 }

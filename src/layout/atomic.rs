@@ -170,6 +170,22 @@ pub fn refuse_unsafe(path: &Path) -> Result<()> {
     }
 }
 
+/// The bytes of a file of the layout that may not exist yet (`None`), its
+/// directory and itself checked first by [`refuse_unsafe`]: never read
+/// through a link or from a special file (a link to `/dev/zero` would be
+/// read until memory ran out, a FIFO would block the reader).
+pub fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>> {
+    if let Some(dir) = path.parent() {
+        refuse_unsafe(dir)?;
+    }
+    refuse_unsafe(path)?;
+    match read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).io("read", path),
+    }
+}
+
 /// Write `bytes` to `path` atomically.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with_mode(path, bytes, 0o644)

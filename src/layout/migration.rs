@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 
 use super::StateDir;
 
@@ -28,23 +28,11 @@ pub fn journal_path(state: &StateDir) -> PathBuf {
     state.sessions().join(".migration").join("journal.json")
 }
 
-/// The journal's bytes (`None`: no migration under way). Never read
-/// through a link or from a special file, as its directory is never
-/// written through one: a link to `/dev/zero` would be read until memory
-/// ran out.
+/// The journal's bytes (`None`: no migration under way), never read through
+/// a link or from a special file, as its directory is never written through
+/// one.
 fn journal_bytes(state: &StateDir) -> Result<Option<Vec<u8>>> {
-    let path = journal_path(state);
-    for p in [
-        path.parent().expect("journal.json is in .migration/"),
-        &path,
-    ] {
-        super::atomic::refuse_unsafe(p)?;
-    }
-    match super::atomic::read(&path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).io("read", path),
-    }
+    super::atomic::read_if_present(&journal_path(state))
 }
 
 pub fn read_journal(state: &StateDir) -> Result<Journal> {

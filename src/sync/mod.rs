@@ -378,14 +378,10 @@ pub fn queued(state: &StateDir, remote: &str) -> Result<usize> {
 }
 
 /// The queue of refs still to push: `<id> <remote ref>` per line. Never
-/// read through a link or from a special file (a link to `/dev/zero` would
-/// be read until memory ran out).
+/// read through a link or from a special file.
 fn read_queue(path: &Path) -> Result<Vec<(String, Oid)>> {
-    atomic::refuse_unsafe(path)?;
-    let bytes = match atomic::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).io("read", path),
+    let Some(bytes) = atomic::read_if_present(path)? else {
+        return Ok(Vec::new());
     };
     Ok(String::from_utf8_lossy(&bytes)
         .lines()

@@ -19,12 +19,8 @@ pub fn url(row: &Map<String, Value>) -> Option<&str> {
 
 pub fn read(state: &StateDir) -> Result<Remotes> {
     let path = state.remotes_json();
-    atomic::refuse_unsafe(&state.sync_dir())?;
-    atomic::refuse_unsafe(&path)?;
-    let bytes = match atomic::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Remotes::new()),
-        Err(e) => return Err(e).io("read", path),
+    let Some(bytes) = atomic::read_if_present(&path)? else {
+        return Ok(Remotes::new());
     };
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(m)) => Ok(m
