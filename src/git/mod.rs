@@ -44,6 +44,22 @@ pub const DEFAULT_NAME: &str = "OpenProgram";
 pub const DEFAULT_EMAIL: &str = "openprogram@local";
 pub const MAIN: &str = "main";
 
+/// The last second git dates a commit with everywhere (9999-12-31T23:59:59Z).
+pub const LAST_COMMIT_SECOND: i64 = 253_402_300_799;
+
+/// The seconds a commit dated `time` (unix seconds, as a node's
+/// `created_at`) is written with: within 1970 to 9999. A node's time is the
+/// agent's or a transcript's word: before 1970 git's `fsck` refuses the
+/// commit (`badDate`), and so does any remote that checks what it is sent,
+/// so every later `push` of the session would fail; past 9999 git prints
+/// no date. The node keeps its own time; only the commit's is held in range.
+pub fn commit_seconds(time: f64) -> i64 {
+    if time.is_nan() {
+        return 0;
+    }
+    (time.floor() as i64).clamp(0, LAST_COMMIT_SECOND)
+}
+
 /// The retry branch named after node `id` (SPEC §2.3: `retry-<id>`). A
 /// node id may hold what a ref name may not (`..`, a final `.` or `.lock`):
 /// such an id is made safe (each run of dots one dot, final dots dropped, a
@@ -180,6 +196,18 @@ fn full_branch(name: &str) -> Result<FullName> {
 #[cfg(test)]
 pub(crate) mod tests {
     use std::path::Path;
+
+    #[test]
+    fn commit_dates_stay_within_what_git_takes() {
+        use super::{LAST_COMMIT_SECOND, commit_seconds};
+        assert_eq!(commit_seconds(1_796_000_000.75), 1_796_000_000);
+        assert_eq!(commit_seconds(-2_208_988_800.0), 0);
+        assert_eq!(commit_seconds(-0.5), 0);
+        assert_eq!(commit_seconds(f64::NAN), 0);
+        assert_eq!(commit_seconds(f64::NEG_INFINITY), 0);
+        assert_eq!(commit_seconds(1e300), LAST_COMMIT_SECOND);
+        assert_eq!(commit_seconds(f64::INFINITY), LAST_COMMIT_SECOND);
+    }
 
     #[test]
     fn retry_branches_are_valid_ref_names_and_never_shared() {

@@ -78,7 +78,7 @@ fn agent_sig(name: &str, email: &str, time: f64) -> gix::actor::Signature {
         name: name.into(),
         email: email.into(),
         time: gix::date::Time {
-            seconds: time.floor() as i64,
+            seconds: super::commit_seconds(time),
             offset: 0,
         },
     }

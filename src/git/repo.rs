@@ -207,7 +207,7 @@ impl SessionRepo {
             name,
             email,
             time: gix::date::Time {
-                seconds: time.floor() as i64,
+                seconds: super::commit_seconds(time),
                 offset: 0,
             },
         }

@@ -348,7 +348,10 @@ pub(crate) fn lead(items: &mut [Item], mut leading: Vec<Line>) -> Vec<Line> {
     }
 }
 
-/// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`).
+/// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`),
+/// for the years 0 to 9999 that RFC 3339 names: `None` for any other (a
+/// transcript's `+275760-09-13T…` or an eighteen-digit year would overflow
+/// the arithmetic below) and for a field out of its range.
 pub fn timestamp(s: &str) -> Option<f64> {
     let s = s.strip_suffix('Z').unwrap_or(s);
     let (date, time) = s.split_once('T')?;
@@ -360,6 +363,15 @@ pub fn timestamp(s: &str) -> Option<f64> {
         t.next()?.parse::<i64>().ok()?,
     );
     let sec: f64 = t.next()?.parse().ok()?;
+    let in_range = (0..=9999).contains(&y)
+        && (1..=12).contains(&m)
+        && (1..=31).contains(&dd)
+        && (0..=24).contains(&h)
+        && (0..=59).contains(&mi)
+        && (0.0..61.0).contains(&sec);
+    if !in_range {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);

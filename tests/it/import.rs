@@ -376,6 +376,38 @@ fn an_import_names_what_it_cannot_use() {
     env.assert_clean(SESSION);
 }
 
+/// A transcript's times outside what git dates (a clock set wrong, a year
+/// too large to compute with): the nodes keep what can be read, the records
+/// keep it all, and every commit has a date `git fsck --strict` takes.
+#[test]
+fn transcript_times_git_cannot_date_still_make_a_clean_repository() {
+    let env = TestEnv::new();
+    let mut t = Transcript::two_turns();
+    let u2 = t.lines.iter().position(|l| l["uuid"] == "u2").unwrap();
+    for (i, l) in t.lines.iter_mut().enumerate() {
+        if l.get("timestamp").is_some() {
+            l["timestamp"] = json!(if i < u2 {
+                "1900-01-01T00:00:00.000Z"
+            } else {
+                "99999999999999999-01-01T00:00:00.000Z"
+            });
+        }
+    }
+    let file = t.write(&env.tmp.path().join("claude"), "");
+    import(&env, &file);
+    env.assert_clean(SESSION);
+    assert_eq!(env.ok(&["verify", SESSION]), "");
+    assert_eq!(
+        env.git(SESSION, &["log", "--format=%at %ct %s"]),
+        "0 0 turn 2: Thanks! Now add a test.\n0 0 turn 1: Fix the bug in main.rs\n0 0 session init\n"
+    );
+    assert_eq!(
+        node(&env, SESSION, "000001-u-u-u1.json")["created_at"],
+        -2208988800.0
+    );
+    assert_eq!(rebuilt(&env, SESSION), t.lines, "every record as it was");
+}
+
 #[test]
 fn a_grown_transcript_adds_only_its_new_turns() {
     let env = TestEnv::new();

@@ -79,6 +79,41 @@ fn uncommitted_turns_are_found_then_backfilled_with_their_times() {
     );
 }
 
+/// Nodes dated before 1970 or past 9999 (a clock set wrong, a hand-written
+/// node, another program's import) keep their times; their turn's commit is
+/// dated within what git takes. A negative date is one `git fsck --strict`
+/// refuses (`badDate`), and so would any remote that checks what it is
+/// pushed, so every `push` of the session would fail.
+#[test]
+fn turns_dated_outside_what_git_dates_are_committed_with_a_date_it_takes() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    for node in [
+        r#"{"id":"n1","role":"user","output":"hi","created_at":-2208988800}"#,
+        r#"{"id":"n2","role":"assistant","output":"ok","created_at":-2208988700.5}"#,
+        r#"{"id":"n3","role":"user","output":"later","created_at":1e300}"#,
+        r#"{"id":"n4","role":"assistant","output":"ok","created_at":1e300}"#,
+    ] {
+        let file = env.tmp.path().join("node.json");
+        std::fs::write(&file, node).unwrap();
+        let mut c = env.cmd();
+        c.args(["append", "s1", "--json-node"])
+            .stdin(std::fs::File::open(&file).unwrap());
+        env.ok_cmd(c);
+    }
+    env.ok(&["backfill", "s1"]);
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    assert_eq!(
+        env.git("s1", &["log", "-2", "--format=%at %ct %s"]),
+        "253402300799 253402300799 turn 2: later\n0 0 turn 1: hi\n"
+    );
+    let n1 =
+        std::fs::read_to_string(env.session_dir("s1").join("history/000001-u-n1.json")).unwrap();
+    let n1: serde_json::Value = serde_json::from_str(&n1).unwrap();
+    assert_eq!(n1["created_at"], -2208988800.0, "the node keeps its time");
+}
+
 /// A turn at work (`begin-turn`, or the Python store between its writes
 /// and its `git add -A && git commit`) has nodes no commit holds yet: a
 /// note, not a problem, and `--fix` leaves them to the turn's own commit
