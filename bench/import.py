@@ -17,6 +17,13 @@ then measures, medians:
           which is not a transcript that grew by one turn.
 and prints the ratios (targets: import within 10x the floor, hook within 3x append).
 
+A hook creates about twenty files (its nodes, the turn's objects, the
+index), an append two: while creating a file costs many times its usual (on
+ext4 without a journal, for minutes after thousands of files were removed,
+as the last run's cleanup removes its own), the hook's ratio reads high. So
+the run prints what a create cost at the start, right before the hooks and
+at the end.
+
 Usage: bench/import.py [--bin PATH] [--records 2000] [--hook-mb 3] [--runs 5] [--dir DIR]
 """
 
@@ -117,6 +124,11 @@ def main():
         with open(event, "w") as f:
             json.dump({"session_id": SID, "transcript_path": big_path, "cwd": "/home/me/proj",
                        "hook_event_name": "Stop", "stop_hook_active": False}, f)
+        # What a create costs, again, right before the hooks and at the end:
+        # on ext4 without a journal it can change by ten times within a run
+        # (see create_floor_us), and the hook creates ten times the files
+        # an append does.
+        create_hooks = create_floor_us(root)
         hooks, appends = [], []
         for i in range(args.runs):
             with open(big_path, "a") as f:
@@ -149,7 +161,8 @@ def main():
         assert not os.path.exists(log), open(log).read()
         f, im, hk, apd = (median_ms(x) for x in (floor, imports, hooks, appends))
         print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}; "
-              f"creating a file here {create:.0f}us")
+              f"creating a file here {create:.0f}us, {create_hooks:.0f}us before the hooks, "
+              f"{create_floor_us(root):.0f}us at the end")
         print(f"floor (python3 reads + json.loads):   {f:8.1f} ms")
         print(f"import (fresh session, {turns} commits): {im:8.1f} ms   {im / f:5.1f}x the floor (target <= 10x)")
         print(f"hook on a {big_size / 1e6:.1f} MB transcript grown by 1 turn: {hk:6.1f} ms   "
