@@ -15,6 +15,9 @@ then measures, medians:
           Not to the hook's own session: a node appended there becomes its
           head, and every later hook call would fork a retry branch from it,
           which is not a transcript that grew by one turn.
+  by hand: the same turn through one-shot commands (four `append`s and a
+          `commit-turn`) to a third session of the same size: what the hook
+          replaces.
 and prints the ratios (targets: import within 10x the floor, hook within 3x append).
 
 A hook creates about twenty files (its nodes, the turn's objects, the
@@ -47,6 +50,15 @@ from common import built, create_floor_us, isolated_env, spawn
 SID = "11111111-2222-3333-4444-555555555555"
 # The session the reference appends go to.
 OTHER_SID = "99999999-2222-3333-4444-555555555555"
+# The session the same turn goes to through one-shot commands.
+BY_HAND_SID = "88888888-2222-3333-4444-555555555555"
+# A turn of the transcript as an agent harness records it one command at a
+# time: its four nodes, then its commit.
+BY_HAND = (["append", "{s}", "--text", "question"],
+           ["append", "{s}", "--role", "assistant", "--text", "Let me read the file first."],
+           ["append", "{s}", "--role", "tool", "--name", "Read", "--input", "{{}}", "--text", "fn main() {{}}"],
+           ["append", "{s}", "--role", "assistant", "--text", "Fixed."],
+           ["commit-turn", "{s}"])
 
 
 # A create dearer than this: the disk is still in the six minutes after a
@@ -126,11 +138,13 @@ def main():
         os.makedirs(os.path.dirname(big_path))
         write(big_path, big)
         big_size = os.path.getsize(big_path)
-        other_path = os.path.join(root, "other", f"{OTHER_SID}.jsonl")
-        os.makedirs(os.path.dirname(other_path))
-        write(other_path, [dict(r, sessionId=OTHER_SID) for r in big])
+        copies = []
+        for sid in (OTHER_SID, BY_HAND_SID):
+            copies.append(os.path.join(root, sid, f"{sid}.jsonl"))
+            os.makedirs(os.path.dirname(copies[-1]))
+            write(copies[-1], [dict(r, sessionId=sid) for r in big])
         state = os.path.join(root, "state-hook")
-        for p in (big_path, other_path):
+        for p in [big_path] + copies:
             dt, rc = spawn([binary, "--state-dir", state, "import", "claude-code", p])
             assert rc == 0, f"import of {p} failed"
         settle(state)
@@ -149,7 +163,7 @@ def main():
                   f"(--no-settle: don't)", file=sys.stderr, flush=True)
             time.sleep(SETTLE_S)
             settled = f" (then {SETTLE_S}s waited: {create_floor_us(root):.0f}us)"
-        hooks, appends = [], []
+        hooks, appends, by_hand = [], [], []
         for i in range(args.runs):
             with open(big_path, "a") as f:
                 for r in transcript(1, big_turns + i):
@@ -161,6 +175,13 @@ def main():
             dt, rc = spawn([binary, "--state-dir", state, "append", f"claude-{OTHER_SID}", "--text", "x"])
             assert rc == 0, "append failed"
             appends.append(dt)
+            t = 0.0
+            for argv in BY_HAND:
+                dt, rc = spawn([binary, "--state-dir", state] + [a.format(s=f"claude-{BY_HAND_SID}") for a in argv])
+                assert rc == 0, f"{argv[0]} failed"
+                t += dt
+            by_hand.append(t)
+            settle(state)
         # The imports after the hook, and their state dirs removed only at
         # the end: on a disk whose file creates slow down for minutes after
         # many files were deleted (this VM's ext4), removing them between
@@ -179,7 +200,7 @@ def main():
         assert branches == ["refs/heads/main"], f"the hook's session forked: {branches}"
         log = os.path.join(state, "git-session-hooks.log")
         assert not os.path.exists(log), open(log).read()
-        f, im, hk, apd = (median_ms(x) for x in (floor, imports, hooks, appends))
+        f, im, hk, apd, bh = (median_ms(x) for x in (floor, imports, hooks, appends, by_hand))
         print(f"transcript: {len(records)} records, {turns} turns, {size / 1e6:.1f} MB; medians of {args.runs}; "
               f"creating a file here {create:.0f}us, {create_hooks:.0f}us before the hooks{settled}, "
               f"{create_floor_us(root):.0f}us at the end")
@@ -187,6 +208,8 @@ def main():
         print(f"import (fresh session, {turns} commits): {im:8.1f} ms   {im / f:5.1f}x the floor (target <= 10x)")
         print(f"hook on a {big_size / 1e6:.1f} MB transcript grown by 1 turn: {hk:6.1f} ms   "
               f"{hk / apd:5.1f}x a one-shot append ({apd:.1f} ms; target <= 3x)")
+        print(f"the same turn by one-shot commands (4 appends, commit-turn): {bh:6.1f} ms   "
+              f"the hook {hk / bh:4.2f}x that")
 
 
 def settle(state):
