@@ -410,12 +410,17 @@ pub struct Outcome {
 /// must not hold the agent up.
 fn open_transcript(path: &Path) -> std::io::Result<std::fs::File> {
     let f = atomic::open_read(path)?;
-    if f.metadata()?.is_file() {
+    let kind = f.metadata()?.file_type();
+    if kind.is_file() {
         Ok(f)
     } else {
         Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, socket or device): not read",
+            if kind.is_dir() {
+                "a directory, not a transcript: not read"
+            } else {
+                "not a regular file (a FIFO, socket or device): not read"
+            },
         ))
     }
 }

@@ -1044,6 +1044,14 @@ fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
     let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
     assert_eq!(log.matches("not a regular file").count(), 2, "{log}");
     assert_eq!(env.ok(&["list"]), "");
+    // A directory is named as one.
+    let dir = env.tmp.path().join("claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": dir});
+    assert_eq!(hook(&env, &event).status.code(), Some(0));
+    let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
+    assert!(log.contains("a directory, not a transcript"), "{log}");
+    assert_eq!(log.matches("not a regular file").count(), 2, "{log}");
 }
 
 /// `env`'s session is the one a single import of `full` makes: the same
