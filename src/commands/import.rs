@@ -36,6 +36,9 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// session; a FIFO, socket or device named on the command line is not read,
 /// and counts as failed (exit 1), as does a transcript whose session id is
 /// taken by a session no import of this agent made (`append --create`).
+/// With no path, an agent whose default directory does not exist has
+/// nothing to import: exit 1, before anything is read; so does a
+/// `--project` that is not registered.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// Whose transcripts
@@ -56,8 +59,30 @@ pub struct ImportArgs {
 }
 
 pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
+    // One `--project` for every transcript: checked once, before any is read.
+    if let Some(p) = &args.project {
+        crate::project::get(&ctx.state, p)?;
+    }
     let roots = if args.paths.is_empty() {
-        vec![args.agent.default_root()?]
+        let root = args.agent.default_root()?;
+        // The agent's own place, not a path the user gave: its absence is
+        // an answer (this agent has kept nothing here), not an I/O fault.
+        if std::fs::symlink_metadata(&root).is_err() {
+            return Err(crate::error::Error::refused(
+                "import::no_default_transcripts",
+                format!(
+                    "no {} transcripts to import: `{}`, where {} keeps them, does not exist",
+                    args.agent.name(),
+                    root.display(),
+                    args.agent.name()
+                ),
+                Some(format!(
+                    "name the transcripts or a directory of them: `git-session import {} PATH…`",
+                    args.agent.source()
+                )),
+            ));
+        }
+        vec![root]
     } else {
         args.paths.clone()
     };

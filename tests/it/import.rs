@@ -679,6 +679,46 @@ fn transcript_ids_that_change_into_one_node_id_stay_two_nodes() {
 /// by hand with `append --create`) is never added to: its nodes and the
 /// transcript's would read as one conversation. The import fails naming
 /// it, and so does a hook (logged); nothing is written.
+/// With no path, an agent that has kept nothing in its place is an answer
+/// (exit 1, what to do), not an I/O fault; a `--project` that does not
+/// exist is refused once, before any transcript is read.
+#[test]
+fn an_import_with_nothing_to_read_or_nowhere_to_bind_says_so_once() {
+    let env = TestEnv::new();
+    let err = env.fails(&["import", "claude-code"], 1);
+    assert!(
+        err.contains("no Claude Code transcripts to import"),
+        "{err}"
+    );
+    assert!(err.contains(".claude/projects"), "{err}");
+    assert!(err.contains("import::no_default_transcripts"), "{err}");
+    let out = env
+        .cmd()
+        .env("CODEX_HOME", env.tmp.path().join("no-codex"))
+        .args(["import", "codex"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no Codex transcripts to import"), "{err}");
+    let dir = env.tmp.path().join("claude");
+    let file = Transcript::two_turns().write(&dir, "");
+    let other = file.with_file_name("22222222-2222-3333-4444-555555555555.jsonl");
+    std::fs::copy(&file, &other).unwrap();
+    let err = env.fails(
+        &[
+            "import",
+            "claude-code",
+            dir.to_str().unwrap(),
+            "--project",
+            "nope",
+        ],
+        1,
+    );
+    assert_eq!(err.matches("no project `nope`").count(), 1, "{err}");
+    assert_eq!(env.ok(&["list"]), "", "nothing imported");
+}
+
 #[test]
 fn an_import_never_adds_to_a_session_it_did_not_make() {
     let env = TestEnv::new();
