@@ -67,7 +67,8 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
         let root = args.agent.default_root()?;
         // The agent's own place, not a path the user gave: its absence is
         // an answer (this agent has kept nothing here), not an I/O fault.
-        if std::fs::symlink_metadata(&root).is_err() {
+        if std::fs::symlink_metadata(&root).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
             return Err(crate::error::Error::refused(
                 "import::no_default_transcripts",
                 format!(
