@@ -54,9 +54,7 @@ pub const LAST_COMMIT_SECOND: i64 = 253_402_300_799;
 /// so every later `push` of the session would fail; past 9999 git prints
 /// no date. The node keeps its own time; only the commit's is held in range.
 pub fn commit_seconds(time: f64) -> i64 {
-    if time.is_nan() {
-        return 0;
-    }
+    // `as` saturates, and takes NaN to 0.
     (time.floor() as i64).clamp(0, LAST_COMMIT_SECOND)
 }
 

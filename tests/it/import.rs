@@ -675,10 +675,6 @@ fn transcript_ids_that_change_into_one_node_id_stay_two_nodes() {
     assert_eq!(rebuilt(&env, SESSION), t.lines);
 }
 
-/// A session of the transcript's name that no import made (here one made
-/// by hand with `append --create`) is never added to: its nodes and the
-/// transcript's would read as one conversation. The import fails naming
-/// it, and so does a hook (logged); nothing is written.
 /// With no path, an agent that has kept nothing in its place is an answer
 /// (exit 1, what to do), not an I/O fault; a `--project` that does not
 /// exist is refused once, before any transcript is read.
@@ -719,6 +715,10 @@ fn an_import_with_nothing_to_read_or_nowhere_to_bind_says_so_once() {
     assert_eq!(env.ok(&["list"]), "", "nothing imported");
 }
 
+/// A session of the transcript's name that no import made (here one made
+/// by hand with `append --create`) is never added to: its nodes and the
+/// transcript's would read as one conversation. The import fails naming
+/// it, and so does a hook (logged); nothing is written.
 #[test]
 fn an_import_never_adds_to_a_session_it_did_not_make() {
     let env = TestEnv::new();
