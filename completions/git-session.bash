@@ -424,7 +424,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__append)
-            opts="-q -h -V --role --id --predecessor --caller --name --text --file --json-node --input --attach --create --agent --title --source --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-q -h -V --role --id --predecessor --regenerate --caller --name --text --file --json-node --input --attach --create --agent --title --source --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2903,7 +2903,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__show)
-            opts="-q -h -V --at --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-q -h -V --at --full --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -136,6 +136,9 @@ pub struct NewNode {
     pub id: Option<String>,
     /// `None`: default; `Some(None)`: explicitly no predecessor.
     pub predecessor: Option<Option<String>>,
+    /// An assistant reply that answers the head's turn's user message again
+    /// (a sibling of that turn's first reply), instead of continuing the head.
+    pub regenerate: bool,
     pub caller: Option<String>,
     pub name: Option<String>,
     pub input: Value,
@@ -215,6 +218,35 @@ impl Known<'_> {
             .or_else(|| self.catalog.latest(letters))
     }
 
+    fn get(&self, id: &str) -> Option<Entry> {
+        match self.added_ids.contains(id) {
+            true => self.added.iter().rev().find(|e| e.id == id).cloned(),
+            false => self.catalog.get(id),
+        }
+    }
+
+    /// The user message that starts the turn `head` is in: `head`'s
+    /// predecessor chain walked back to its first top-level user node.
+    fn turn_start(&self, history: &Path, head: &str) -> Result<Option<String>> {
+        let mut id = head.to_string();
+        // A chain is at most as long as the session; a cycle someone wrote
+        // into the files ends the walk.
+        for _ in 0..=self.catalog.len() + self.added.len() {
+            let Some(entry) = self.get(&id) else {
+                return Ok(None);
+            };
+            let node = crate::layout::history::read_node(history, &entry)?;
+            if node.starts_turn() {
+                return Ok(Some(node.id));
+            }
+            match node.predecessor {
+                Some(p) if !p.is_empty() && p != ROOT => id = p,
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
     fn has_first(&self, letters: &str, except: &str) -> bool {
         self.added
             .iter()
@@ -285,16 +317,46 @@ fn append_one(
         None => String::new(),
     };
     let top_level = caller.is_empty() || caller == ROOT;
+    // The head, as far as it is a node of this session (a head another
+    // program left pointing at nothing is no predecessor).
+    let head = meta
+        .head_id()
+        .filter(|h| *h != ROOT && known.contains(h))
+        .map(str::to_owned);
     let predecessor = match new.predecessor {
         Some(p) => p,
+        None if new.regenerate => {
+            if new.role != "llm" || !top_level {
+                return Err(Error::usage(
+                    "usage::regenerate",
+                    "`--regenerate` is for a top-level assistant reply",
+                    Some("give `--role assistant` without `--caller`".into()),
+                ));
+            }
+            let start = match &head {
+                Some(h) => known.turn_start(&history, h)?,
+                None => None,
+            };
+            Some(start.ok_or_else(|| {
+                refuse(
+                    "append::nothing_to_regenerate",
+                    "the head is in no turn: there is no user message to answer again".into(),
+                    "append the user message first, or name the node to answer with `--predecessor`",
+                )
+            })?)
+        }
         None if !top_level || new.role == "code" => None,
+        // A reply continues the conversation: after the turn's user message,
+        // or after the turn's previous reply (a tool call in between hangs
+        // off that reply by its caller and leaves the head where it was).
         None if new.role == "llm" => Some(
-            known
-                .latest("u")
-                .filter(|e| e.id != ROOT)
-                .map(|e| e.id.clone())
-                .or_else(|| meta.head_id().map(str::to_owned))
-                .unwrap_or_else(|| ROOT.to_string()),
+            head.or_else(|| {
+                known
+                    .latest("u")
+                    .filter(|e| e.id != ROOT)
+                    .map(|e| e.id.clone())
+            })
+            .unwrap_or_else(|| ROOT.to_string()),
         ),
         None => Some(
             meta.head_id()
@@ -504,7 +566,8 @@ mod tests {
         assert_eq!(user.predecessor.as_deref(), Some(ROOT));
         assert_eq!(reply.predecessor.as_deref(), Some(user.id.as_str()));
         assert_eq!(tool.caller, reply.id, "a tool's caller: the latest reply");
-        assert_eq!(last.predecessor.as_deref(), Some(user.id.as_str()));
+        // A reply after a tool call continues the reply before it.
+        assert_eq!(last.predecessor.as_deref(), Some(reply.id.as_str()));
         assert_eq!(meta.head_id(), Some(last.id.as_str()));
         // A second top-level user node needs a predecessor, in the same call too.
         let mut second = role("user");

@@ -39,9 +39,11 @@ impl Role {
 
 /// Append one node to a session's DAG.
 ///
-/// Defaults make scripting easy: a user node continues the head, an
-/// assistant node answers the latest user node, a tool node is called by
-/// the latest assistant node. Prints `<id> <seq>`.
+/// Defaults make scripting easy: a user node and an assistant node continue
+/// the head (the turn's user message, then its latest reply), a tool node is
+/// called by the latest assistant node and leaves the head where it is. A
+/// reply that answers the turn's user message again is `--regenerate`.
+/// Prints `<id> <seq>`.
 #[derive(Debug, clap::Args)]
 pub struct AppendArgs {
     /// Session id
@@ -52,9 +54,12 @@ pub struct AppendArgs {
     /// Node id [default: generated]
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
-    /// Previous node of the conversation; an earlier node starts a retry; `ROOT` for a first turn
+    /// Previous node of the conversation [default: the head]; an earlier node starts a retry; `ROOT` for a first turn
     #[arg(long, value_name = "ID")]
     pub predecessor: Option<String>,
+    /// An assistant reply that answers the turn's user message again: a sibling of the turn's first reply, committed on a retry branch
+    #[arg(long, conflicts_with = "predecessor")]
+    pub regenerate: bool,
     /// Node that invoked this one (for tool calls)
     #[arg(long, value_name = "ID")]
     pub caller: Option<String>,
@@ -272,6 +277,14 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
     if let Some(p) = &args.predecessor {
         node.predecessor = Some(Some(p.clone()));
     }
+    if args.regenerate && args.role != Role::Assistant && !args.json_node {
+        return Err(Error::usage(
+            "usage::regenerate",
+            "`--regenerate` is for an assistant reply",
+            Some("add `--role assistant`".into()),
+        ));
+    }
+    node.regenerate = args.regenerate;
     if let Some(c) = &args.caller {
         node.caller = Some(c.clone());
     }

@@ -116,12 +116,21 @@ The session's advisory lock (flock): shared for readers, exclusive for writers. 
 .TP
 \fI.git/git\-session/\fR
 \fIcatalog\fR and \fIcatalog.stamp\fR (a cache of history/ names), \fIsnapshot\fR (the commit the index mirrors, the turns since the last background \fBgit gc\fR, and the objects written since packing last started, with the loose ones' bytes), \fImaintenance.lock\fR (held by the background packing run, one at a time), \fIimport.lines\fR (how far each transcript an imported session holds was read: the first line no node holds, its byte offset, and the file; a JSON object keyed by transcript), \fIimport.uuids\fR (one row per Claude Code record the session holds: its uuid and the node it leads to, so that a grown transcript is read from its cursor on).
+.SH "THE DAG"
+The conversation is the chain of \fBconversational\fR nodes (top\-level user and assistant nodes) linked by \fIpredecessor\fR; tool nodes hang off the reply that called them by \fIcaller\fR and have no predecessor. \fIhead_id\fR in meta.json is the last conversational node: every conversational node appended with the head as its predecessor moves the head (as the Python store's \fIappend_message\fR does), a tool node does not. So a turn with a tool loop is one chain, user \(-> reply \(-> reply:
+.nf
+u1  user       "Fix the bug"               predecessor ROOT
+a1  assistant  "Let me look."              predecessor u1
+t1  tool       read {"path": "a.rs"}       caller a1
+a2  assistant  "Fixed it."                 predecessor a1
+.fi
+\fBappend\fR gives a user or assistant node the head as its predecessor and a tool node the latest reply as its caller. A fork is a node whose predecessor already has a conversational successor: a user message with \fB\-\-predecessor\fR an earlier node (a retry), or a reply with \fB\-\-regenerate\fR (its predecessor the head's turn's user message: a sibling of that turn's first reply, \fIa1\fR above). Each fork is a git branch (below).
 .SH "TURNS AND COMMITS"
 A turn starts at a top-level user node and holds every node appended after it up to the next one. Each turn is one commit whose tree is the whole session directory (temp files excluded); its parent is the commit of the turn that holds the new turn's predecessor. The message is
 .nf
 turn <N>: <first 60 chars of the user message>
 
-assistant: <first 80 chars of the reply>
+assistant: <first 80 chars of the turn's last reply that has text>
 tools: read, grep x 3, list
 
 [meta: turn took 12.3s, 18 tools, 4521 tokens]
@@ -130,7 +139,7 @@ Session: <id>
 Turn: <N>
 Nodes: <first seq>..<last seq>
 .fi
-with a \fIStatus: failed\fR trailer for a failed turn. Commit times are the nodes' own times, so \fBbackfill\fR is deterministic; a time before 1970 or after 9999, which git cannot date (\fBgit fsck\fR refuses a negative date, and so does a remote that checks what it is pushed), is held to the nearer end of that range in the commit, and the node keeps its own. Every fork of the DAG is a branch: a retried user message (\fBturn <N>:\fR on a new \fIretry\-<assistant id>\fR branch) and a regenerated reply, a second top\-level reply to one user message (\fBturn <N> (regenerated):\fR, its parent the parent of the turn it regenerates). A turn of a project session is one session commit too: the agent's commit in the project is made first (its trailers \fISession\fR, \fITurn\fR and \fINodes\fR name the session's nodes) and recorded in the turn's assistant node.
+with a \fIStatus: failed\fR trailer for a failed turn. \fItools:\fR names every tool node of the turn in first\-use order. \fI[meta: …]\fR holds the turn's duration (its first node to its last, or \fBcommit\-turn \-\-duration\fR), its tool count and its tokens, summed over its nodes from the first of these a node's metadata has: \fItokens\fR; \fIinput_tokens\fR + \fIoutput_tokens\fR; \fIusage.input_tokens\fR + \fIusage.output_tokens\fR (Claude Code's shape: cache reads and writes are not added); \fIusage.total_token_usage\fR (Codex's running total: the turn counts its last total's input + output minus the previous turn's on its chain, a total that started over counting whole); \fIusage.total_tokens\fR. \fBcommit\-turn \-\-tokens\fR overrides the sum. commit\-turn, batch, import, backfill and the hooks all write this one message. Commit times are the nodes' own times, so \fBbackfill\fR is deterministic; a time before 1970 or after 9999, which git cannot date (\fBgit fsck\fR refuses a negative date, and so does a remote that checks what it is pushed), is held to the nearer end of that range in the commit, and the node keeps its own. Every fork of the DAG is a branch: a retried user message (\fBturn <N>:\fR on a new \fIretry\-<assistant id>\fR branch) and a regenerated reply, a second top\-level reply to one user message (\fBturn <N> (regenerated):\fR, its parent the parent of the turn it regenerates). A turn of a project session is one session commit too: the agent's commit in the project is made first (its trailers \fISession\fR, \fITurn\fR and \fINodes\fR name the session's nodes) and recorded in the turn's assistant node.
 .SH "WHAT IS MIRRORED"
 Node files are immutable records: once committed, a node file stays byte\-identical to the commit that holds it. \fImeta.json\fR and the rest of the session directory are mutable metadata and scratch: changes between turns are normal and are committed with the next turn. \fBgit\-session\-verify\fR(1) checks the one against git and the other for sense, and keeps what \fB\-\-fix\fR replaced in \fI.git/git\-session/quarantine/\fR.
 .SH "A REMOTE"

@@ -13,7 +13,10 @@ use crate::layout::schema::{Meta, Node, ROOT};
 use crate::session;
 
 /// Print the conversation of a session as a person reads it: the branch that
-/// ends at the head (or at `--at`), with tool calls folded to one line each.
+/// ends at the head (or at `--at`), each reply followed by its tool calls
+/// (one line each, or whole with `--full`) and the agent's commit in the
+/// project (or why none was made), with records (a relocation, a
+/// compaction) where they happened.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     /// Session id
@@ -22,6 +25,10 @@ pub struct ShowArgs {
     /// next, branch, commit or node id) without moving anything
     #[arg(long, value_name = "TARGET")]
     pub at: Option<String>,
+    /// Tool calls whole: their input (as JSON) and their result; by default
+    /// a tool call is one line, its input and result cut to 60 characters
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// The branch ending at `tip`: conversation nodes root → tip, each followed by
@@ -46,6 +53,11 @@ pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>) -> Vec<(u64, &'a N
             callees.entry(n.caller.as_str()).or_default().push(n);
         }
     }
+    // Records (a relocation, a compaction) stand outside the conversation
+    // (caller ROOT, no predecessor): each is shown where its seq falls.
+    let mut records: Vec<&Node> = nodes.iter().filter(|n| is_record(n)).collect();
+    records.sort_by_key(|n| n.seq);
+    let mut records = records.into_iter().peekable();
     let mut out = Vec::new();
     let mut turn = 0;
     fn push<'a>(
@@ -65,15 +77,56 @@ pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>) -> Vec<(u64, &'a N
         }
     }
     for n in chain {
-        if n.is_root_marker() {
+        if n.is_root_marker() || is_record(n) {
             continue;
+        }
+        while let Some(r) = records.next_if(|r| r.seq < n.seq) {
+            out.push((turn, r));
         }
         if n.starts_turn() {
             turn += 1;
         }
         push(n, turn, &callees, &mut out, 0);
     }
+    out.extend(records.map(|r| (turn, r)));
     out
+}
+
+/// A record node: a tool node of a reserved name called by ROOT (SPEC §2.2).
+fn is_record(n: &Node) -> bool {
+    n.role == "code" && n.caller == ROOT && session::is_reserved_name(&n.name)
+}
+
+/// What `project_commit` in a reply's metadata says: the agent's commit in
+/// the project, or why none was made.
+fn project_commit_line(n: &Node) -> Option<String> {
+    let pc = n.metadata.get("project_commit")?;
+    let project = pc["project_id"].as_str().unwrap_or("?");
+    let project = crate::out::in_one_line(project);
+    if let Some(sha) = pc["sha"].as_str() {
+        let paths = pc["paths"].as_array().map_or(0, Vec::len);
+        return Some(format!(
+            "agent commit {} in project `{project}` ({paths} path{})",
+            crate::out::in_one_line(&session::cut(sha, 7)),
+            if paths == 1 { "" } else { "s" }
+        ));
+    }
+    let reason = pc["skipped"].as_str().unwrap_or("unknown");
+    Some(format!(
+        "no agent commit in project `{project}`: {}",
+        crate::out::in_one_line(reason)
+    ))
+}
+
+/// Print `text` as `{first}{its first line}` and the rest indented by
+/// `indent` + two spaces.
+fn print_text(ctx: &Ctx, first: &str, indent: &str, text: &str) {
+    let mut lines = text.lines();
+    ctx.out
+        .line(format!("{first}{}", lines.next().unwrap_or("")));
+    for l in lines {
+        ctx.out.line(format!("{indent}  {l}"));
+    }
 }
 
 pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
@@ -94,6 +147,13 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     if !meta.title().is_empty() {
         ctx.out
             .line(format!("# {}", crate::out::in_one_line(meta.title())));
+    }
+    let mut calls: HashMap<&str, Vec<&Node>> = HashMap::new();
+    for n in nodes
+        .iter()
+        .filter(|n| n.role == "code" && !n.is_top_level())
+    {
+        calls.entry(n.caller.as_str()).or_default().push(n);
     }
     let mut last_turn = 0;
     for (turn, n) in rows {
@@ -121,17 +181,43 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
             other => other.to_string(),
         };
         let indent = if n.is_top_level() { "" } else { "  " };
-        if n.role == "code" {
+        if is_record(n) {
+            ctx.out.line(format!(
+                "record: {}: {}",
+                n.name,
+                session::one_line(&n.text())
+            ));
+        } else if n.role == "code" && args.full {
+            let input = match &n.input {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(s) => s.clone(),
+                v => serde_json::to_string_pretty(v).expect("a value serializes"),
+            };
+            let inner = format!("{indent}  ");
+            ctx.out.line(format!("{indent}{who}: {}", n.name));
+            print_text(ctx, &format!("{inner}input: "), &inner, &input);
+            print_text(ctx, &format!("{inner}result: "), &inner, &n.text());
+        } else if n.role == "code" {
             ctx.out
                 .line(format!("{indent}{who}: {}", session::node_summary(n)));
         } else {
             let text = n.text();
-            let mut lines = text.lines();
-            ctx.out
-                .line(format!("{indent}{who}: {}", lines.next().unwrap_or("")));
-            for l in lines {
-                ctx.out.line(format!("{indent}  {l}"));
+            let calls: Vec<String> = calls
+                .get(n.id.as_str())
+                .map(|c| c.iter().map(|t| t.name.clone()).collect())
+                .unwrap_or_default();
+            if text.trim().is_empty() && !calls.is_empty() {
+                // A reply that only calls tools says so, not an empty line.
+                ctx.out.line(format!(
+                    "{indent}{who}: (calls {})",
+                    session::tool_summary(&calls)
+                ));
+            } else {
+                print_text(ctx, &format!("{indent}{who}: "), indent, &text);
             }
+        }
+        if let Some(line) = project_commit_line(n) {
+            ctx.out.line(format!("{indent}  {line}"));
         }
     }
     Ok(exit::OK)

@@ -245,8 +245,20 @@ pub(super) fn plan(
                 n => Some(Parent::Planned(n - 1)),
             },
         };
-        let mut parts =
-            MessageParts::from_nodes(session_id, turn, g.starts_turn, nodes, regenerated.as_ref());
+        let earlier = |id: &str| {
+            pending_by_id
+                .get(id)
+                .map(|n| (*n).clone())
+                .or_else(|| recorded.node(id))
+        };
+        let mut parts = MessageParts::from_nodes(
+            session_id,
+            turn,
+            g.starts_turn,
+            nodes,
+            regenerated.as_ref(),
+            &earlier,
+        );
         if gi == last_group {
             if let Some(m) = &opts.message {
                 let mut lines = m.splitn(2, '\n');

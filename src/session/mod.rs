@@ -211,12 +211,15 @@ pub struct MessageParts {
 impl MessageParts {
     /// Gather what the nodes of one group say. `regenerated` is the user
     /// message a regenerated reply answers (its group starts with the reply).
+    /// `earlier` finds a node of the session by id (committed or pending):
+    /// a running token total (Codex) counts from the one before the group.
     pub fn from_nodes(
         session: &str,
         turn: u64,
         starts_turn: bool,
         nodes: &[Node],
         regenerated: Option<&Node>,
+        earlier: &dyn Fn(&str) -> Option<Node>,
     ) -> Self {
         let subject = if starts_turn {
             one_line(nodes[0].text().lines().next().unwrap_or(""))
@@ -238,11 +241,14 @@ impl MessageParts {
             true => one_line(&format!("{}: {}", nodes[0].name, nodes[0].text())),
             false => subject,
         };
+        // The turn's answer: its last reply that says something (the first
+        // ones of a tool loop are often tool calls only).
         let reply = nodes
             .iter()
-            .find(|n| n.role == "llm" && n.is_top_level())
+            .rev()
+            .filter(|n| n.role == "llm" && n.is_top_level())
             .map(|n| one_line(&n.text()))
-            .filter(|s| !s.is_empty());
+            .find(|s| !s.is_empty());
         let tool_nodes: Vec<&Node> = nodes
             .iter()
             .filter(|n| n.role == "code" && !is_reserved_name(&n.name))
@@ -253,7 +259,7 @@ impl MessageParts {
             nodes.last().expect("a group is never empty"),
         );
         let duration = (nodes.len() > 1).then(|| (last.created_at - first.created_at).max(0.0));
-        let tokens: u64 = nodes.iter().filter_map(node_tokens).sum();
+        let tokens = turn_tokens(nodes, earlier);
         MessageParts {
             session: session.to_string(),
             turn,
@@ -266,7 +272,7 @@ impl MessageParts {
             tool_count: tool_nodes.len(),
             tools,
             duration,
-            tokens: (tokens > 0).then_some(tokens),
+            tokens,
             first_seq: first.seq.max(0) as u64,
             last_seq: last.seq.max(0) as u64,
             failed: false,
@@ -340,19 +346,94 @@ pub fn is_reserved_name(name: &str) -> bool {
     name == "project/relocate" || name.starts_with("context/")
 }
 
-fn node_tokens(n: &Node) -> Option<u64> {
-    let m = &n.metadata;
-    let get = |k: &str| m.get(k).and_then(serde_json::Value::as_u64);
-    get("tokens")
-        .or_else(|| match (get("input_tokens"), get("output_tokens")) {
+/// What a node says it cost, in the shapes agents write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Usage {
+    /// This node's own tokens.
+    Own(u64),
+    /// A running total of the whole session so far (Codex `token_count`).
+    Running(u64),
+}
+
+/// A node's token usage: `metadata.tokens`; `metadata.input_tokens` +
+/// `output_tokens` (the Python store's fields); `metadata.usage` as Claude
+/// Code writes it (`input_tokens` + `output_tokens`; cache reads and writes
+/// are not added); Codex's `token_count` info (`total_token_usage`: a
+/// running total, input + output); or a `usage.total_tokens`.
+fn node_usage(n: &Node) -> Option<Usage> {
+    use serde_json::Value;
+    fn sum(m: &Value) -> Option<u64> {
+        let get = |k: &str| m.get(k).and_then(Value::as_u64);
+        match (get("input_tokens"), get("output_tokens")) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        })
-        .or_else(|| {
-            m.get("usage")
-                .and_then(|u| u.get("total_tokens"))
-                .and_then(serde_json::Value::as_u64)
-        })
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        }
+    }
+    let m = &n.metadata;
+    if let Some(t) = m.get("tokens").and_then(Value::as_u64) {
+        return Some(Usage::Own(t));
+    }
+    let top = Value::Object(m.clone());
+    if let Some(t) = sum(&top) {
+        return Some(Usage::Own(t));
+    }
+    let usage = m.get("usage")?;
+    if let Some(total) = usage.get("total_token_usage") {
+        return sum(total).map(Usage::Running);
+    }
+    sum(usage)
+        .or_else(|| usage.get("total_tokens").and_then(Value::as_u64))
+        .map(Usage::Own)
+}
+
+/// The tokens of a group of nodes (`None`: none of them says): each
+/// top-level or tool node's own usage summed, plus, for a running total
+/// (Codex), the group's last total minus the last total before the group
+/// on its predecessor chain (a total smaller than that one started over,
+/// and counts whole).
+pub fn turn_tokens(nodes: &[Node], earlier: &dyn Fn(&str) -> Option<Node>) -> Option<u64> {
+    let mut own: Option<u64> = None;
+    let mut running: Option<(&Node, u64)> = None;
+    for n in nodes {
+        match node_usage(n) {
+            Some(Usage::Own(t)) => own = Some(own.unwrap_or(0).saturating_add(t)),
+            Some(Usage::Running(t)) => running = Some((n, t)),
+            None => {}
+        }
+    }
+    let Some((last, total)) = running else {
+        return own;
+    };
+    let ids: std::collections::HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    // The first node of the group with a running total: its chain back
+    // leads to the previous turn's.
+    let first = nodes
+        .iter()
+        .find(|n| matches!(node_usage(n), Some(Usage::Running(_))))
+        .unwrap_or(last);
+    let mut before = 0;
+    let mut cur = first.predecessor.clone();
+    // A walk of a few nodes (this turn's user message, the previous
+    // turn's reply); bounded against a cycle someone wrote into the files.
+    for _ in 0..4096 {
+        let Some(id) = cur.filter(|p| !p.is_empty() && p != crate::layout::schema::ROOT) else {
+            break;
+        };
+        let Some(n) = earlier(&id) else { break };
+        if !ids.contains(n.id.as_str())
+            && let Some(Usage::Running(t)) = node_usage(&n)
+        {
+            before = t;
+            break;
+        }
+        cur = n.predecessor.clone();
+    }
+    let share = if total >= before {
+        total - before
+    } else {
+        total
+    };
+    Some(own.unwrap_or(0).saturating_add(share))
 }
 
 /// `read, grep × 3, list`: names in first-use order with counts.
@@ -544,7 +625,8 @@ mod tests {
         let answered = std::collections::HashSet::from(["n1".to_string()]);
         let later = group_pending(&nodes[3..], &answered);
         assert!(later[0].regenerates);
-        let msg = MessageParts::from_nodes("s", 1, false, &nodes[3..5], Some(&nodes[0])).render();
+        let msg = MessageParts::from_nodes("s", 1, false, &nodes[3..5], Some(&nodes[0]), &|_| None)
+            .render();
         assert!(msg.starts_with("turn 1 (regenerated): "), "{msg}");
     }
 
@@ -557,7 +639,7 @@ mod tests {
             node(7, "code", "n5", "grep", "x", 103.0),
             node(8, "code", "n5", "grep", "x", 112.3),
         ];
-        let mut parts = MessageParts::from_nodes("s1", 2, true, &nodes, None);
+        let mut parts = MessageParts::from_nodes("s1", 2, true, &nodes, None, &|_| None);
         parts.tokens = Some(4521);
         let msg = parts.render();
         assert_eq!(
@@ -571,11 +653,92 @@ mod tests {
         assert!(t.holds_seq(6) && !t.holds_seq(9));
     }
 
+    /// A node with metadata, on a predecessor chain.
+    fn with_meta(
+        seq: i64,
+        role: &str,
+        pred: Option<&str>,
+        out: &str,
+        meta: serde_json::Value,
+    ) -> Node {
+        let mut n = mk(seq, role, "", pred);
+        n.output = out.into();
+        n.metadata = meta.as_object().cloned().unwrap_or_default();
+        n
+    }
+
+    /// A tool loop: the first reply only calls a tool, the last one answers.
+    /// `assistant:` is the answer; tokens are each reply's input + output
+    /// (Claude Code's `usage`, cache reads and writes not added).
+    #[test]
+    fn the_answer_and_the_tokens_of_a_tool_loop() {
+        let usage = |i: u64, o: u64| {
+            serde_json::json!({"usage": {"input_tokens": i, "output_tokens": o,
+                "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 700}})
+        };
+        let mut tool = node(3, "code", "n2", "read", "fn main() {}", 2.0);
+        tool.input = serde_json::json!({"path": "a.rs"});
+        let nodes = vec![
+            with_meta(
+                1,
+                "user",
+                Some("ROOT"),
+                "Fix the bug",
+                serde_json::json!({}),
+            ),
+            with_meta(2, "llm", Some("n1"), "", usage(100, 20)),
+            tool,
+            with_meta(
+                4,
+                "llm",
+                Some("n2"),
+                "Fixed it.\nDetails follow.",
+                usage(150, 30),
+            ),
+        ];
+        let msg = MessageParts::from_nodes("s", 1, true, &nodes, None, &|_| None).render();
+        assert_eq!(
+            msg,
+            "turn 1: Fix the bug\n\nassistant: Fixed it. Details follow.\ntools: read\n\n\
+             [meta: turn took 0.0s, 1 tool, 300 tokens]\n\nSession: s\nTurn: 1\nNodes: 1..4\n"
+        );
+    }
+
+    /// Codex's `token_count` carries running totals: a turn counts its last
+    /// total minus the previous turn's, never a sum of totals.
+    #[test]
+    fn a_running_total_counts_the_turns_share() {
+        let total = |i: u64, o: u64| {
+            serde_json::json!({"usage": {"total_token_usage": {"input_tokens": i,
+                "cached_input_tokens": 5, "output_tokens": o, "total_tokens": i + o},
+                "last_token_usage": {"input_tokens": 1, "output_tokens": 1}}})
+        };
+        let earlier = [
+            with_meta(1, "user", Some("ROOT"), "one", serde_json::json!({})),
+            with_meta(2, "llm", Some("n1"), "first", total(1000, 200)),
+        ];
+        let nodes = vec![
+            with_meta(3, "user", Some("n2"), "two", serde_json::json!({})),
+            with_meta(4, "llm", Some("n3"), "second", total(2500, 450)),
+        ];
+        let find = |id: &str| earlier.iter().chain(&nodes).find(|n| n.id == id).cloned();
+        assert_eq!(turn_tokens(&nodes, &find), Some(1500 + 250));
+        // The first turn counts from zero; a total that started over counts whole.
+        assert_eq!(turn_tokens(&earlier, &find), Some(1200));
+        let restarted = vec![
+            with_meta(3, "user", Some("n2"), "two", serde_json::json!({})),
+            with_meta(4, "llm", Some("n3"), "second", total(10, 5)),
+        ];
+        assert_eq!(turn_tokens(&restarted, &find), Some(15));
+        // No usage anywhere: no tokens.
+        assert_eq!(turn_tokens(&[mk(1, "user", "", Some("ROOT"))], &find), None);
+    }
+
     #[test]
     fn unknown_lines_are_left_out_and_subject_is_cut() {
         let long = "x".repeat(100);
         let nodes = vec![node(1, "user", "", "", &long, 1.0)];
-        let msg = MessageParts::from_nodes("s", 1, true, &nodes, None).render();
+        let msg = MessageParts::from_nodes("s", 1, true, &nodes, None, &|_| None).render();
         let subject = msg.lines().next().unwrap();
         assert_eq!(subject, format!("turn 1: {}", "x".repeat(60)));
         assert!(!msg.contains("assistant:") && !msg.contains("tools:") && !msg.contains("[meta"));

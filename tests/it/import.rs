@@ -29,7 +29,13 @@ impl Transcript {
         )
     }
 
-    fn record(&mut self, kind: &str, uuid: &str, parent: Option<&str>, extra: Value) -> &mut Self {
+    pub(crate) fn record(
+        &mut self,
+        kind: &str,
+        uuid: &str,
+        parent: Option<&str>,
+        extra: Value,
+    ) -> &mut Self {
         let mut r = json!({"type": kind, "uuid": uuid, "parentUuid": parent,
             "timestamp": self.ts(), "sessionId": SID, "cwd": "/home/me/proj",
             "version": "2.0.1", "isSidechain": false, "userType": "external"});
@@ -40,7 +46,7 @@ impl Transcript {
         self
     }
 
-    fn user(&mut self, uuid: &str, parent: Option<&str>, text: &str) -> &mut Self {
+    pub(crate) fn user(&mut self, uuid: &str, parent: Option<&str>, text: &str) -> &mut Self {
         self.record(
             "user",
             uuid,
@@ -50,7 +56,7 @@ impl Transcript {
     }
 
     /// One record of reply `msg` holding one content block.
-    fn reply(&mut self, uuid: &str, parent: &str, msg: &str, block: Value) -> &mut Self {
+    pub(crate) fn reply(&mut self, uuid: &str, parent: &str, msg: &str, block: Value) -> &mut Self {
         self.record(
             "assistant",
             uuid,
@@ -61,7 +67,13 @@ impl Transcript {
         )
     }
 
-    fn tool_result(&mut self, uuid: &str, parent: &str, call: &str, out: &str) -> &mut Self {
+    pub(crate) fn tool_result(
+        &mut self,
+        uuid: &str,
+        parent: &str,
+        call: &str,
+        out: &str,
+    ) -> &mut Self {
         self.record(
             "user",
             uuid,

@@ -25,4 +25,5 @@ mod registry;
 mod sync;
 mod timetravel;
 mod trust;
+mod turns;
 mod verify;

@@ -1,0 +1,693 @@
+//! A turn's record is what the agent did: a reply, a tool call and another
+//! reply are one chain and one commit; the commit message names the turn's
+//! answer, its tools and its tokens; `show` prints the whole turn; and one
+//! conversation fed through one-shot `append`s, `batch` and `import
+//! claude-code` is one DAG.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use crate::env::TestEnv;
+use crate::import::Transcript;
+
+/// The README's harness recipe for one turn: a reply, a tool call, another
+/// reply. Returns the ids (user, first reply, tool, last reply).
+fn recipe(env: &TestEnv, s: &str) -> [String; 4] {
+    let u = env.append(s, &["--create", "--text", "Fix the bug", "--source", "cli"]);
+    let a1 = env.append(
+        s,
+        &[
+            "--role",
+            "assistant",
+            "--name",
+            "m",
+            "--text",
+            "Let me look.",
+        ],
+    );
+    let t = env.append(
+        s,
+        &[
+            "--role",
+            "tool",
+            "--name",
+            "read",
+            "--input",
+            r#"{"path": "a.rs"}"#,
+            "--text",
+            "fn main() {}",
+        ],
+    );
+    let a2 = env.append(
+        s,
+        &["--role", "assistant", "--name", "m", "--text", "Fixed it."],
+    );
+    [u, a1, t, a2]
+}
+
+/// A node file of session `s` by node id.
+fn node_by_id(env: &TestEnv, s: &str, id: &str) -> Value {
+    let file = env
+        .history_files(s)
+        .into_iter()
+        .find(|f| f.ends_with(&format!("-{id}.json")))
+        .unwrap_or_else(|| panic!("no node {id}"));
+    crate::import::node(env, s, &file)
+}
+
+fn branches(env: &TestEnv, s: &str) -> Vec<String> {
+    env.git(
+        s,
+        &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+/// `show` with the turn headers' local times taken out.
+fn shown(env: &TestEnv, args: &[&str]) -> String {
+    env.ok(args)
+        .lines()
+        .map(|l| match l.split_once(" · ") {
+            Some((head, _)) if l.starts_with("── turn") => head.to_string(),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The recipe records one turn, one commit, on `main`: the second reply
+/// continues the first (the tool hangs off the first by its caller), no
+/// retry branch, and `show` lists the tool call between the two replies.
+#[test]
+fn the_readme_recipe_is_one_turn_one_commit_on_main() {
+    let env = TestEnv::new();
+    let [u, a1, t, a2] = recipe(&env, "s1");
+    env.ok(&["commit-turn", "s1", "--duration", "3"]);
+    assert_eq!(node_by_id(&env, "s1", &a1)["predecessor"], u.as_str());
+    assert_eq!(node_by_id(&env, "s1", &t)["caller"], a1.as_str());
+    assert_eq!(node_by_id(&env, "s1", &t)["predecessor"], Value::Null);
+    assert_eq!(node_by_id(&env, "s1", &a2)["predecessor"], a1.as_str());
+    assert_eq!(env.meta("s1")["head_id"], a2.as_str());
+    assert_eq!(branches(&env, "s1"), ["main"]);
+    assert_eq!(
+        gitt(&env, "s1", &["log", "--format=%s", "main"]),
+        "turn 1: Fix the bug\nsession init"
+    );
+    assert_eq!(
+        gitt(&env, "s1", &["log", "-1", "--format=%B", "main"]),
+        "turn 1: Fix the bug\n\nassistant: Fixed it.\ntools: read\n\n\
+         [meta: turn took 3.0s, 1 tool]\n\nSession: s1\nTurn: 1\nNodes: 1..4"
+    );
+    assert_eq!(
+        shown(&env, &["show", "s1"]),
+        "# Fix the bug\n\n── turn 1\nuser: Fix the bug\nassistant (m): Let me look.\n  \
+         tool: read({\"path\":\"a.rs\"}) → fn main() {}\nassistant (m): Fixed it."
+    );
+    // The next turn goes on from the last reply, on main.
+    env.append("s1", &["--text", "Thanks"]);
+    env.append("s1", &["--role", "assistant", "--text", "You're welcome."]);
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(branches(&env, "s1"), ["main"]);
+    assert_eq!(
+        gitt(&env, "s1", &["log", "--format=%s", "main"]),
+        "turn 2: Thanks\nturn 1: Fix the bug\nsession init"
+    );
+    env.assert_clean("s1");
+    env.ok(&["verify", "s1"]);
+}
+
+/// `--regenerate` answers the turn's user message again: a sibling of the
+/// turn's first reply, committed as the turn regenerated on a retry branch
+/// of its own, whose parent is the parent of the turn it regenerates.
+#[test]
+fn regenerate_forks_the_turn_onto_a_retry_branch() {
+    let env = TestEnv::new();
+    let [u, ..] = recipe(&env, "s1");
+    env.ok(&["commit-turn", "s1"]);
+    let turn1 = gitt(&env, "s1", &["rev-parse", "main"]);
+    let again = env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--regenerate",
+            "--text",
+            "Another way.",
+        ],
+    );
+    assert_eq!(node_by_id(&env, "s1", &again)["predecessor"], u.as_str());
+    env.ok(&["commit-turn", "s1"]);
+    let retry = format!("retry-{again}");
+    assert_eq!(branches(&env, "s1"), ["main", retry.as_str()]);
+    assert_eq!(
+        gitt(&env, "s1", &["rev-parse", "main"]),
+        turn1,
+        "main stays"
+    );
+    assert_eq!(
+        gitt(&env, "s1", &["log", "--format=%s", &retry]),
+        "turn 1 (regenerated): Fix the bug\nsession init"
+    );
+    assert_eq!(
+        gitt(&env, "s1", &["symbolic-ref", "--short", "HEAD"]),
+        retry.as_str()
+    );
+    env.assert_clean("s1");
+    env.ok(&["verify", "s1"]);
+    // Regenerating is for a reply, and needs a turn to answer.
+    let err = env.fails(&["append", "s1", "--regenerate", "--text", "x"], 2);
+    assert!(err.contains("usage::regenerate"), "{err}");
+    env.ok(&["init", "empty"]);
+    let err = env.fails(
+        &[
+            "append",
+            "empty",
+            "--role",
+            "assistant",
+            "--regenerate",
+            "--text",
+            "x",
+        ],
+        1,
+    );
+    assert!(err.contains("append::nothing_to_regenerate"), "{err}");
+    let err = env.fails(
+        &[
+            "append",
+            "s1",
+            "--role",
+            "assistant",
+            "--regenerate",
+            "--predecessor",
+            &u,
+        ],
+        2,
+    );
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+/// A turn whose first reply only calls tools: `assistant:` is the turn's
+/// final answer, `tools:` counts every call, and the tokens are each reply's
+/// input + output in Claude Code's `usage` shape (cache reads and writes
+/// not added), or the Python store's top-level fields.
+#[test]
+fn the_message_names_the_final_answer_every_tool_and_the_tokens() {
+    let env = TestEnv::new();
+    env.append("s1", &["--create", "--text", "Run the tests"]);
+    let node = |v: Value| {
+        let mut c = env.cmd();
+        c.args(["append", "s1", "--json-node"]);
+        c.stdin(std::process::Stdio::piped());
+        let mut child = c
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn append");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(v.to_string().as_bytes())
+            .unwrap();
+        let out = crate::env::wait_output(child, &"append --json-node");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let usage = |i: u64, o: u64| {
+        json!({"usage": {"input_tokens": i, "output_tokens": o,
+            "cache_read_input_tokens": 50000, "cache_creation_input_tokens": 1200}})
+    };
+    node(json!({"role": "assistant", "name": "m", "output": "", "metadata": usage(1200, 40)}));
+    env.append(
+        "s1",
+        &["--role", "tool", "--name", "bash", "--text", "3 passed"],
+    );
+    env.append(
+        "s1",
+        &["--role", "tool", "--name", "bash", "--text", "1 failed"],
+    );
+    node(
+        json!({"role": "assistant", "name": "m", "output": "One test fails:\ntest_parse.",
+        "metadata": usage(1500, 60)}),
+    );
+    node(json!({"role": "assistant", "name": "m", "output": "",
+        "metadata": {"input_tokens": 10, "output_tokens": 5}}));
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(
+        gitt(&env, "s1", &["log", "-1", "--format=%B"]),
+        "turn 1: Run the tests\n\nassistant: One test fails: test_parse.\ntools: bash × 2\n\n\
+         [meta: turn took 0.0s, 2 tools, 2815 tokens]\n\nSession: s1\nTurn: 1\nNodes: 1..6"
+    );
+    // `--tokens` overrides the sum.
+    env.append("s1", &["--text", "again"]);
+    node(json!({"role": "assistant", "output": "ok", "metadata": usage(7, 3)}));
+    env.ok(&["commit-turn", "s1", "--tokens", "99"]);
+    assert!(
+        gitt(&env, "s1", &["log", "-1", "--format=%B"])
+            .contains("[meta: turn took 0.0s, 99 tokens]")
+    );
+    env.assert_clean("s1");
+}
+
+/// Codex's `token_count` carries running totals: each turn's commit counts
+/// its share (its last total minus the previous turn's), never the totals.
+#[test]
+fn a_codex_turn_counts_its_share_of_the_running_total() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut lines = vec![
+        json!({"timestamp": "2026-11-01T10:00:00.000Z", "type": "session_meta",
+        "payload": {"id": "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee", "cwd": "/home/me/proj",
+        "originator": "codex_cli_rs", "cli_version": "0.50.0"}}),
+    ];
+    let mut clock = 0;
+    let mut ts = || {
+        clock += 1;
+        format!("2026-11-01T10:00:{clock:02}.000Z")
+    };
+    for (turn, text, total) in [("t1", "one", (1000, 200)), ("t2", "two", (2500, 450))] {
+        for (ty, payload) in [
+            (
+                "event_msg",
+                json!({"type": "task_started", "turn_id": turn}),
+            ),
+            (
+                "turn_context",
+                json!({"model": "gpt-5-codex", "cwd": "/home/me/proj"}),
+            ),
+            (
+                "event_msg",
+                json!({"type": "user_message", "message": text}),
+            ),
+            (
+                "response_item",
+                json!({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("re: {text}")}]}),
+            ),
+            (
+                "event_msg",
+                json!({"type": "token_count", "info": {"total_token_usage":
+                {"input_tokens": total.0, "cached_input_tokens": 300, "output_tokens": total.1,
+                 "reasoning_output_tokens": 0, "total_tokens": total.0 + total.1},
+                "last_token_usage": {"input_tokens": 1, "output_tokens": 1}}}),
+            ),
+            (
+                "event_msg",
+                json!({"type": "task_complete", "turn_id": turn,
+                "last_agent_message": format!("re: {text}")}),
+            ),
+        ] {
+            lines.push(json!({"timestamp": ts(), "type": ty, "payload": payload}));
+        }
+    }
+    let file = dir.join("rollout-2026-11-01T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.jsonl");
+    std::fs::write(
+        &file,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    env.ok(&["import", "codex", file.to_str().unwrap()]);
+    let session = std::fs::read_dir(env.state().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("codex-"))
+        .expect("the codex session");
+    let metas: Vec<String> = env
+        .git(&session, &["log", "--format=%B", "main"])
+        .lines()
+        .filter(|l| l.starts_with("[meta:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        metas,
+        [
+            "[meta: turn took 1.0s, 1750 tokens]",
+            "[meta: turn took 1.0s, 1200 tokens]"
+        ]
+    );
+}
+
+/// `show` prints the whole turn: a tool-only reply as its calls, each call
+/// with its input and result (whole with `--full`), the agent's commit in
+/// the project or why none was made, and a relocation where it happened.
+#[test]
+fn show_prints_the_whole_turn() {
+    let env = TestEnv::new();
+    let (app, project) = env.project("app", &["--auto-commit"]);
+    env.ok(&["init", "s1", "--project", &project]);
+    env.ok(&["begin-turn", "s1"]);
+    env.append("s1", &["--text", "Add a readme"]);
+    env.append("s1", &["--role", "assistant", "--name", "m", "--text", ""]);
+    let long = format!("# app\n{}\nend", "x".repeat(100));
+    env.append(
+        "s1",
+        &[
+            "--role",
+            "tool",
+            "--name",
+            "write",
+            "--input",
+            r#"{"path": "README.md"}"#,
+            "--text",
+            &long,
+        ],
+    );
+    std::fs::write(app.join("README.md"), "# app\n").unwrap();
+    env.append(
+        "s1",
+        &["--role", "assistant", "--name", "m", "--text", "Added it."],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let sha = env.git_ok(&app, &["rev-parse", "--short=7", "HEAD"]).trim().to_string();
+    // A second turn that finds the tree dirty with the user's own change.
+    std::fs::write(app.join("notes.txt"), "mine\n").unwrap();
+    env.git_ok(&app, &["add", "notes.txt"]);
+    env.ok(&["begin-turn", "s1"]);
+    env.append("s1", &["--text", "Thanks"]);
+    env.append(
+        "s1",
+        &["--role", "assistant", "--name", "m", "--text", "Welcome."],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let moved = env.tmp.path().join("app-moved");
+    std::fs::rename(&app, &moved).unwrap();
+    env.ok(&["relocate", &project, moved.to_str().unwrap()]);
+    let show = shown(&env, &["show", "s1"]);
+    let cut = format!("# app {}", "x".repeat(54));
+    assert_eq!(
+        show,
+        format!(
+            "# Add a readme\n\n── turn 1\nuser: Add a readme\nassistant (m): (calls write)\n  \
+             tool: write({{\"path\":\"README.md\"}}) → {cut}\nassistant (m): Added it.\n  \
+             agent commit {sha} in project `{project}` (1 path)\n\n── turn 2\nuser: Thanks\n\
+             assistant (m): Welcome.\n  no agent commit in project `{project}`: dirty_tree\n\
+             record: project/relocate: {} → {}",
+            app.display(),
+            moved.display()
+        )
+    );
+    let full = shown(&env, &["show", "s1", "--full"]);
+    assert!(
+        full.contains(&format!(
+            "  tool: write\n    input: {{\n        \"path\": \"README.md\"\n      }}\n    \
+             result: # app\n      {}\n      end\nassistant (m): Added it.\n",
+            "x".repeat(100)
+        )),
+        "{full}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// One conversation, three ways.
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct Tool {
+    name: String,
+    input: Value,
+    output: String,
+}
+
+struct Reply {
+    text: String,
+    tools: Vec<Tool>,
+}
+
+struct Turn {
+    user: String,
+    /// The earlier turn whose final reply this one continues (a retry), if
+    /// not the one before.
+    fork_from: Option<usize>,
+    replies: Vec<Reply>,
+}
+
+/// A random conversation: turns of one to three replies, each but the last
+/// with up to two tool calls (a reply may be tool calls only), the last a
+/// plain answer; now and then a turn that retries from an earlier turn.
+fn conversation(seed: u64) -> Vec<Turn> {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let turns = 1 + r.below(4) as usize;
+    (0..turns)
+        .map(|ti| {
+            let n = 1 + r.below(3) as usize;
+            let replies = (0..n)
+                .map(|ri| {
+                    let last = ri + 1 == n;
+                    let tools = if last { 0 } else { 1 + r.below(2) as usize };
+                    Reply {
+                        text: match (last, r.below(3)) {
+                            (false, 0) => String::new(),
+                            _ => format!("reply {ti}.{ri}: step {}", r.below(100)),
+                        },
+                        tools: (0..tools)
+                            .map(|k| Tool {
+                                name: ["Read", "Bash", "Edit"][r.below(3) as usize].into(),
+                                input: json!({"arg": format!("{ti}-{ri}-{k}")}),
+                                output: format!("out {ti}.{ri}.{k}"),
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            Turn {
+                user: format!("question {ti}: {}", r.below(1000)),
+                fork_from: (ti >= 2 && r.below(3) == 0).then(|| r.below(ti as u64 - 1) as usize),
+                replies,
+            }
+        })
+        .collect()
+}
+
+/// The argv of each request that records `conv` in session `s`, with the
+/// ids given (`u<t>`, `a<t>_<r>`, `t<t>_<r>_<k>`) so that a retry can name
+/// its predecessor; a `commit-turn` after each turn.
+fn requests(s: &str, conv: &[Turn]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for (ti, t) in conv.iter().enumerate() {
+        let uid = format!("u{ti}");
+        let mut user = argv(&["append", s, "--id", &uid, "--text", &t.user]);
+        if ti == 0 {
+            user.push("--create".into());
+        }
+        if let Some(f) = t.fork_from {
+            let last = conv[f].replies.len() - 1;
+            user.extend(argv(&["--predecessor", &format!("a{f}_{last}")]));
+        }
+        out.push(user);
+        for (ri, reply) in t.replies.iter().enumerate() {
+            out.push(argv(&[
+                "append",
+                s,
+                "--role",
+                "assistant",
+                "--id",
+                &format!("a{ti}_{ri}"),
+                "--name",
+                "claude-sonnet-4",
+                "--text",
+                &reply.text,
+            ]));
+            for (k, tool) in reply.tools.iter().enumerate() {
+                out.push(argv(&[
+                    "append",
+                    s,
+                    "--role",
+                    "tool",
+                    "--id",
+                    &format!("t{ti}_{ri}_{k}"),
+                    "--name",
+                    &tool.name,
+                    "--input",
+                    &tool.input.to_string(),
+                    "--text",
+                    &tool.output,
+                ]));
+            }
+        }
+        out.push(argv(&["commit-turn", s]));
+    }
+    out
+}
+
+/// `conv` as a Claude Code transcript: each reply one `message.id` over a
+/// record per block (its text, then each tool call), each tool result a
+/// user record, a retry a user record whose parent is the earlier reply.
+fn transcript(conv: &[Turn]) -> Transcript {
+    let mut tr = Transcript::default();
+    let mut last = String::new();
+    // The uuid of each turn's last record.
+    let mut ends: Vec<String> = Vec::new();
+    for (ti, t) in conv.iter().enumerate() {
+        let parent = match (ti, t.fork_from) {
+            (0, _) => None,
+            (_, Some(f)) => Some(ends[f].clone()),
+            _ => Some(last.clone()),
+        };
+        let uid = format!("user-{ti}");
+        tr.user(&uid, parent.as_deref(), &t.user);
+        last = uid;
+        for (ri, reply) in t.replies.iter().enumerate() {
+            let msg = format!("msg_{ti}_{ri}");
+            if !reply.text.is_empty() {
+                let id = format!("{msg}-text");
+                tr.reply(
+                    &id,
+                    &last.clone(),
+                    &msg,
+                    json!({"type": "text", "text": reply.text}),
+                );
+                last = id;
+            }
+            let mut calls = Vec::new();
+            for (k, tool) in reply.tools.iter().enumerate() {
+                let id = format!("{msg}-use-{k}");
+                let call = format!("toolu_{ti}_{ri}_{k}");
+                tr.reply(
+                    &id,
+                    &last.clone(),
+                    &msg,
+                    json!({"type": "tool_use", "id": call,
+                    "name": tool.name, "input": tool.input}),
+                );
+                last = id;
+                calls.push(call);
+            }
+            for (k, tool) in reply.tools.iter().enumerate() {
+                let id = format!("{msg}-result-{k}");
+                tr.tool_result(&id, &last.clone(), &calls[k], &tool.output);
+                last = id;
+            }
+        }
+        ends.push(last.clone());
+    }
+    tr
+}
+
+/// A session's DAG with its ids renamed to their order of seq: each node's
+/// role, name, text, input, predecessor and caller; its branches with their
+/// tips (a retry branch renamed by its reply's place); and each commit's
+/// `turn N`, `assistant:` and `tools:` lines.
+fn dag(env: &TestEnv, s: &str) -> Value {
+    let mut nodes: Vec<Value> = env
+        .history_files(s)
+        .iter()
+        .map(|f| crate::import::node(env, s, f))
+        .collect();
+    nodes.sort_by_key(|n| n["seq"].as_i64());
+    let index: HashMap<String, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n["id"].as_str().unwrap().to_string(), i))
+        .collect();
+    let rename = |v: &Value| match v.as_str() {
+        Some(id) => index
+            .get(id)
+            .map_or_else(|| json!(id), |i| json!(format!("#{i}"))),
+        None => Value::Null,
+    };
+    let shaped: Vec<Value> = nodes
+        .iter()
+        .map(|n| {
+            let text = match &n["output"] {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                v => v.to_string(),
+            };
+            json!([
+                n["role"],
+                n["name"],
+                text,
+                n["input"],
+                rename(&n["predecessor"]),
+                rename(&n["caller"])
+            ])
+        })
+        .collect();
+    let mut refs: Vec<(String, String)> = Vec::new();
+    for line in env
+        .git(
+            s,
+            &[
+                "for-each-ref",
+                "--format=%(refname:short) %(objectname)",
+                "refs/heads",
+            ],
+        )
+        .lines()
+    {
+        let (name, commit) = line.split_once(' ').unwrap();
+        let name = match name.strip_prefix("retry-") {
+            Some(id) => format!("retry-{}", rename(&json!(id))),
+            None => name.to_string(),
+        };
+        let lines: Vec<String> = env
+            .git(s, &["log", "--format=%B", commit])
+            .lines()
+            .filter(|l| {
+                l.starts_with("turn ") || l.starts_with("assistant:") || l.starts_with("tools:")
+            })
+            .map(str::to_string)
+            .collect();
+        refs.push((name, lines.join("\n")));
+    }
+    refs.sort();
+    json!({"nodes": shaped, "branches": refs, "head": rename(&env.meta(s)["head_id"])})
+}
+
+/// The same conversation, recorded by one-shot `append`s, by `batch` and
+/// by `import claude-code` of a transcript of it: the same DAG up to the
+/// renaming of node ids, the same branches and the same turn lines; and
+/// every repository clean.
+#[test]
+fn appends_batch_and_an_import_of_one_conversation_are_one_dag() {
+    for seed in 1..=8 {
+        let conv = conversation(seed);
+        let env = TestEnv::new();
+        for argv in requests("one", &conv) {
+            let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+            env.ok(&a);
+        }
+        env.batch(&requests("batched", &conv));
+        let dir = env.tmp.path().join("transcripts");
+        let file = transcript(&conv).write(&dir, "");
+        env.ok(&["import", "claude-code", file.to_str().unwrap()]);
+        let one = dag(&env, "one");
+        assert_eq!(one, dag(&env, "batched"), "seed {seed}: batch");
+        let imported = dag(&env, crate::import::SESSION);
+        // Compare the shapes that an import and appends both have: an
+        // import's reply names its model, its tool nodes keep the call.
+        assert_eq!(one["nodes"], imported["nodes"], "seed {seed}: import nodes");
+        assert_eq!(
+            one["branches"], imported["branches"],
+            "seed {seed}: import branches"
+        );
+        assert_eq!(one["head"], imported["head"], "seed {seed}: import head");
+        for s in ["one", "batched", crate::import::SESSION] {
+            env.assert_clean(s);
+        }
+    }
+}
+
+/// `git` in session `s`, its output without the final newline.
+fn gitt(env: &TestEnv, s: &str, args: &[&str]) -> String {
+    env.git(s, args).trim_end().to_string()
+}
