@@ -53,7 +53,9 @@ pub struct CommitTurnArgs {
     /// How long the turn took, in seconds [default: from the nodes' times]
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub duration: Option<f64>,
-    /// Tokens the turn used [default: from the nodes' metadata]
+    /// Tokens the turn used [default: each reply's input + output tokens from
+    /// its metadata (`usage` as Claude Code writes it; Codex's running totals
+    /// as the turn's share), summed; see git-session-layout(5)]
     #[arg(long, value_name = "N")]
     pub tokens: Option<u64>,
     /// Session status after the turn (`done` also marks it unread; `failed` adds a trailer)

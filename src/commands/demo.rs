@@ -102,10 +102,15 @@ impl Demo<'_> {
         pred: Option<&str>,
     ) -> Result<String> {
         self.node(sd, "user", user, "", pred)?;
-        let a = self.node(sd, "llm", reply, "demo-model", None)?;
-        for t in tools {
-            self.node(sd, "code", &format!("{t}: ok"), t, None)?;
+        // A turn as agents have it: a reply that only calls tools, then
+        // the answer (the one chain user → reply → reply).
+        if !tools.is_empty() {
+            self.node(sd, "llm", "", "demo-model", None)?;
+            for t in tools {
+                self.node(sd, "code", &format!("{t}: ok"), t, None)?;
+            }
         }
+        let a = self.node(sd, "llm", reply, "demo-model", None)?;
         self.commit(sd, id)?;
         Ok(a)
     }

@@ -48,10 +48,12 @@ impl plan::Nodes for NodeFiles<'_> {
     }
 }
 
-/// The nodes outside `pending` that already have a top-level reply, among
+/// The nodes outside `pending` that the conversation already goes on from
+/// (a top-level user or assistant node has them as its predecessor), among
 /// the predecessors of pending replies: a further reply to one of them is a
-/// regenerated reply (a fork). Only the assistant files written between the
-/// message and the new reply are read.
+/// fork (a regenerated reply, or a reply after a turn that was continued).
+/// Only the conversational files written between the predecessor and the
+/// new reply are read: none, when the reply continues the head.
 fn answered_before(
     recorded: &NodeFiles,
     pending: &[Node],
@@ -71,10 +73,10 @@ fn answered_before(
             .catalog
             .rev_entries()
             .take_while(|e| e.seq > p.seq)
-            .filter(|e| e.seq < seq && matches!(e.letter, 'a' | 'l'))
+            .filter(|e| e.seq < seq && matches!(e.letter, 'a' | 'l' | 'u'))
             .filter(|e| !pending_by_id.contains_key(e.id.as_str()))
             .filter_map(|e| history::read_node(recorded.dir, &e).ok())
-            .any(|r| session::is_reply(&r) && r.predecessor.as_deref() == Some(pred));
+            .any(|r| session::goes_on_from(&r) == Some(pred));
         if answered {
             out.insert(pred.to_string());
         }

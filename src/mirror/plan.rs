@@ -133,6 +133,11 @@ pub(super) fn plan(
                 .or_else(|| recorded.node(pred));
             if let Some(user) = &regenerated {
                 let useq = user.seq.max(0) as u64;
+                // A reply to the turn's user message is a sibling of the
+                // turn: its parent is the turn's parent. A reply after a
+                // reply the conversation already went on from continues
+                // that turn on a fork: its parent is the commit holding it.
+                let sibling = user.starts_turn();
                 let planned = planner
                     .made
                     .iter()
@@ -140,14 +145,19 @@ pub(super) fn plan(
                     .find(|((a, b), _)| *a <= useq && useq <= *b)
                     .map(|(_, l)| l.commit);
                 let found = match planned {
-                    Some(Parent::Planned(i)) => Some((plans[i].parent, plans[i].turn)),
-                    _ => planner
-                        .holder_committed(useq, tips)?
-                        .map(|(_, p, t)| (p.map(Parent::Commit), t)),
+                    Some(Parent::Planned(i)) if sibling => Some((plans[i].parent, plans[i].turn)),
+                    Some(Parent::Planned(i)) => Some((Some(Parent::Planned(i)), plans[i].turn)),
+                    _ => planner.holder_committed(useq, tips)?.map(|(c, p, t)| {
+                        let parent = if sibling { p } else { Some(c) };
+                        (parent.map(Parent::Commit), t)
+                    }),
                 };
                 if let Some((p, t)) = found {
                     fork_parent = Some(p);
                     fork_turn = t;
+                }
+                if !sibling {
+                    regenerated = None;
                 }
             }
         }
@@ -205,17 +215,27 @@ pub(super) fn plan(
                 }
             }
         } else {
-            // More nodes of the turn committed last before them.
+            // More nodes of a turn: the turn of the reply they go on from
+            // (the head need not be the latest node: after a checkout), else
+            // the turn committed last before them.
             let before = first.seq.max(0) as u64;
+            let goes_on = session::goes_on_from(first).and_then(|p| {
+                pending_by_id
+                    .get(p)
+                    .map(|n| n.seq.max(0) as u64)
+                    .or_else(|| recorded.seq_of(p))
+            });
             // The node before them: committed, or planned in this run (a
             // group after a record node cut out of its turn).
             let planned_before = pending[..g.range.start].last().map(|n| n.seq.max(0) as u64);
-            let prev = committed_seqs
-                .iter()
-                .rev()
-                .find(|&&s| s < before)
-                .copied()
-                .max(planned_before);
+            let prev = goes_on.or_else(|| {
+                committed_seqs
+                    .iter()
+                    .rev()
+                    .find(|&&s| s < before)
+                    .copied()
+                    .max(planned_before)
+            });
             let loc = match prev {
                 Some(s) => planner.locate(s, tips)?,
                 None => None,

@@ -4,7 +4,7 @@
 //! it up to the next one (SPEC §2.2). Commit messages and their trailers
 //! (SPEC §2.3) are formatted and parsed here.
 
-use crate::layout::schema::{Node, value_text};
+use crate::layout::schema::{Node, ROOT, value_text};
 
 /// Nodes that belong to one commit: a new turn (`starts_turn`), a
 /// regenerated reply (`regenerates`: a second top-level reply to a node that
@@ -24,24 +24,42 @@ pub fn is_reply(n: &Node) -> bool {
         && n.is_top_level()
         && n.predecessor
             .as_deref()
-            .is_some_and(|p| !p.is_empty() && p != crate::layout::schema::ROOT)
+            .is_some_and(|p| !p.is_empty() && p != ROOT)
+}
+
+/// The node a conversational node (a top-level user or assistant node, not
+/// a marker) goes on from: its predecessor, unless that is ROOT.
+pub fn goes_on_from(n: &Node) -> Option<&str> {
+    let conversational = (n.role == "user" || n.role == "llm") && n.is_top_level();
+    n.predecessor
+        .as_deref()
+        .filter(|p| conversational && !n.is_root_marker() && !p.is_empty() && *p != ROOT)
 }
 
 /// Split seq-sorted pending nodes into commit groups. `answered` holds the
-/// ids of nodes outside `nodes` (committed earlier) that already have a
-/// top-level reply: a further reply to one of them regenerates it.
+/// ids of nodes outside `nodes` (committed earlier) that the conversation
+/// already goes on from: a reply to one of them is a fork (`regenerates`),
+/// as is a reply to a node that an earlier pending node goes on from.
 pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String>) -> Vec<Group> {
     let mut replied: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut groups: Vec<Group> = Vec::new();
+    // The latest conversational node so far: a reply that goes on from
+    // another one (the head was moved back: a checkout) is a group of its
+    // own, in the turn it goes on from.
+    let mut latest: Option<&str> = None;
     for (i, n) in nodes.iter().enumerate() {
         let regenerates = is_reply(n) && {
             let p = n.predecessor.as_deref().expect("a reply has a predecessor");
             replied.contains(p) || answered.contains(p)
         };
-        if is_reply(n) {
-            replied.insert(n.predecessor.as_deref().expect("a reply has a predecessor"));
+        let elsewhere = is_reply(n) && latest.is_some_and(|l| n.predecessor.as_deref() != Some(l));
+        if let Some(p) = goes_on_from(n) {
+            replied.insert(p);
         }
-        if n.starts_turn() || regenerates || groups.is_empty() {
+        if (n.role == "user" || n.role == "llm") && n.is_top_level() && !n.is_root_marker() {
+            latest = Some(&n.id);
+        }
+        if n.starts_turn() || regenerates || elsewhere || groups.is_empty() {
             groups.push(Group {
                 range: i..i + 1,
                 starts_turn: n.starts_turn(),
@@ -99,8 +117,9 @@ pub fn records_alone(nodes: &[Node], groups: Vec<Group>) -> Vec<Group> {
 }
 
 /// The turn number of each group (SPEC §2.2: the N-th turn on the path from
-/// the root): for a group that starts a turn, the count of turn starts on its
-/// predecessor chain; for more nodes of a turn, that turn's number. `nodes`
+/// the root): for a group that starts a turn, or goes on after a reply, the
+/// count of turn starts on its first node's predecessor chain; for more
+/// nodes of a turn (tool calls), the number of the group before. `nodes`
 /// are every node of the session in seq order (a predecessor is written
 /// before its successors, so one pass suffices).
 pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
@@ -117,11 +136,13 @@ pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
     let mut out = Vec::with_capacity(groups.len());
     let mut last = 0;
     for g in groups {
+        let first = &nodes[g.range.start];
         let t = if g.starts_turn || g.regenerates {
-            depth
-                .get(nodes[g.range.start].id.as_str())
-                .copied()
-                .unwrap_or(1)
+            depth.get(first.id.as_str()).copied().unwrap_or(1)
+        } else if goes_on_from(first).is_some() {
+            // More of a turn, after a reply of it: that reply's turn (not
+            // always the turn before in seq order: after a checkout).
+            depth.get(first.id.as_str()).copied().unwrap_or(last)
         } else {
             last
         };

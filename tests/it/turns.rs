@@ -362,7 +362,10 @@ fn show_prints_the_whole_turn() {
         &["--role", "assistant", "--name", "m", "--text", "Added it."],
     );
     env.ok(&["commit-turn", "s1"]);
-    let sha = env.git_ok(&app, &["rev-parse", "--short=7", "HEAD"]).trim().to_string();
+    let sha = env
+        .git_ok(&app, &["rev-parse", "--short=7", "HEAD"])
+        .trim()
+        .to_string();
     // A second turn that finds the tree dirty with the user's own change.
     std::fs::write(app.join("notes.txt"), "mine\n").unwrap();
     env.git_ok(&app, &["add", "notes.txt"]);
