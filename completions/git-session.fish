@@ -115,7 +115,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand append" -s h -l 
 complete -c git-session -n "__fish_git_session_using_subcommand append" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s m -l message -d 'Subject text instead of the user message\'s first line (more lines become the body)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l duration -d 'How long the turn took, in seconds [default: from the nodes\' times]' -r
-complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l tokens -d 'Tokens the turn used [default: from the nodes\' metadata]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l tokens -d 'Tokens the turn used [default: each reply\'s input + output tokens from its metadata (`usage` as Claude Code writes it; Codex\'s running totals as the turn\'s share), summed; see git-session-layout(5)]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l status -d 'Session status after the turn (`done` also marks it unread; `failed` adds a trailer)' -r -f -a "idle\t''
 done\t''
 failed\t''

@@ -5,6 +5,7 @@
 //! Reads: meta.json, every node, the session's history. Writes: meta.json
 //! (`head_id`, `view_tip`; never `updated_at`), git HEAD. Locks: the session,
 //! exclusive. Prints: a `checkout` record; where HEAD is now as a note.
+//! Refuses a turn no commit holds yet, before anything is written.
 
 use crate::context::Ctx;
 use crate::error::{Error, Result, exit};
@@ -21,7 +22,8 @@ use crate::view::{self, Dag};
 /// number is a turn when that turn exists), or a node id. No file is deleted; git HEAD is attached when the turn's commit is a branch
 /// tip and detached otherwise. The next `append` + `commit-turn` fork a
 /// `retry-<assistant id>` branch from the checked-out turn. Refused while the
-/// session's status is `running`.
+/// session's status is `running`, and for a turn not in a commit yet (nodes
+/// appended since the last `commit-turn`): commit it first; nothing moves.
 #[derive(Debug, clap::Args)]
 pub struct CheckoutArgs {
     /// Session id
@@ -46,6 +48,19 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
     let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
     let repo = SessionRepo::open(&sd.dir)?;
     let r = view::resolve(&args.target, &meta, &nodes, &repo)?;
+    if r.commit.is_none() && !committed(&repo, &catalog, &r.head)? {
+        return Err(Error::refused(
+            "checkout::not_committed",
+            format!(
+                "turn {} (up to node `{}`) is in no commit yet",
+                r.turn, r.head
+            ),
+            Some(format!(
+                "run `git-session commit-turn {}` first, then check it out",
+                args.session
+            )),
+        ));
+    }
 
     // Keep browsing the same tip while the new head lies on its chain.
     let dag = Dag::new(&nodes);
@@ -84,16 +99,6 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
             repo.update_refs(&[update])?;
         }
     }
-    let subject = match r.commit {
-        Some(c) => repo
-            .commit_info(c)?
-            .message
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string(),
-        None => "(not committed yet)".into(),
-    };
     ctx.out.record(&crate::out::records::Checkout {
         session: args.session.clone(),
         turn: r.turn,
@@ -101,21 +106,40 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
         commit: r.commit.map(|c| c.to_string()),
         branch: branch.clone(),
     });
-    let at = match (&branch, r.commit) {
-        (Some(b), _) => format!("on branch `{b}`"),
-        (None, Some(c)) => format!("detached at {}", c.to_hex_with_len(7)),
-        (None, None) => "HEAD unchanged".into(),
-    };
-    let short = r
-        .commit
-        .map(|c| c.to_hex_with_len(7).to_string())
-        .unwrap_or_default();
     // A message, as git's own: on stderr, silenced by `-q`.
-    ctx.out
-        .note(format!("HEAD is now at {short} {subject} ({at})"));
+    match r.commit {
+        Some(c) => {
+            let info = repo.commit_info(c)?;
+            let subject = info.message.lines().next().unwrap_or("");
+            let at = match &branch {
+                Some(b) => format!("on branch `{b}`"),
+                None => format!("detached at {}", c.to_hex_with_len(7)),
+            };
+            ctx.out.note(format!(
+                "HEAD is now at {} {subject} ({at})",
+                c.to_hex_with_len(7)
+            ));
+        }
+        // Committed without trailers (the Python store's): no commit is
+        // known as the turn's.
+        None => ctx.out.note(format!(
+            "head is now at turn {} (node `{}`); git HEAD unchanged",
+            r.turn, r.head
+        )),
+    }
     if branch.is_none() && r.commit.is_some() {
         ctx.out
             .note("the next turn starts a retry branch from here; `git-session checkout <session> main` goes back");
     }
     Ok(exit::OK)
+}
+
+/// Whether node `id` is in a commit: by the `Nodes:` trailers, or, in a
+/// session whose commits have none (the Python store's), by the trees on
+/// the lines from HEAD and the branches.
+fn committed(repo: &SessionRepo, catalog: &Catalog, id: &str) -> Result<bool> {
+    let Some(e) = catalog.get(id) else {
+        return Ok(false);
+    };
+    Ok(crate::mirror::holders_of(repo, &[(e.seq, e.file.as_str())])?[0].is_some())
 }

@@ -6,7 +6,7 @@
 //! restored from git (the damaged bytes kept in a quarantine), blobs missing
 //! or damaged in git stored again from the files that hold their bytes (a
 //! damaged loose copy quarantined), lost branch
-//! refs recreated, the git index rebuilt, uncommitted turns committed, index
+//! refs recreated under the names they were made with, the git index rebuilt, uncommitted turns committed, index
 //! rows rebuilt, dangling locations of sessions found elsewhere, our temp
 //! files. It never commits bytes that do not parse, never deletes a node,
 //! and never adds a commit on a checked-out view. Locks: each session,

@@ -293,12 +293,7 @@ pub(super) fn plan(
             }
             parts.failed = opts.failed;
         }
-        let retry_name = nodes
-            .iter()
-            .find(|n| n.role == "llm" && n.is_top_level())
-            .unwrap_or(first)
-            .id
-            .clone();
+        let retry_name = session::retry_name(nodes).unwrap_or_default().to_string();
         let range = (parts.first_seq, parts.last_seq);
         plans.push(Planned {
             parent,

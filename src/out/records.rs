@@ -348,7 +348,8 @@ pub struct Checkout {
     pub turn: u64,
     /// The node `head_id` names now.
     pub head_id: String,
-    /// The commit checked out; null when the turn is not committed yet.
+    /// The commit checked out; null when the turn's commits carry no
+    /// trailers (the Python store's; git HEAD is left where it was).
     pub commit: Option<String>,
     /// The branch HEAD is on; null when detached.
     pub branch: Option<String>,

@@ -36,6 +36,18 @@ pub fn goes_on_from(n: &Node) -> Option<&str> {
         .filter(|p| conversational && !n.is_root_marker() && !p.is_empty() && *p != ROOT)
 }
 
+/// The node a retry branch is named after (`retry-<id>`, SPEC §2.3) when
+/// the commit of `nodes` (seq-sorted) starts one: its first top-level reply,
+/// else its first node (a user message committed before its reply). The
+/// mirror names a new branch so, and `verify --fix` names a lost one so.
+pub fn retry_name(nodes: &[Node]) -> Option<&str> {
+    nodes
+        .iter()
+        .find(|n| n.role == "llm" && n.is_top_level())
+        .or(nodes.first())
+        .map(|n| n.id.as_str())
+}
+
 /// Split seq-sorted pending nodes into commit groups. `answered` holds the
 /// ids of nodes outside `nodes` (committed earlier) that the conversation
 /// already goes on from: a reply to one of them is a fork (`regenerates`),
@@ -552,6 +564,21 @@ mod tests {
         let mut n = node(seq, role, caller, "", "", 0.0);
         n.predecessor = pred.map(str::to_string);
         n
+    }
+
+    #[test]
+    fn a_retry_branch_is_named_after_the_first_top_level_reply_else_the_first_node() {
+        let user = node(2, "user", "", "", "hi", 0.0);
+        let sub = node(3, "llm", "n9", "m", "sub-agent", 0.0);
+        let tool = node(4, "code", "n5", "read", "", 0.0);
+        let reply = node(5, "llm", "ROOT", "m", "yo", 0.0);
+        assert_eq!(
+            retry_name(&[user.clone(), sub.clone(), tool, reply.clone()]),
+            Some("n5")
+        );
+        assert_eq!(retry_name(&[reply]), Some("n5"));
+        assert_eq!(retry_name(&[user, sub]), Some("n2"));
+        assert_eq!(retry_name(&[]), None);
     }
 
     #[test]

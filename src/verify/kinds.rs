@@ -180,7 +180,7 @@ pub const KINDS: &[Kind] = &[
         code: "turn_unreachable",
         meaning: "turns whose commits no branch reaches (a ref was deleted or moved)",
         fix: "git-session verify --fix <session>",
-        repair: "recreates or fast-forwards the branch",
+        repair: "fast-forwards a moved branch, or recreates a deleted one under the name it was made with (a retry branch: `retry-<the reply, or the message, that forked it>`, wherever its tip has moved since)",
     },
     Kind {
         code: "trailer_session_mismatch",

@@ -720,7 +720,7 @@ fn check_mirror(
         .iter()
         .filter(|d| d.unparsable.is_none() && !committed.contains_key(&d.file))
         .collect();
-    let unreached = lost_turns(c, sd, repo, &by_id, &trailers, &uncommitted);
+    let unreached = lost_turns(c, sd, repo, &by_id, &uncommitted);
     // Record nodes (a relocation) are events, not turns: one not yet in git
     // (written while HEAD was on an older turn) waits for the next turn.
     let record_ids: HashSet<&str> = nodes
@@ -1172,7 +1172,6 @@ fn lost_turns(
     sd: &SessionDir,
     repo: &SessionRepo,
     reachable: &HashMap<Oid, &crate::git::CommitInfo>,
-    trailers: &HashMap<Oid, Trailers>,
     uncommitted: &[&OnDisk],
 ) -> HashSet<String> {
     let mut found = HashSet::new();
@@ -1228,16 +1227,7 @@ fn lost_turns(
         let Some((_, _, i)) = best else { break };
         let (info, holds) = &candidates[i];
         found.extend(holds.iter().cloned());
-        let lost = restore_ref(
-            info,
-            repo,
-            reachable,
-            trailers,
-            &branches,
-            head.as_ref(),
-            &used,
-            sd,
-        );
+        let lost = restore_ref(info, repo, reachable, &branches, head.as_ref(), &used, sd);
         used.insert(lost.branch.clone());
         c.add(
             "turn_unreachable",
@@ -1266,20 +1256,23 @@ fn lost_turns(
 }
 
 /// The ref that brings a lost commit back: the branch it descends from (a
-/// moved ref fast-forwards), HEAD's unborn branch (a deleted one), or a
-/// retry branch named as the mirror names it.
+/// moved ref fast-forwards), HEAD's unborn branch (a deleted one), or the
+/// retry branch its line of history was created as: named, as the mirror
+/// named it, after the commit that forked that line ([`retry_branch_of`]),
+/// not after its tip, so that what knows the branch by name finds it again.
 #[allow(clippy::too_many_arguments)]
 fn restore_ref(
     info: &crate::git::CommitInfo,
     repo: &SessionRepo,
     reachable: &HashMap<Oid, &crate::git::CommitInfo>,
-    trailers: &HashMap<Oid, Trailers>,
     branches: &[(String, Oid)],
     head: Option<&crate::git::Head>,
     used: &HashSet<String>,
     sd: &SessionDir,
 ) -> LostTip {
-    // Walk back to the first reachable commit on its first-parent line.
+    // Walk back to the first reachable commit on its first-parent line; the
+    // oldest commit before it forked the line.
+    let mut fork = info.clone();
     let mut cur = info.parents.first().copied();
     let mut steps = 0;
     while let Some(id) = cur {
@@ -1300,10 +1293,11 @@ fn restore_ref(
         if steps > 100_000 {
             break;
         }
-        cur = repo
-            .commit_info(id)
-            .ok()
-            .and_then(|i| i.parents.first().copied());
+        let Ok(older) = repo.commit_info(id) else {
+            break;
+        };
+        cur = older.parents.first().copied();
+        fork = older;
     }
     if let Some(h) = head
         && h.commit.is_none()
@@ -1316,21 +1310,7 @@ fn restore_ref(
             old: None,
         };
     }
-    // retry-<assistant id of its turn>, as the mirror would have named it.
-    let t = trailers
-        .get(&info.id)
-        .cloned()
-        .unwrap_or_else(|| Trailers::parse(&info.message));
-    let reply = t.nodes.and_then(|(a, b)| {
-        Catalog::read(&sd.history())
-            .ok()?
-            .entries()
-            .find(|e| e.seq >= a && e.seq <= b && matches!(e.letter, 'a' | 'l'))
-    });
-    let base = match reply {
-        Some(e) => crate::git::retry_branch(&e.id),
-        None => format!("retry-{}", info.id.to_hex_with_len(12)),
-    };
+    let base = retry_branch_of(&fork, sd);
     let mut name = base.clone();
     let mut k = 1;
     while used.contains(&name) || branches.iter().any(|(b, _)| *b == name) {
@@ -1341,6 +1321,29 @@ fn restore_ref(
         commit: info.id,
         branch: name,
         old: None,
+    }
+}
+
+/// The retry branch commit `fork` was the first commit of, named as the
+/// mirror names it: [`session::retry_name`] of the nodes its `Nodes:`
+/// trailer names (`retry-<its first top-level reply>`, else `retry-<its
+/// first node>`), or `retry-<commit id>` when it names none that can be
+/// read. (Its tree holds every node committed before it, on any branch: the
+/// trailer, not the tree, says which nodes it committed.)
+fn retry_branch_of(fork: &crate::git::CommitInfo, sd: &SessionDir) -> String {
+    let held = Trailers::parse(&fork.message).nodes;
+    let mut nodes: Vec<crate::layout::schema::Node> = match (held, Catalog::read(&sd.history())) {
+        (Some((a, b)), Ok(cat)) => cat
+            .entries()
+            .filter(|e| a <= e.seq && e.seq <= b)
+            .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
+            .collect(),
+        _ => Vec::new(),
+    };
+    nodes.sort_by_key(|n| n.seq);
+    match session::retry_name(&nodes) {
+        Some(id) => crate::git::retry_branch(id),
+        None => format!("retry-{}", fork.id.to_hex_with_len(12)),
     }
 }
 

@@ -300,3 +300,92 @@ fn checkout(env: &TestEnv, args: &[&str]) -> String {
     assert!(out.status.success(), "{args:?}");
     String::from_utf8(out.stderr).unwrap()
 }
+
+/// A turn appended since the last `commit-turn` has no commit for HEAD to
+/// stand on: checking it out (by node id or turn number) is refused, and
+/// nothing moves, neither `head_id` nor git HEAD. Once committed, it can be
+/// checked out.
+#[test]
+fn checkout_of_a_turn_in_no_commit_is_refused_and_moves_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    let (a1, c1) = env.turn("s1", "one", &[]);
+    let (_, c2) = env.turn("s1", "two", &[]);
+    let u3 = env.append("s1", &["--text", "three"]);
+    let a3 = env.append("s1", &["--role", "assistant", "--text", "r3"]);
+    checkout(&env, &["checkout", "s1", "1"]);
+    assert_eq!(env.meta("s1")["head_id"], a1.as_str());
+    let dir = env.session_dir("s1");
+    let before = crate::env::tree_bytes(&dir);
+    for target in [u3.as_str(), a3.as_str(), "3"] {
+        let err = env.fails(&["checkout", "s1", target], 1);
+        assert_eq!(
+            err,
+            format!(
+                "git-session: error: turn 3 (up to node `{a3}`) is in no commit yet\n\
+                 help: run `git-session commit-turn s1` first, then check it out\n\
+                 code: git_session::checkout::not_committed\n"
+            ),
+            "{target}"
+        );
+        let out = env.run(&["--json", "checkout", "s1", target]);
+        assert_eq!(out.status.code(), Some(1));
+        let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(record["type"], "error");
+        assert_eq!(
+            record["data"]["code"],
+            "git_session::checkout::not_committed"
+        );
+        assert!(crate::env::tree_bytes(&dir) == before, "{target}: changed");
+    }
+    assert_eq!(env.meta("s1")["head_id"], a1.as_str());
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c1);
+    assert!(
+        env.git_in(&dir, &["symbolic-ref", "-q", "HEAD"])
+            .stdout
+            .is_empty()
+    );
+
+    // Back on main, the turn is committed there and can be checked out.
+    checkout(&env, &["checkout", "s1", "main"]);
+    let c3 = env.ok(&["commit-turn", "s1"]).trim().to_string();
+    assert_eq!(env.git("s1", &["rev-parse", "main^"]).trim(), c2);
+    checkout(&env, &["checkout", "s1", "1"]);
+    let out = checkout(&env, &["checkout", "s1", &u3]);
+    assert_eq!(
+        out,
+        format!(
+            "git-session: HEAD is now at {} turn 3: three (on branch `main`)\n",
+            &c3[..7]
+        )
+    );
+    assert_eq!(env.meta("s1")["head_id"], a3.as_str());
+    let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+    assert!(fsck.status.success(), "{fsck:?}");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
+
+/// Turns the Python store committed carry no trailers: one whose node a
+/// commit's tree holds is committed, and is checked out (git HEAD left
+/// where it is); its uncommitted turn is refused.
+#[test]
+fn checkout_tells_a_turn_committed_without_trailers_from_one_not_committed() {
+    let env = TestEnv::new();
+    let dir = crate::legacy::python_session(&env, "py1");
+    let head = env.git("py1", &["rev-parse", "HEAD"]);
+    let out = checkout(&env, &["checkout", "py1", "u1_reply"]);
+    assert_eq!(
+        out,
+        "git-session: head is now at turn 1 (node `u1_reply`); git HEAD unchanged\n"
+    );
+    assert_eq!(env.meta("py1")["head_id"], "u1_reply");
+    assert_eq!(env.git("py1", &["rev-parse", "HEAD"]), head);
+    let before = crate::env::tree_bytes(&dir);
+    let err = env.fails(&["checkout", "py1", "u2"], 1);
+    assert!(
+        err.contains("code: git_session::checkout::not_committed\n"),
+        "{err}"
+    );
+    assert!(crate::env::tree_bytes(&dir) == before);
+    assert_eq!(env.meta("py1")["head_id"], "u1_reply");
+}

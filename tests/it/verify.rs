@@ -805,3 +805,116 @@ fn verify_all_prints_sessions_in_id_order_whichever_finishes_first() {
         assert_eq!(order, want);
     }
 }
+
+/// Delete `branch` while HEAD is on `main`, as a script or a careless
+/// `git branch -D` would, then check that `verify` names the branch it
+/// recreates, that `verify --fix` recreates exactly that branch at `tip`
+/// and touches no other ref or commit, and that everything is clean after.
+fn lost_branch_comes_back_as(env: &TestEnv, branch: &str, tip: &str) {
+    env.ok(&["checkout", "s1", "main", "-q"]);
+    let refs = env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]);
+    assert!(
+        refs.contains(&format!("{tip} refs/heads/{branch}\n")),
+        "{refs}"
+    );
+    let commits = env.git("s1", &["rev-list", "--all", "--topo-order"]);
+    let head = env.git("s1", &["symbolic-ref", "HEAD"]);
+    env.git("s1", &["update-ref", "-d", &format!("refs/heads/{branch}")]);
+
+    let found = findings(env, &["s1"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["kind"], "turn_unreachable");
+    assert_eq!(
+        found[0]["fix"],
+        format!("git-session verify --fix s1 (creates `{branch}`)")
+    );
+    assert_eq!(
+        env.ok(&["verify", "s1", "--fix"]),
+        format!("s1: fixed: recreated branch `{branch}` at {}\n", &tip[..8])
+    );
+    assert_eq!(
+        env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]),
+        refs,
+        "the branch is back under its own name, and nothing else moved"
+    );
+    assert_eq!(
+        env.git("s1", &["rev-list", "--all", "--topo-order"]),
+        commits
+    );
+    assert_eq!(env.git("s1", &["symbolic-ref", "HEAD"]), head);
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    let fsck = env.git_in(
+        &env.session_dir("s1"),
+        &["fsck", "--strict", "--no-progress"],
+    );
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+/// A regenerated reply forks `retry-<its id>`; a turn continued on that
+/// branch moves its tip. The branch lost, `--fix` names it after the reply
+/// that forked it, not after the reply at its tip.
+#[test]
+fn a_lost_regenerated_branch_comes_back_under_the_name_it_was_made_with() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let u2 = env.append("s1", &["--text", "two"]);
+    env.append("s1", &["--role", "assistant", "--text", "r2"]);
+    env.ok(&["commit-turn", "s1"]);
+    let again = env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--predecessor",
+            &u2,
+            "--text",
+            "r2 again",
+        ],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let branch = format!("retry-{again}");
+    assert_eq!(
+        env.git("s1", &["symbolic-ref", "HEAD"]),
+        format!("refs/heads/{branch}\n")
+    );
+    let (_, c3) = env.turn("s1", "three", &[]);
+    assert_eq!(
+        env.git("s1", &["log", "--format=%s", &branch]),
+        "turn 3: three\nturn 2 (regenerated): two\nturn 1: one\nsession init\n"
+    );
+    lost_branch_comes_back_as(&env, &branch, &c3);
+}
+
+/// A user message retried from an earlier turn forks `retry-<its reply>`,
+/// or `retry-<the message>` when the message is committed before its reply
+/// (the name `commit-turn` gives the branch when it makes it). Lost, the
+/// branch comes back under that name, wherever its tip has moved since.
+#[test]
+fn a_lost_branch_of_a_retried_message_comes_back_under_the_name_it_was_made_with() {
+    for reply_first in [true, false] {
+        let env = TestEnv::new();
+        env.ok(&["init", "s1"]);
+        let (a1, _) = env.turn("s1", "one", &[]);
+        env.turn("s1", "two", &[]);
+        env.turn("s1", "three", &[]);
+        let u = env.append("s1", &["--text", "two, again", "--predecessor", &a1]);
+        if !reply_first {
+            env.ok(&["commit-turn", "s1"]);
+        }
+        let a = env.append("s1", &["--role", "assistant", "--text", "r2b"]);
+        env.ok(&["commit-turn", "s1"]);
+        let branch = format!("retry-{}", if reply_first { &a } else { &u });
+        let (_, tip) = env.turn("s1", "three, again", &[]);
+        assert_eq!(
+            env.git("s1", &["rev-parse", &branch]).trim(),
+            tip,
+            "reply_first: {reply_first}"
+        );
+        lost_branch_comes_back_as(&env, &branch, &tip);
+    }
+}
