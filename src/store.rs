@@ -195,6 +195,10 @@ pub fn append_all(
     result.map(|()| out)
 }
 
+/// The most conversational nodes after meta.json's head that an append
+/// reads to find the head the files have moved on to.
+const HEAD_LAG: usize = 64;
+
 /// The nodes of a session as an [`append_all`] sees them: the catalog it
 /// read and the nodes it wrote since, in seq order.
 struct Known<'a> {
@@ -223,6 +227,36 @@ impl Known<'_> {
             true => self.added.iter().rev().find(|e| e.id == id).cloned(),
             false => self.catalog.get(id),
         }
+    }
+
+    /// `head` (when it is a node), moved on along the top-level user and
+    /// assistant nodes written after it that go on from it in turn. Only the
+    /// conversational files after the head are read: none, mostly.
+    fn head_from(&self, history: &Path, head: &str) -> Result<Option<String>> {
+        let Some(at) = self.get(head) else {
+            return Ok(None);
+        };
+        let mut later: Vec<Entry> = self
+            .catalog
+            .rev_entries()
+            .take_while(|e| e.seq > at.seq)
+            .collect();
+        later.reverse();
+        later.extend(self.added.iter().filter(|e| e.seq > at.seq).cloned());
+        later.retain(|e| matches!(e.letter, 'u' | 'a' | 'l'));
+        // A head far back was put there (a checkout), not left behind by
+        // a crash or another writer (a node or a few): it stands.
+        if later.len() > HEAD_LAG {
+            return Ok(Some(at.id));
+        }
+        let mut cur = at.id;
+        for e in &later {
+            let node = crate::layout::history::read_node(history, e)?;
+            if crate::session::goes_on_from(&node) == Some(cur.as_str()) {
+                cur = node.id;
+            }
+        }
+        Ok(Some(cur))
     }
 
     /// The user message that starts the turn `head` is in: `head`'s
@@ -318,11 +352,20 @@ fn append_one(
     };
     let top_level = caller.is_empty() || caller == ROOT;
     // The head, as far as it is a node of this session (a head another
-    // program left pointing at nothing is no predecessor).
-    let head = meta
-        .head_id()
-        .filter(|h| *h != ROOT && known.contains(h))
-        .map(str::to_owned);
+    // program left pointing at nothing is no predecessor), moved on along
+    // conversational nodes written after it that go on from it: meta.json
+    // lags the node files after a crash between the two, or when another
+    // writer did not move it.
+    // A head a checkout put on an earlier turn (it says so in `view_tip`,
+    // which the next append clears) stands where it was put.
+    let placed = meta
+        .str("view_tip")
+        .is_some_and(|v| Some(v) != meta.head_id());
+    let head = match meta.head_id().filter(|h| *h != ROOT) {
+        Some(h) if placed => known.get(h).map(|e| e.id),
+        Some(h) => known.head_from(&history, h)?,
+        None => None,
+    };
     let predecessor = match new.predecessor {
         Some(p) => p,
         None if new.regenerate => {
@@ -359,8 +402,7 @@ fn append_one(
             .unwrap_or_else(|| ROOT.to_string()),
         ),
         None => Some(
-            meta.head_id()
-                .map(str::to_owned)
+            head.or_else(|| meta.head_id().map(str::to_owned))
                 .unwrap_or_else(|| ROOT.into()),
         ),
     };
@@ -470,6 +512,8 @@ fn append_one(
     meta.set("updated_at", now);
     if node.is_top_level() && node.predecessor.is_some() {
         meta.set("head_id", node.id.as_str());
+        // Browsing is over: the conversation goes on from the new head.
+        meta.0.remove("view_tip");
     }
     Ok(node)
 }

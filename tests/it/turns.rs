@@ -189,6 +189,60 @@ fn regenerate_forks_the_turn_onto_a_retry_branch() {
     assert!(err.contains("cannot be used with"), "{err}");
 }
 
+/// A reply after a checkout goes on from the turn checked out: where the
+/// conversation already went on from there, on a branch of its own whose
+/// parent is that turn's commit; where it did not (the tip of another
+/// branch), as more of that turn on its branch. Every `Turn:` trailer is
+/// the turn the DAG says, and verify is clean.
+#[test]
+fn a_reply_after_a_checkout_goes_on_from_the_turn_checked_out() {
+    let env = TestEnv::new();
+    env.append("s1", &["--create", "--text", "one"]);
+    env.append("s1", &["--role", "assistant", "--text", "re: one"]);
+    env.ok(&["commit-turn", "s1"]);
+    let turn1 = gitt(&env, "s1", &["rev-parse", "main"]);
+    env.turn("s1", "two", &[]);
+    env.turn("s1", "three", &["read"]);
+    let turn3 = gitt(&env, "s1", &["rev-parse", "main"]);
+    env.ok(&["checkout", "s1", "1"]);
+    let more = env.append("s1", &["--role", "assistant", "--text", "More on one."]);
+    env.ok(&["commit-turn", "s1"]);
+    let fork = format!("retry-{more}");
+    assert_eq!(branches(&env, "s1"), ["main", fork.as_str()]);
+    assert_eq!(
+        gitt(&env, "s1", &["rev-parse", "main"]),
+        turn3,
+        "main stays"
+    );
+    assert_eq!(gitt(&env, "s1", &["rev-parse", &format!("{fork}^")]), turn1);
+    assert_eq!(
+        gitt(&env, "s1", &["log", "-1", "--format=%B", &fork]),
+        format!(
+            "turn 1 (continued): 1 more node\n\nassistant: More on one.\n\nSession: s1\nTurn: 1\nNodes: 8..8"
+        )
+    );
+    // Back to main's tip: a reply there is more of turn 3, on main.
+    env.ok(&["checkout", "s1", "main"]);
+    env.append("s1", &["--role", "assistant", "--text", "And on three."]);
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(gitt(&env, "s1", &["rev-parse", "main^"]), turn3);
+    assert_eq!(
+        gitt(
+            &env,
+            "s1",
+            &[
+                "log",
+                "-1",
+                "--format=%s%n%(trailers:key=Turn,valueonly)",
+                "main"
+            ]
+        ),
+        "turn 3 (continued): 1 more node\n3"
+    );
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
+
 /// A turn whose first reply only calls tools: `assistant:` is the turn's
 /// final answer, `tools:` counts every call, and the tokens are each reply's
 /// input + output in Claude Code's `usage` shape (cache reads and writes
