@@ -147,27 +147,25 @@ pub fn one(
             let nodes = history::read_all(&sd.history(), &catalog, warn);
             let groups = crate::session::group_pending(&nodes, &Default::default());
             let turns = crate::session::turn_numbers(&nodes, &groups);
-            return Ok(Outcome {
-                session: t.id.clone(),
-                created_repo: true,
-                commits: groups
-                    .iter()
-                    .zip(turns)
-                    .map(|(g, turn)| {
-                        let ns = &nodes[g.range.clone()];
-                        Made {
-                            commit: String::new(),
-                            parent: None,
-                            turn,
-                            branch: String::new(),
-                            new_branch: false,
-                            first_seq: ns.first().map(|n| n.seq.max(0) as u64),
-                            last_seq: ns.last().map(|n| n.seq.max(0) as u64),
-                            nodes: ns.len(),
-                        }
-                    })
-                    .collect(),
-            });
+            let commits: Vec<Made> = groups
+                .iter()
+                .zip(turns)
+                .map(|(g, turn)| {
+                    let ns = &nodes[g.range.clone()];
+                    Made {
+                        commit: String::new(),
+                        parent: None,
+                        turn,
+                        branch: String::new(),
+                        new_branch: false,
+                        first_seq: ns.first().map(|n| n.seq.max(0) as u64),
+                        last_seq: ns.last().map(|n| n.seq.max(0) as u64),
+                        nodes: ns.len(),
+                        files_only: ns.is_empty(),
+                    }
+                })
+                .collect();
+            return Ok(outcome(t, true, commits));
         }
         created_repo = init_in_place(sd, start_time(sd, meta.as_ref(), &catalog))?;
     }
@@ -183,11 +181,16 @@ pub fn one(
     if !dry_run {
         mirror::maintain_if_due(sd)?;
     }
-    Ok(Outcome {
+    Ok(outcome(t, created_repo, commits))
+}
+
+fn outcome(t: &Target, created_repo: bool, commits: Vec<Made>) -> Outcome {
+    Outcome {
         session: t.id.clone(),
         created_repo,
+        turns: commits.iter().filter(|c| c.is_turn()).count(),
         commits,
-    })
+    }
 }
 
 /// The sessions a command names, or every one with `--all`.

@@ -4,7 +4,8 @@
 //! one commit per uncommitted turn, refs, the git index; `index.json` when
 //! it is missing. Locks: each session,
 //! exclusive, one at a time per worker. Prints: one record per session
-//! changed, then a one-line summary.
+//! changed, saying what it did in `commit-turn`'s words (turns committed,
+//! or the session's files brought up to date), then a one-line summary.
 
 use crate::backfill;
 use crate::context::Ctx;
@@ -18,6 +19,11 @@ use crate::out::records;
 /// A session directory with `history/` but no `.git` gets a repository. The
 /// result is deterministic: a second run changes nothing, and a copy of the
 /// state dir backfills to the same commit ids.
+///
+/// Each session changed is one line, in `commit-turn`'s words: the turns
+/// committed (`s1: committed 2 turns (2, 3)`), or, for a change of files
+/// only (meta.json, `workdir/`: a commit that holds no node),
+/// `s1: brought the session's files up to date (no new turn)`.
 #[derive(Debug, clap::Args)]
 pub struct BackfillArgs {
     /// Sessions to backfill
@@ -63,31 +69,23 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
                     changed += 1;
                     repos += usize::from(o.created_repo);
                     commits += o.commits.len();
-                    turns += o.commits.iter().filter(|c| c.nodes > 0).count() as u64;
+                    turns += o.turns as u64;
                     if args.dry_run {
                         ctx.out.record(&records::BackfillPlan(&o));
                     } else {
                         ctx.out.record(&o);
                     }
-                    let verb = if args.dry_run {
-                        "would commit"
-                    } else {
-                        "committed"
-                    };
-                    let turns: Vec<String> =
-                        o.commits.iter().map(|c| format!("{}", c.turn)).collect();
+                    // In `commit-turn`'s words: turns, or files only.
+                    let done = crate::out::commits_done(&o.commits, args.dry_run);
                     progress.suspend(|| {
                         ctx.out.line(format!(
-                            "{}: {verb} {} turn{}{} ({})",
+                            "{}: {done}{}",
                             o.session,
-                            o.commits.len(),
-                            if o.commits.len() == 1 { "" } else { "s" },
                             if o.created_repo {
                                 " into a new repository"
                             } else {
                                 ""
                             },
-                            turns.join(", ")
                         ))
                     });
                 }
@@ -123,12 +121,13 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         seconds: secs,
     });
     ctx.out.note(format!(
-        "{} {changed} of {} session{} ({repos} new repositor{}), {commits} commit{}, {failed} failed, in {secs:.2}s",
+        "{} {changed} of {} session{} ({repos} new repositor{}), {commits} commit{} ({turns} turn{}), {failed} failed, in {secs:.2}s",
         if args.dry_run { "would backfill" } else { "backfilled" },
         targets.len(),
         if targets.len() == 1 { "" } else { "s" },
         if repos == 1 { "y" } else { "ies" },
         if commits == 1 { "" } else { "s" },
+        if turns == 1 { "" } else { "s" },
     ));
     Ok(if failed > 0 { exit::NO } else { exit::OK })
 }

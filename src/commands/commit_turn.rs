@@ -6,7 +6,9 @@
 //! project's auto-commit, first the agent's commit in the project and its
 //! record in the turn's assistant node (one session commit per turn). Locks:
 //! the session's project (when it is bound to one with auto-commit), then
-//! the session, both exclusive. Prints: one commit id per commit made.
+//! the session, both exclusive. Prints: one commit id per commit made (and
+//! a note when a commit holds no turn: the session's files brought up to
+//! date).
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
@@ -154,6 +156,15 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
             ctx.out
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
+    }
+    // A commit that holds no node is no turn: say so, in the words
+    // `backfill` uses.
+    if made.iter().any(|m| !m.is_turn()) {
+        ctx.out.note(format!(
+            "session `{}`: {}",
+            args.session,
+            crate::out::commits_done(&made, false)
+        ));
     }
     if mirror::maintain_if_due(&sd)? == Some(false) {
         ctx.out

@@ -77,8 +77,9 @@ pub struct Commit {
     pub commit: String,
     /// Its parent; null for a root commit.
     pub parent: Option<String>,
-    /// The turn number (1 for the first turn; 0 for a commit that holds
-    /// only session files).
+    /// The turn number (1 for the first turn); for a commit that holds
+    /// only session files (`files_only`), the turn it follows (0 before
+    /// the first).
     pub turn: u64,
     /// The branch the commit is on.
     pub branch: String,
@@ -91,6 +92,17 @@ pub struct Commit {
     pub last_seq: Option<u64>,
     /// How many nodes the commit holds.
     pub nodes: usize,
+    /// The commit holds no node: no turn, a change of the session's files
+    /// only (meta.json, `workdir/`) brought up to date, subject `session:
+    /// update files`.
+    pub files_only: bool,
+}
+
+impl Commit {
+    /// A turn's commit: it holds nodes.
+    pub fn is_turn(&self) -> bool {
+        !self.files_only
+    }
 }
 
 /// `import`: one per transcript read.
@@ -427,6 +439,9 @@ pub struct Backfill {
     pub created_repo: bool,
     /// The commits, oldest first.
     pub commits: Vec<Commit>,
+    /// Of `commits`, those that hold turns (the others are `files_only`:
+    /// the session's files brought up to date, no new turn).
+    pub turns: usize,
 }
 
 /// `backfill --dry-run`: as `backfill`, nothing written.
@@ -440,7 +455,8 @@ pub struct BackfillPlan<'a>(pub &'a Backfill);
 pub struct BackfillSummary {
     /// Sessions looked at.
     pub sessions: usize,
-    /// Sessions that got commits.
+    /// Sessions that got commits (turns, or only their files brought up
+    /// to date).
     pub changed: usize,
     /// Repositories created.
     pub new_repos: usize,
