@@ -1,11 +1,13 @@
 //! `backfill`: bring sessions whose DAG is ahead of git up to date (SPEC §5.13).
 //!
 //! Reads: each session's files and repository. Writes: missing repositories,
-//! one commit per uncommitted turn, refs, the git index; `index.json` when
-//! it is missing. Locks: each session,
-//! exclusive, one at a time per worker. Prints: one record per session
-//! changed, saying what it did in `commit-turn`'s words (turns committed,
-//! or the session's files brought up to date), then a one-line summary.
+//! one commit per uncommitted turn, refs, the git index; meta.json and the
+//! session's index journal row when it gives an untitled session its
+//! first-turn title (SPEC §5.3); `index.json` when it is missing. Locks:
+//! each session, exclusive, one at a time per worker. Prints: one record per
+//! session changed, saying what it did in `commit-turn`'s words (turns
+//! committed, or the session's files brought up to date) and the title it
+//! gave, then a one-line summary.
 
 use crate::backfill;
 use crate::context::Ctx;
@@ -23,7 +25,9 @@ use crate::out::records;
 /// Each session changed is one line, in `commit-turn`'s words: the turns
 /// committed (`s1: committed 2 turns (2, 3)`), or, for a change of files
 /// only (meta.json, `workdir/`: a commit that holds no node),
-/// `s1: brought the session's files up to date (no new turn)`.
+/// `s1: brought the session's files up to date (no new turn)`. A session
+/// with no title gets the first-turn title, as at `commit-turn` (never over
+/// a title the user gave): in meta.json, with the turn, and in its list row.
 #[derive(Debug, clap::Args)]
 pub struct BackfillArgs {
     /// Sessions to backfill
@@ -53,7 +57,9 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         jobs,
         |t| {
             let mut warnings = Vec::new();
-            let r = backfill::one(t, locks, args.dry_run, &mut |w| warnings.push(w));
+            let r = backfill::one(&ctx.state, t, locks, args.dry_run, &mut |w| {
+                warnings.push(w)
+            });
             (r, warnings)
         },
         |i, (r, warnings)| {
@@ -63,7 +69,7 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
             }
             match r {
                 Ok(o) => {
-                    if o.commits.is_empty() && !o.created_repo {
+                    if o.commits.is_empty() && !o.created_repo && o.title.is_none() {
                         return;
                     }
                     changed += 1;
@@ -75,19 +81,7 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
                     } else {
                         ctx.out.record(&o);
                     }
-                    // In `commit-turn`'s words: turns, or files only.
-                    let done = crate::out::commits_done(&o.commits, args.dry_run);
-                    progress.suspend(|| {
-                        ctx.out.line(format!(
-                            "{}: {done}{}",
-                            o.session,
-                            if o.created_repo {
-                                " into a new repository"
-                            } else {
-                                ""
-                            },
-                        ))
-                    });
+                    progress.suspend(|| ctx.out.line(said(&o, args.dry_run)));
                 }
                 Err(e) => {
                     failed += 1;
@@ -130,4 +124,28 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         if turns == 1 { "" } else { "s" },
     ));
     Ok(if failed > 0 { exit::NO } else { exit::OK })
+}
+
+/// One session's line: in `commit-turn`'s words, the turns committed or the
+/// session's files brought up to date; the repository made; the title given.
+fn said(o: &backfill::Outcome, dry_run: bool) -> String {
+    let mut parts = Vec::new();
+    match (o.commits.is_empty(), o.created_repo) {
+        (false, made) => parts.push(format!(
+            "{}{}",
+            crate::out::commits_done(&o.commits, dry_run),
+            if made { " into a new repository" } else { "" }
+        )),
+        (true, true) if dry_run => parts.push("would create a repository".to_string()),
+        (true, true) => parts.push("created a repository".to_string()),
+        (true, false) => {}
+    }
+    if let Some(t) = &o.title {
+        parts.push(format!(
+            "{} {}",
+            if dry_run { "would title" } else { "titled" },
+            serde_json::Value::from(t.as_str())
+        ));
+    }
+    format!("{}: {}", o.session, parts.join(", "))
 }

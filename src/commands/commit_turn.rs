@@ -412,17 +412,7 @@ fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<(
     }
     if meta.title().is_empty() && !meta.flag("_user_titled") {
         // The first turn's user message, wherever it is (cheap: the first user files).
-        let text = crate::store::first_user_text(sd, &Catalog::load(sd)?);
-        let title = text
-            .map(|t| session::title_from_text(&t))
-            .unwrap_or_default();
-        if !title.is_empty() {
-            meta.set("title", title);
-            meta.set("_auto_titled", true);
-            if meta.0.get("_title_gen_count").is_none() {
-                meta.set("_title_gen_count", 1);
-            }
-        }
+        crate::store::first_turn_title(sd, &Catalog::load(sd)?, meta);
     }
     Ok(())
 }

@@ -442,6 +442,10 @@ pub struct Backfill {
     /// Of `commits`, those that hold turns (the others are `files_only`:
     /// the session's files brought up to date, no new turn).
     pub turns: usize,
+    /// The title backfill gave the session (the first-turn title, SPEC
+    /// §5.3: it had none, and none typed by the user), in meta.json and its
+    /// list row; null when it kept its title.
+    pub title: Option<String>,
 }
 
 /// `backfill --dry-run`: as `backfill`, nothing written.

@@ -102,3 +102,86 @@ fn a_change_of_files_only_is_reported_as_files_brought_up_to_date_not_a_turn() {
     env.assert_clean("s1");
     assert_eq!(env.ok(&["verify", "s1"]), "");
 }
+
+/// A session backfill brings in (the Python store's: nodes, no repository,
+/// no title) gets the first-turn title of SPEC §5.3, as `commit-turn` gives
+/// it: in meta.json, committed with the turn, and in the list registry. A
+/// title the user gave is never replaced. A second run changes nothing.
+#[test]
+fn backfill_titles_an_untitled_session_and_keeps_a_users_title() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.ok(&["init", "s2", "--title", "Mine"]);
+    for s in ["s1", "s2"] {
+        env.append(s, &["--text", "Plan the weekend trip\nwith the details"]);
+        env.append(s, &["--role", "assistant", "--text", "sure"]);
+        std::fs::remove_dir_all(env.session_dir(s).join(".git")).unwrap();
+    }
+    assert_eq!(env.meta("s1")["title"], "");
+    let out = env.run(&["backfill", "--all"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "s1: committed 1 turn (1) into a new repository, titled \"Plan the weekend trip\"\n\
+         s2: committed 1 turn (1) into a new repository\n"
+    );
+    let m1 = env.meta("s1");
+    assert_eq!(m1["title"], "Plan the weekend trip");
+    assert_eq!(m1["_auto_titled"], true);
+    assert_eq!(m1["_title_gen_count"], 1);
+    assert!(m1.get("_user_titled").is_none(), "{m1}");
+    let m2 = env.meta("s2");
+    assert_eq!(m2["title"], "Mine");
+    assert!(m2.get("_auto_titled").is_none(), "{m2}");
+    for s in ["s1", "s2"] {
+        env.assert_clean(s);
+        assert_eq!(
+            env.git(s, &["log", "--format=%s"]),
+            "turn 1: Plan the weekend trip\nsession init\n"
+        );
+    }
+    // The title is in the turn's commit, not one of its own.
+    let committed: Value =
+        serde_json::from_str(&env.git("s1", &["show", "HEAD:meta.json"])).unwrap();
+    assert_eq!(committed["title"], "Plan the weekend trip");
+    // The registry's row.
+    let rows: Vec<(String, String)> = records(&env.ok(&["list", "--json"]))
+        .into_iter()
+        .map(|(_, d)| {
+            (
+                d["id"].as_str().unwrap().to_string(),
+                d["title"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows.iter().find(|r| r.0 == "s1").unwrap().1,
+        "Plan the weekend trip"
+    );
+    assert_eq!(rows.iter().find(|r| r.0 == "s2").unwrap().1, "Mine");
+    let list = env.ok(&["list"]);
+    assert!(!list.contains("(untitled)"), "{list}");
+    // The JSON record names the title given (null: none).
+    std::fs::remove_dir_all(env.session_dir("s1").join(".git")).unwrap();
+    let mut m = env.meta("s1");
+    m["title"] = "".into();
+    std::fs::write(
+        env.session_dir("s1").join("meta.json"),
+        serde_json::to_vec(&m).unwrap(),
+    )
+    .unwrap();
+    let json = records(&env.ok(&["--json", "backfill", "--all", "--dry-run"]));
+    assert_eq!(json[0].0, "backfill_plan");
+    assert_eq!(json[0].1["title"], "Plan the weekend trip");
+    assert_eq!(env.meta("s1")["title"], "", "a dry run writes nothing");
+    let json = records(&env.ok(&["--json", "backfill", "--all"]));
+    assert_eq!(json[0].0, "backfill");
+    assert_eq!(json[0].1["session"], "s1");
+    assert_eq!(json[0].1["title"], "Plan the weekend trip");
+    // Twice: nothing changes.
+    let head = env.git("s1", &["rev-parse", "HEAD"]);
+    assert_eq!(env.ok(&["backfill", "--all"]), "");
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]), head);
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "--all"]), "");
+}
