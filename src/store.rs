@@ -68,6 +68,11 @@ pub fn create(
         meta.set("created_at", now);
         meta.set("updated_at", now);
         meta.set("project_id", spec.project.as_deref().unwrap_or("default"));
+        if spec.project.is_some() {
+            // When the session joined its project (`relocate` completes a
+            // move only in the sessions bound before it).
+            meta.set(schema::BOUND_AT, now);
+        }
         meta.set("status", "idle");
         if let Some(w) = &spec.work_dir {
             meta.set("work_dir", w.as_str());
