@@ -722,6 +722,18 @@ pub struct Relocated {
     /// warning; the command exits 1). The project's path is rewritten all
     /// the same.
     pub failed: Vec<String>,
+    /// Run again with the path the project already has: the old path of
+    /// the move it completes (the one the sessions' records name); null on
+    /// a first run, and when no session records a move to `new_path`
+    /// (nothing is recorded then).
+    pub moved_from: Option<PathBuf>,
+    /// Run again: sessions that already had their record of the move.
+    pub already_recorded: usize,
+    /// Run again: sessions bound to the project after the move (their
+    /// `bound_at`, or for one an older version bound, their `created_at`,
+    /// is later than the move's first record); they never lived at the old
+    /// path and get no record.
+    pub bound_after: Vec<String>,
 }
 
 /// `begin-turn`: the project's working tree at the start of the turn (also
