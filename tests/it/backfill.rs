@@ -47,11 +47,9 @@ fn a_change_of_files_only_is_reported_as_files_brought_up_to_date_not_a_turn() {
         env.git("s1", &["log", "--format=%s"]),
         "session: update files\nturn 1: one\nsession init\n"
     );
-    assert_eq!(
-        env.git("s1", &["show", "HEAD:meta.json"])
-            .contains("\"pinned\":true"),
-        true
-    );
+    let committed: Value =
+        serde_json::from_str(&env.git("s1", &["show", "HEAD:meta.json"])).unwrap();
+    assert_eq!(committed["pinned"], true, "the flag is in the commit");
     env.assert_clean("s1");
 
     env.ok(&["update", "s1", "--unpin"]);
