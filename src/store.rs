@@ -68,6 +68,11 @@ pub fn create(
         meta.set("created_at", now);
         meta.set("updated_at", now);
         meta.set("project_id", spec.project.as_deref().unwrap_or("default"));
+        if spec.project.is_some() {
+            // When the session joined its project (`relocate` completes a
+            // move only in the sessions bound before it).
+            meta.set(schema::BOUND_AT, now);
+        }
         meta.set("status", "idle");
         if let Some(w) = &spec.work_dir {
             meta.set("work_dir", w.as_str());
@@ -582,6 +587,27 @@ pub fn first_user_text(sd: &SessionDir, catalog: &Catalog) -> Option<String> {
         .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
         .find(|n| n.starts_turn())
         .map(|n| n.text())
+}
+
+/// The first-turn title (SPEC §5.3), for a session that has no title and
+/// whose title the user never gave (`_user_titled`): the first line of its
+/// first turn's user message, 50 chars + `…`. Set in `meta` with
+/// `_auto_titled` (and `_title_gen_count` 1, phase 1 of `title --auto`,
+/// when unset) and returned; `None` when the session keeps its title or
+/// has no user text. `commit-turn` and `backfill` give it alike.
+pub fn first_turn_title(sd: &SessionDir, catalog: &Catalog, meta: &mut Meta) -> Option<String> {
+    if !meta.title().is_empty() || meta.flag("_user_titled") {
+        return None;
+    }
+    let title = first_user_text(sd, catalog)
+        .map(|t| crate::session::title_from_text(&t))
+        .filter(|t| !t.is_empty())?;
+    meta.set("title", title.as_str());
+    meta.set("_auto_titled", true);
+    if meta.0.get("_title_gen_count").is_none() {
+        meta.set("_title_gen_count", 1);
+    }
+    Some(title)
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! `.git` gets a repository first; a repository with uncommitted nodes gets
 //! the missing turns. Commit times come from the nodes, so the result is
 //! deterministic: run twice, or on a copy, and the commit ids are the same.
+//! A session that has no title gets the first-turn title (SPEC §5.3), as
+//! any session does at `commit-turn`.
 
 use std::path::PathBuf;
 
@@ -11,9 +13,10 @@ use crate::git::SessionRepo;
 use crate::layout::history::{self, Catalog};
 use crate::layout::lock::{self, LockOptions};
 use crate::layout::paths::is_session_dir;
-use crate::layout::schema::Meta;
+use crate::layout::schema::{self, Meta};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
 use crate::mirror::{self, CommitOptions, Made};
+use crate::store;
 
 /// One session to backfill.
 #[derive(Debug, Clone)]
@@ -114,8 +117,12 @@ fn init_in_place(sd: &SessionDir, time: f64) -> Result<bool> {
     Ok(made)
 }
 
-/// Backfill one session.
+/// Backfill one session: its repository when it has none, its missing
+/// turns, and the first-turn title when it has none (SPEC §5.3, as
+/// `commit-turn` gives it; never over a title the user gave), which goes
+/// into the session's row of the list registry too.
 pub fn one(
+    state: &StateDir,
     t: &Target,
     locks: LockOptions,
     dry_run: bool,
@@ -147,27 +154,28 @@ pub fn one(
             let nodes = history::read_all(&sd.history(), &catalog, warn);
             let groups = crate::session::group_pending(&nodes, &Default::default());
             let turns = crate::session::turn_numbers(&nodes, &groups);
-            return Ok(Outcome {
-                session: t.id.clone(),
-                created_repo: true,
-                commits: groups
-                    .iter()
-                    .zip(turns)
-                    .map(|(g, turn)| {
-                        let ns = &nodes[g.range.clone()];
-                        Made {
-                            commit: String::new(),
-                            parent: None,
-                            turn,
-                            branch: String::new(),
-                            new_branch: false,
-                            first_seq: ns.first().map(|n| n.seq.max(0) as u64),
-                            last_seq: ns.last().map(|n| n.seq.max(0) as u64),
-                            nodes: ns.len(),
-                        }
-                    })
-                    .collect(),
-            });
+            let title = meta
+                .clone()
+                .and_then(|mut m| store::first_turn_title(sd, &catalog, &mut m));
+            let commits: Vec<Made> = groups
+                .iter()
+                .zip(turns)
+                .map(|(g, turn)| {
+                    let ns = &nodes[g.range.clone()];
+                    Made {
+                        commit: String::new(),
+                        parent: None,
+                        turn,
+                        branch: String::new(),
+                        new_branch: false,
+                        first_seq: ns.first().map(|n| n.seq.max(0) as u64),
+                        last_seq: ns.last().map(|n| n.seq.max(0) as u64),
+                        nodes: ns.len(),
+                        files_only: ns.is_empty(),
+                    }
+                })
+                .collect();
+            return Ok(outcome(t, true, commits, title));
         }
         created_repo = init_in_place(sd, start_time(sd, meta.as_ref(), &catalog))?;
     }
@@ -179,15 +187,50 @@ pub fn one(
         list_history: true,
         ..Default::default()
     };
-    let commits = mirror::commit_pending(sd, &t.id, &opts, &mut |_| Ok(()), warn)?;
-    if !dry_run {
+    // meta.json as it is under the lock; titled before anything is
+    // written, so that the title goes into the turn's commit.
+    let mut meta = match sd.meta().exists() {
+        true => Some(Meta::read(&sd.meta())?),
+        false => None,
+    };
+    let mut title = None;
+    let commits = mirror::commit_pending(
+        sd,
+        &t.id,
+        &opts,
+        &mut |_| {
+            if let Some(m) = meta.as_mut() {
+                title = store::first_turn_title(sd, &Catalog::load_listed(sd)?, m);
+                if title.is_some() {
+                    atomic::write(&sd.meta(), &m.to_json())?;
+                }
+            }
+            Ok(())
+        },
+        warn,
+    )?;
+    if dry_run {
+        title = meta.and_then(|mut m| {
+            let catalog = Catalog::read(&sd.history()).ok()?;
+            store::first_turn_title(sd, &catalog, &mut m)
+        });
+    } else {
+        if let (Some(m), Some(_)) = (&meta, &title) {
+            registry::journal_append(state, &schema::index_row(m, &t.id, None))?;
+        }
         mirror::maintain_if_due(sd)?;
     }
-    Ok(Outcome {
+    Ok(outcome(t, created_repo, commits, title))
+}
+
+fn outcome(t: &Target, created_repo: bool, commits: Vec<Made>, title: Option<String>) -> Outcome {
+    Outcome {
         session: t.id.clone(),
         created_repo,
+        turns: commits.iter().filter(|c| c.is_turn()).count(),
         commits,
-    })
+        title,
+    }
 }
 
 /// The sessions a command names, or every one with `--all`.

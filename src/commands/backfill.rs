@@ -1,10 +1,13 @@
 //! `backfill`: bring sessions whose DAG is ahead of git up to date (SPEC §5.13).
 //!
 //! Reads: each session's files and repository. Writes: missing repositories,
-//! one commit per uncommitted turn, refs, the git index; `index.json` when
-//! it is missing. Locks: each session,
-//! exclusive, one at a time per worker. Prints: one record per session
-//! changed, then a one-line summary.
+//! one commit per uncommitted turn, refs, the git index; meta.json and the
+//! session's index journal row when it gives an untitled session its
+//! first-turn title (SPEC §5.3); `index.json` when it is missing. Locks:
+//! each session, exclusive, one at a time per worker. Prints: one record per
+//! session changed, saying what it did in `commit-turn`'s words (turns
+//! committed, or the session's files brought up to date) and the title it
+//! gave, then a one-line summary.
 
 use crate::backfill;
 use crate::context::Ctx;
@@ -18,6 +21,13 @@ use crate::out::records;
 /// A session directory with `history/` but no `.git` gets a repository. The
 /// result is deterministic: a second run changes nothing, and a copy of the
 /// state dir backfills to the same commit ids.
+///
+/// Each session changed is one line, in `commit-turn`'s words: the turns
+/// committed (`s1: committed 2 turns (2, 3)`), or, for a change of files
+/// only (meta.json, `workdir/`: a commit that holds no node),
+/// `s1: brought the session's files up to date (no new turn)`. A session
+/// with no title gets the first-turn title, as at `commit-turn` (never over
+/// a title the user gave): in meta.json, with the turn, and in its list row.
 #[derive(Debug, clap::Args)]
 pub struct BackfillArgs {
     /// Sessions to backfill
@@ -47,7 +57,9 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         jobs,
         |t| {
             let mut warnings = Vec::new();
-            let r = backfill::one(t, locks, args.dry_run, &mut |w| warnings.push(w));
+            let r = backfill::one(&ctx.state, t, locks, args.dry_run, &mut |w| {
+                warnings.push(w)
+            });
             (r, warnings)
         },
         |i, (r, warnings)| {
@@ -57,39 +69,19 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
             }
             match r {
                 Ok(o) => {
-                    if o.commits.is_empty() && !o.created_repo {
+                    if o.commits.is_empty() && !o.created_repo && o.title.is_none() {
                         return;
                     }
                     changed += 1;
                     repos += usize::from(o.created_repo);
                     commits += o.commits.len();
-                    turns += o.commits.iter().filter(|c| c.nodes > 0).count() as u64;
+                    turns += o.turns as u64;
                     if args.dry_run {
                         ctx.out.record(&records::BackfillPlan(&o));
                     } else {
                         ctx.out.record(&o);
                     }
-                    let verb = if args.dry_run {
-                        "would commit"
-                    } else {
-                        "committed"
-                    };
-                    let turns: Vec<String> =
-                        o.commits.iter().map(|c| format!("{}", c.turn)).collect();
-                    progress.suspend(|| {
-                        ctx.out.line(format!(
-                            "{}: {verb} {} turn{}{} ({})",
-                            o.session,
-                            o.commits.len(),
-                            if o.commits.len() == 1 { "" } else { "s" },
-                            if o.created_repo {
-                                " into a new repository"
-                            } else {
-                                ""
-                            },
-                            turns.join(", ")
-                        ))
-                    });
+                    progress.suspend(|| ctx.out.line(said(&o, args.dry_run)));
                 }
                 Err(e) => {
                     failed += 1;
@@ -123,12 +115,37 @@ pub fn run(ctx: &Ctx, args: BackfillArgs) -> Result<u8> {
         seconds: secs,
     });
     ctx.out.note(format!(
-        "{} {changed} of {} session{} ({repos} new repositor{}), {commits} commit{}, {failed} failed, in {secs:.2}s",
+        "{} {changed} of {} session{} ({repos} new repositor{}), {commits} commit{} ({turns} turn{}), {failed} failed, in {secs:.2}s",
         if args.dry_run { "would backfill" } else { "backfilled" },
         targets.len(),
         if targets.len() == 1 { "" } else { "s" },
         if repos == 1 { "y" } else { "ies" },
         if commits == 1 { "" } else { "s" },
+        if turns == 1 { "" } else { "s" },
     ));
     Ok(if failed > 0 { exit::NO } else { exit::OK })
+}
+
+/// One session's line: in `commit-turn`'s words, the turns committed or the
+/// session's files brought up to date; the repository made; the title given.
+fn said(o: &backfill::Outcome, dry_run: bool) -> String {
+    let mut parts = Vec::new();
+    match (o.commits.is_empty(), o.created_repo) {
+        (false, made) => parts.push(format!(
+            "{}{}",
+            crate::out::commits_done(&o.commits, dry_run),
+            if made { " into a new repository" } else { "" }
+        )),
+        (true, true) if dry_run => parts.push("would create a repository".to_string()),
+        (true, true) => parts.push("created a repository".to_string()),
+        (true, false) => {}
+    }
+    if let Some(t) = &o.title {
+        parts.push(format!(
+            "{} {}",
+            if dry_run { "would title" } else { "titled" },
+            serde_json::Value::from(t.as_str())
+        ));
+    }
+    format!("{}: {}", o.session, parts.join(", "))
 }

@@ -6,7 +6,9 @@
 //! project's auto-commit, first the agent's commit in the project and its
 //! record in the turn's assistant node (one session commit per turn). Locks:
 //! the session's project (when it is bound to one with auto-commit), then
-//! the session, both exclusive. Prints: one commit id per commit made.
+//! the session, both exclusive. Prints: one commit id per commit made (and
+//! a note when a commit holds no turn: the session's files brought up to
+//! date).
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
@@ -156,6 +158,15 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
             ctx.out
                 .note(format!("turn {} starts branch `{}`", m.turn, m.branch));
         }
+    }
+    // A commit that holds no node is no turn: say so, in the words
+    // `backfill` uses.
+    if made.iter().any(|m| !m.is_turn()) {
+        ctx.out.note(format!(
+            "session `{}`: {}",
+            args.session,
+            crate::out::commits_done(&made, false)
+        ));
     }
     if mirror::maintain_if_due(&sd)? == Some(false) {
         ctx.out
@@ -403,17 +414,7 @@ fn update_meta(sd: &SessionDir, meta: &mut Meta, status: TurnStatus) -> Result<(
     }
     if meta.title().is_empty() && !meta.flag("_user_titled") {
         // The first turn's user message, wherever it is (cheap: the first user files).
-        let text = crate::store::first_user_text(sd, &Catalog::load(sd)?);
-        let title = text
-            .map(|t| session::title_from_text(&t))
-            .unwrap_or_default();
-        if !title.is_empty() {
-            meta.set("title", title);
-            meta.set("_auto_titled", true);
-            if meta.0.get("_title_gen_count").is_none() {
-                meta.set("_title_gen_count", 1);
-            }
-        }
+        crate::store::first_turn_title(sd, &Catalog::load(sd)?, meta);
     }
     Ok(())
 }

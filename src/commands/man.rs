@@ -100,7 +100,7 @@ Session ids are 1\-128 characters of [A\-Za\-z0\-9._\-], not starting with . or 
 .SH "SESSION REPOSITORY"
 .TP
 \fImeta.json\fR
-An open JSON object (unknown keys are kept): id, agent_id, title, created_at, updated_at (float unix seconds; moves only when a node is appended), source, project_id, status (idle, running, needs_input, done, failed, interrupted), pinned, archived, unread, group, channel, account_id, peer_display, peer_id, head_id (the active DAG tip), view_tip (the tip browsed by checkout), _user_titled, _auto_titled, _title_gen_count.
+An open JSON object (unknown keys are kept): id, agent_id, title, created_at, updated_at (float unix seconds; moves only when a node is appended), source, project_id, bound_at (float unix seconds: when the session joined project_id, written by \fBinit \-\-project\fR and \fBproject bind\fR and kept by a bind again to the same project; absent in a session bound by an older version or the Python store, whose created_at then stands for it), status (idle, running, needs_input, done, failed, interrupted), pinned, archived, unread, group, channel, account_id, peer_display, peer_id, head_id (the active DAG tip), view_tip (the tip browsed by checkout), _user_titled, _auto_titled, _title_gen_count.
 .TP
 \fIhistory/<seq>\-<letter>\-<id>.json\fR
 One compact JSON object per DAG node: id, created_at, seq (the sort key, unique), role (user, llm, code), name, input, output, caller ("" or ROOT at top level), predecessor (ROOT on a first turn, null for sub-calls), reads, metadata. Written here as seq padded to 6 digits and letters u, a, t; readers accept any padding and the letters u l c a t s x, and order by the payload's seq. Nodes are never deleted by git-session.

@@ -4,8 +4,10 @@
 //! Reads: projects.json, locations.json. Writes: the project's path (same
 //! id), legacy locations under the old path, and one record node in each
 //! bound session (or the one named), committed as `record: …` when HEAD is
-//! on the latest turn. Locks: the registry, then each session.
-//! Prints: what changed.
+//! on the latest turn; run again for the path the project has, the move its
+//! sessions' records name, in the sessions bound before it that lack it.
+//! Locks: the registry, then each session. Prints: what changed, or on a
+//! run again, what it completed.
 
 use std::path::PathBuf;
 
@@ -21,7 +23,12 @@ use crate::relocate;
 ///
 /// A session that cannot take its record (busy, or refused) is named and
 /// the others still get theirs (exit 1). Run again for the same path, it
-/// records the move in the sessions that lack it, and in none twice.
+/// completes the move the other sessions' records name: it records it in
+/// the sessions that lack it, in none twice, and only in sessions bound
+/// before the move (by their `bound_at` in meta.json; one bound by an
+/// older version, which has none, counts as bound before unless its
+/// `created_at` is later). When no session records a move to that path,
+/// there is none to complete and nothing is recorded.
 #[derive(Debug, clap::Args)]
 pub struct RelocateArgs {
     /// Project id, name or old path
@@ -59,14 +66,24 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
     let done = relocate::apply(&ctx.state, &plan, ctx.locks, crate::out::now(), &mut |w| {
         out.warn(w)
     })?;
-    let (mut recorded, mut failed) = (0usize, Vec::new());
-    for (s, r) in done {
+    let (mut recorded, mut already, mut failed, mut after) =
+        (0usize, 0usize, Vec::new(), Vec::new());
+    for (s, r) in done.sessions {
         match r {
+            relocate::Recorded::NoMove => {}
+            relocate::Recorded::BoundAfter => {
+                ctx.out.note(format!(
+                    "session `{s}` was bound to project `{}` after the move: no record",
+                    p.id
+                ));
+                after.push(s);
+            }
             relocate::Recorded::Missing => ctx.out.warn(format!(
                 "session `{s}` of project `{}` was not found; no record node",
                 p.id
             )),
             relocate::Recorded::Already => {
+                already += 1;
                 ctx.out
                     .note(format!("session `{s}` already has its record of this move"));
             }
@@ -91,6 +108,8 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
             }
         }
     }
+    let repeated = relocate::repeated(&plan);
+    let moved_from = done.completed.map(|m| m.old);
     ctx.out.record(&records::Relocated {
         project: p.id.clone(),
         old_path: plan.old.clone(),
@@ -98,17 +117,34 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         sessions: recorded,
         locations: plan.locations.len(),
         failed: failed.clone(),
+        moved_from: moved_from.clone(),
+        already_recorded: already,
+        bound_after: after.clone(),
     });
-    ctx.out.line(format!(
-        "{}: {} -> {} ({recorded} session(s) recorded{})",
-        p.id,
-        plan.old.display(),
-        plan.new.display(),
-        match failed.len() {
-            0 => String::new(),
-            n => format!(", {n} failed"),
-        }
-    ));
+    let failed_n = match failed.len() {
+        0 => String::new(),
+        n => format!(", {n} failed"),
+    };
+    ctx.out.line(match (repeated, &moved_from) {
+        (false, _) => format!(
+            "{}: {} -> {} ({recorded} session(s) recorded{failed_n})",
+            p.id,
+            plan.old.display(),
+            plan.new.display(),
+        ),
+        (true, Some(old)) => format!(
+            "{}: already at {}; completing the move from {}: {recorded} session(s) recorded, {already} already had it, {} bound after it{failed_n}",
+            p.id,
+            plan.new.display(),
+            old.display(),
+            after.len(),
+        ),
+        (true, None) => format!(
+            "{}: already at {}; no session records a move to it: {recorded} session(s) recorded{failed_n}",
+            p.id,
+            plan.new.display(),
+        ),
+    });
     Ok(if failed.is_empty() {
         exit::OK
     } else {

@@ -381,7 +381,7 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
     // Uncommitted turns (backfill takes the session lock itself). A node that
     // does not parse blocks it: nothing commits such bytes.
     if (check.needs_commit || !t.dir.git_dir().is_dir()) && !check.commit_blocked {
-        let o = backfill::one(t, ctx.locks, false, &mut |w| ctx.out.warn(w))?;
+        let o = backfill::one(&ctx.state, t, ctx.locks, false, &mut |w| ctx.out.warn(w))?;
         if o.created_repo {
             done.push("created the repository".into());
         }

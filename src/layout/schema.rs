@@ -176,6 +176,12 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     crate::layout::atomic::read(path).io("read", path)
 }
 
+/// meta.json's `bound_at`: when the session joined its project
+/// (`project_id`), float unix seconds; written by `init --project` and
+/// `project bind`, kept by a bind again to the same project. A session
+/// bound by an older version or by the Python store has none.
+pub const BOUND_AT: &str = "bound_at";
+
 /// `meta.json`: an open object (SPEC §2.1).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Meta(pub Map<String, Value>);
@@ -221,6 +227,12 @@ impl Meta {
     }
     pub fn status(&self) -> &str {
         self.str("status").unwrap_or("idle")
+    }
+    /// The earliest the session can have joined its project: [`BOUND_AT`],
+    /// else `created_at` (an older version's bind came at or after it);
+    /// `None` when neither is there.
+    pub fn earliest_bind_time(&self) -> Option<f64> {
+        self.f64(BOUND_AT).or_else(|| self.f64("created_at"))
     }
 }
 

@@ -303,6 +303,7 @@ fn as_planned(p: &Planned) -> Made {
         first_seq: p.range.map(|r| r.0),
         last_seq: p.range.map(|r| r.1),
         nodes: p.count,
+        files_only: p.range.is_none(),
     }
 }
 
@@ -487,6 +488,7 @@ fn write_commits(
             first_seq: p.range.map(|r| r.0),
             last_seq: p.range.map(|r| r.1),
             nodes: p.count,
+            files_only: p.range.is_none(),
         });
         w.last = Some((branch, id));
     }

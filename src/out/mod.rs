@@ -99,6 +99,38 @@ pub fn push_short_time(out: &mut Vec<u8>, secs: f64) {
     two(out, (rem % 3600 / 60) as u32);
 }
 
+/// What a mirror run did to a session, in the words `commit-turn` and
+/// `backfill` share: `committed 2 turns (2, 3)` for the commits that hold
+/// turns; `brought the session's files up to date (no new turn)` for a
+/// commit that holds no node (a change of meta.json or `workdir/` only).
+/// With `dry_run`, what it would do.
+pub fn commits_done(commits: &[records::Commit], dry_run: bool) -> String {
+    let turns: Vec<String> = commits
+        .iter()
+        .filter(|c| c.is_turn())
+        .map(|c| c.turn.to_string())
+        .collect();
+    let files = commits.iter().any(|c| !c.is_turn());
+    let (commit, bring) = match dry_run {
+        true => ("would commit", "would bring"),
+        false => ("committed", "brought"),
+    };
+    match (turns.len(), files) {
+        (0, true) => format!("{bring} the session's files up to date (no new turn)"),
+        (0, false) => format!("{commit} no turn"),
+        (n, files) => format!(
+            "{commit} {n} turn{} ({}){}",
+            if n == 1 { "" } else { "s" },
+            turns.join(", "),
+            if files {
+                format!(" and {bring} the session's files up to date")
+            } else {
+                String::new()
+            }
+        ),
+    }
+}
+
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;

@@ -77,8 +77,9 @@ pub struct Commit {
     pub commit: String,
     /// Its parent; null for a root commit.
     pub parent: Option<String>,
-    /// The turn number (1 for the first turn; 0 for a commit that holds
-    /// only session files).
+    /// The turn number (1 for the first turn); for a commit that holds
+    /// only session files (`files_only`), the turn it follows (0 before
+    /// the first).
     pub turn: u64,
     /// The branch the commit is on.
     pub branch: String,
@@ -91,6 +92,17 @@ pub struct Commit {
     pub last_seq: Option<u64>,
     /// How many nodes the commit holds.
     pub nodes: usize,
+    /// The commit holds no node: no turn, a change of the session's files
+    /// only (meta.json, `workdir/`) brought up to date, subject `session:
+    /// update files`.
+    pub files_only: bool,
+}
+
+impl Commit {
+    /// A turn's commit: it holds nodes.
+    pub fn is_turn(&self) -> bool {
+        !self.files_only
+    }
 }
 
 /// `import`: one per transcript read.
@@ -428,6 +440,13 @@ pub struct Backfill {
     pub created_repo: bool,
     /// The commits, oldest first.
     pub commits: Vec<Commit>,
+    /// Of `commits`, those that hold turns (the others are `files_only`:
+    /// the session's files brought up to date, no new turn).
+    pub turns: usize,
+    /// The title backfill gave the session (the first-turn title, SPEC
+    /// §5.3: it had none, and none typed by the user), in meta.json and its
+    /// list row; null when it kept its title.
+    pub title: Option<String>,
 }
 
 /// `backfill --dry-run`: as `backfill`, nothing written.
@@ -441,7 +460,8 @@ pub struct BackfillPlan<'a>(pub &'a Backfill);
 pub struct BackfillSummary {
     /// Sessions looked at.
     pub sessions: usize,
-    /// Sessions that got commits.
+    /// Sessions that got commits (turns, or only their files brought up
+    /// to date).
     pub changed: usize,
     /// Repositories created.
     pub new_repos: usize,
@@ -703,6 +723,18 @@ pub struct Relocated {
     /// warning; the command exits 1). The project's path is rewritten all
     /// the same.
     pub failed: Vec<String>,
+    /// Run again with the path the project already has: the old path of
+    /// the move it completes (the one the sessions' records name); null on
+    /// a first run, and when no session records a move to `new_path`
+    /// (nothing is recorded then).
+    pub moved_from: Option<PathBuf>,
+    /// Run again: sessions that already had their record of the move.
+    pub already_recorded: usize,
+    /// Run again: sessions bound to the project after the move (their
+    /// `bound_at`, or for one an older version bound, their `created_at`,
+    /// is later than the move's first record); they never lived at the old
+    /// path and get no record.
+    pub bound_after: Vec<String>,
 }
 
 /// `begin-turn`: the project's working tree at the start of the turn (also

@@ -211,6 +211,10 @@ pub fn bind(
             None
         };
         meta.set("project_id", project.id.as_str());
+        // When it joined (a bind again to the same project keeps the first
+        // time, above): `relocate` completes a move only in the sessions
+        // bound before it.
+        meta.set(crate::layout::schema::BOUND_AT, crate::out::now());
         atomic::write(&sd.meta(), &meta.to_json())?;
         if sd.dir != target && sd.dir.starts_with(state.sessions()) {
             state.make_parent_checked(&target)?;

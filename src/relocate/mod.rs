@@ -2,6 +2,8 @@
 //! the project, its new path and the recorded locations; and its apply,
 //! which writes the project's path, the moved locations and one record node
 //! per bound session (committed as `record: …` when it can stand alone).
+//! Run again for the path the project already has, it completes the move
+//! its sessions' records name, only in the sessions bound before it.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +26,17 @@ pub struct Plan {
     pub locations: Vec<(String, PathBuf)>,
     /// The sessions that get a record node.
     pub sessions: Vec<String>,
+    /// Every session bound to the project: where a run for the path the
+    /// project already has finds the move it completes.
+    pub bound: Vec<String>,
+}
+
+/// A move the sessions' records name: its old path, and when the first of
+/// those records was written (the move's time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub old: PathBuf,
+    pub at: f64,
 }
 
 /// The plan: the locations (`locations.json` entries) under the project's
@@ -52,8 +65,39 @@ pub fn plan(
             Some(s) => vec![s.to_string()],
             None => project.session_ids.clone(),
         },
+        bound: project.session_ids.clone(),
         old,
     }
+}
+
+/// Whether a run for the path the project already has completes a move
+/// (after a run in which some sessions could not take their record).
+pub fn repeated(plan: &Plan) -> bool {
+    plan.old == plan.new
+}
+
+/// The move a repeated run completes: the one to the project's path that
+/// the bound sessions' latest records name, dated by the earliest of them;
+/// `None` when no session records a move to it (nothing to complete).
+fn the_move(state: &StateDir, plan: &Plan) -> Option<Move> {
+    plan.bound
+        .iter()
+        .chain(&plan.sessions)
+        .filter_map(|s| latest_record(&state.find_session(s).ok()?, plan).ok()?)
+        .filter(|r| r.new == plan.new)
+        .map(|r| Move {
+            old: r.old,
+            at: r.at,
+        })
+        .min_by(|a, b| a.at.total_cmp(&b.at))
+}
+
+/// Whether a session joined the project after `m`: its `bound_at`, or for
+/// one an older version bound, its `created_at`, is later. A session that
+/// says neither counts as bound before (it gets the record, as it always
+/// did).
+pub fn bound_after(meta: &Meta, m: &Move) -> bool {
+    meta.earliest_bind_time().is_some_and(|t| t > m.at)
 }
 
 /// The record node a session gets: a runtime `project/relocate` node off
@@ -91,8 +135,22 @@ pub enum Recorded {
     /// Run again for a path the project already has: the session's latest
     /// relocation record already names it, so none is added.
     Already,
+    /// Run again for a path the project already has: the session joined the
+    /// project after the move (it never lived at the old path), so none is
+    /// added.
+    BoundAfter,
+    /// Run again for a path the project already has, and no session
+    /// records a move to it: there is no move to complete.
+    NoMove,
     /// The record could not be written (the session is busy, or refused).
     Failed(String),
+}
+
+/// What a relocation did: the move a repeated run completed (`None` on a
+/// first run, or with no move to complete), and each session's record.
+pub struct Applied {
+    pub completed: Option<Move>,
+    pub sessions: Vec<(String, Recorded)>,
 }
 
 /// Write the plan: the project's path (the registry, first), the moved
@@ -103,7 +161,7 @@ pub fn apply(
     locks: LockOptions,
     now: f64,
     warn: &mut dyn FnMut(String),
-) -> Result<Vec<(String, Recorded)>> {
+) -> Result<Applied> {
     projects::update(state, locks, |ps| {
         ps.get_mut(&plan.project)
             .expect("the plan is of a registered project")
@@ -119,30 +177,33 @@ pub fn apply(
     }
     // Run again for the path the project already has (after a run some
     // sessions could not take their record): a session whose latest record
-    // names that path has it, and the others get the move those recorded
-    // (not "new → new").
-    let repeated = plan.old == plan.new;
+    // names that path has it, one bound after the move never lived at the
+    // old path, and the others get the move those recorded (not "new →
+    // new"). No record of a move to it: nothing to complete.
+    let repeated = repeated(plan);
+    let the_move = if repeated {
+        the_move(state, plan)
+    } else {
+        None
+    };
     let moved = Plan {
-        old: match repeated {
-            true => plan
-                .sessions
-                .iter()
-                .find_map(|s| {
-                    let (old, new) = latest_record(&state.find_session(s).ok()?, plan).ok()??;
-                    (new == plan.new).then_some(old)
-                })
-                .unwrap_or_else(|| plan.old.clone()),
-            false => plan.old.clone(),
-        },
+        old: the_move
+            .as_ref()
+            .map_or_else(|| plan.old.clone(), |m| m.old.clone()),
         ..plan.clone()
     };
     // One session's record, under its exclusive lock.
     let mut record = |sd: &SessionDir, id: &str| -> Result<Recorded> {
         let _l = lock::session(sd, lock::Kind::Exclusive, locks)?;
-        if repeated && latest_record(sd, plan)?.is_some_and(|(_, new)| new == plan.new) {
+        if repeated && latest_record(sd, plan)?.is_some_and(|r| r.new == plan.new) {
             return Ok(Recorded::Already);
         }
         let mut meta = Meta::read(&sd.meta())?;
+        if let Some(m) = &the_move
+            && bound_after(&meta, m)
+        {
+            return Ok(Recorded::BoundAfter);
+        }
         let node = store::append(sd, &mut meta, record_node(&moved), now)?;
         atomic::write(&sd.meta(), &meta.to_json())?;
         registry::journal_append(state, &schema::index_row(&meta, id, None))?;
@@ -163,18 +224,32 @@ pub fn apply(
     // hostile-tree checks) does not keep the others from theirs.
     let mut out = Vec::new();
     for s in &plan.sessions {
+        if repeated && the_move.is_none() {
+            out.push((s.clone(), Recorded::NoMove));
+            continue;
+        }
         let recorded = match state.find_session(s) {
             Ok(sd) => record(&sd, s).unwrap_or_else(|e| Recorded::Failed(e.to_string())),
             Err(_) => Recorded::Missing,
         };
         out.push((s.clone(), recorded));
     }
-    Ok(out)
+    Ok(Applied {
+        completed: the_move,
+        sessions: out,
+    })
 }
 
-/// The session's latest relocation record of the plan's project: its old
-/// and new paths. Only tool nodes are read, from the newest back.
-fn latest_record(sd: &SessionDir, plan: &Plan) -> Result<Option<(PathBuf, PathBuf)>> {
+/// A relocation record: the move it names and when it was written.
+struct Record {
+    old: PathBuf,
+    new: PathBuf,
+    at: f64,
+}
+
+/// The session's latest relocation record of the plan's project. Only tool
+/// nodes are read, from the newest back.
+fn latest_record(sd: &SessionDir, plan: &Plan) -> Result<Option<Record>> {
     let catalog = crate::layout::history::Catalog::load(sd)?;
     let history = sd.history();
     for e in catalog
@@ -193,7 +268,13 @@ fn latest_record(sd: &SessionDir, plan: &Plan) -> Result<Option<(PathBuf, PathBu
         if n.name == "project/relocate"
             && meta("project_id").is_some_and(|p| p == Path::new(&plan.project))
         {
-            return Ok(meta("old_path").zip(meta("new_path")));
+            return Ok(meta("old_path")
+                .zip(meta("new_path"))
+                .map(|(old, new)| Record {
+                    old,
+                    new,
+                    at: n.created_at,
+                }));
         }
     }
     Ok(None)
@@ -277,6 +358,29 @@ mod tests {
         let only = super::plan(&p, Path::new("/srv/app"), [], Some("s2"));
         assert_eq!(only.sessions, ["s2"]);
         assert!(only.locations.is_empty());
+    }
+
+    #[test]
+    fn a_session_is_bound_after_a_move_by_its_bind_time_else_its_creation() {
+        let m = Move {
+            old: "/a".into(),
+            at: 100.0,
+        };
+        let meta = |v: serde_json::Value| Meta(v.as_object().unwrap().clone());
+        let after = |v| bound_after(&meta(v), &m);
+        assert!(after(
+            serde_json::json!({"bound_at": 101.0, "created_at": 1.0})
+        ));
+        assert!(!after(
+            serde_json::json!({"bound_at": 100.0, "created_at": 1.0})
+        ));
+        assert!(!after(
+            serde_json::json!({"bound_at": 99.0, "created_at": 150.0})
+        ));
+        // Bound by an older version: its creation is the earliest it can be.
+        assert!(after(serde_json::json!({"created_at": 150.0})));
+        assert!(!after(serde_json::json!({"created_at": 50.0})));
+        assert!(!after(serde_json::json!({})), "no time: bound before");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! real git.
 
 mod attacks;
+mod backfill;
 mod bad_input;
 mod batch;
 mod concurrency;

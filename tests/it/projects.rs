@@ -487,6 +487,133 @@ fn relocate_records_every_session_it_can_and_a_second_run_the_rest() {
     }
 }
 
+/// A binding records when the session joined its project (`bound_at` in
+/// meta.json), and `relocate` run again with the path the project already
+/// has completes the move only in the sessions bound before it: one bound
+/// after the move never lived at the old path and gets no record of it,
+/// nor does one an older version bound (no `bound_at`) whose `created_at`
+/// is after the move. The output says what was done.
+#[test]
+fn a_second_relocate_completes_the_move_only_in_sessions_bound_before_it() {
+    let mut env = TestEnv::new();
+    let t0 = 1_796_017_556.0;
+    let (dir, pid) = env.project("app", &[]);
+    let state = env.state();
+    let dir_of = |s: &str| state.join("sessions/projects").join(&pid).join(s);
+    for s in ["s1", "s3"] {
+        env.ok(&["init", s, "--project", &pid]);
+        env.turn(s, "one", &[]);
+    }
+    assert_eq!(env.meta_at(&dir_of("s1"))["bound_at"], t0);
+    // The move, at t0 + 100; s3 is busy and gets no record.
+    let moved = env.tmp.path().join("app-moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    let moved = moved.canonicalize().unwrap();
+    let to = moved.to_str().unwrap().to_string();
+    env.now = Some(t0 + 100.0);
+    let lock = env.hold_lock(&dir_of("s3"));
+    let out = env.run(&["--lock-timeout", "0.2", "relocate", &pid, &to]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "{pid}: {} -> {to} (1 session(s) recorded, 1 failed)\n",
+            dir.display()
+        )
+    );
+    drop(lock);
+    // After the move: s2 bound at t0 + 200 (bound again later: the time
+    // stays), s4 as an older version binds (no bound_at), created after it.
+    env.now = Some(t0 + 200.0);
+    for s in ["s2", "s4"] {
+        env.ok(&["init", s]);
+        env.ok(&["project", "bind", s, &pid]);
+    }
+    env.now = Some(t0 + 250.0);
+    env.ok(&["project", "bind", "s2", &pid]);
+    assert_eq!(env.meta_at(&dir_of("s2"))["bound_at"], t0 + 200.0);
+    let mut m4 = env.meta_at(&dir_of("s4"));
+    m4.as_object_mut().unwrap().remove("bound_at");
+    std::fs::write(
+        dir_of("s4").join("meta.json"),
+        serde_json::to_vec(&m4).unwrap(),
+    )
+    .unwrap();
+    for s in ["s2", "s4"] {
+        env.turn(s, "one", &[]);
+    }
+    // Run again: the move is completed in s3 only.
+    env.now = Some(t0 + 300.0);
+    let the_move = format!("{} → {to}", dir.display());
+    assert_eq!(
+        env.ok(&["relocate", &pid, &to]),
+        format!(
+            "{pid}: already at {to}; completing the move from {}: 1 session(s) recorded, 1 already had it, 2 bound after it\n",
+            dir.display()
+        )
+    );
+    let records = |s: &str| -> Vec<String> {
+        std::fs::read_dir(dir_of(s).join("history"))
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+            .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .filter(|n| n["name"] == "project/relocate")
+            .map(|n| n["output"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for s in ["s1", "s3"] {
+        assert_eq!(records(s), std::slice::from_ref(&the_move), "{s}");
+    }
+    for s in ["s2", "s4"] {
+        assert_eq!(records(s), Vec::<String>::new(), "{s}");
+        env.assert_clean(s);
+    }
+    env.assert_clean("s3");
+    let log = env.git_ok(&dir_of("s3"), &["log", "--format=%s"]);
+    assert!(log.starts_with("record: "), "{log}");
+    // Once more: nothing left to do, and the JSON says so.
+    let out = env.ok(&["--json", "relocate", &pid, &to]);
+    let rec: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(rec["type"], "relocated");
+    assert_eq!(rec["data"]["sessions"], 0);
+    assert_eq!(rec["data"]["already_recorded"], 2);
+    assert_eq!(rec["data"]["bound_after"], serde_json::json!(["s2", "s4"]));
+    assert_eq!(rec["data"]["moved_from"], dir.to_str().unwrap());
+    for s in ["s1", "s2", "s3", "s4"] {
+        assert_eq!(records(s).len(), usize::from(s == "s1" || s == "s3"), "{s}");
+    }
+    // A project that never moved: no move to complete, nothing recorded.
+    let (other, oid) = env.project("other", &[]);
+    env.ok(&["init", "s5", "--project", &oid]);
+    env.turn("s5", "one", &[]);
+    let at = other.canonicalize().unwrap();
+    assert_eq!(
+        env.ok(&["relocate", &oid, at.to_str().unwrap()]),
+        format!(
+            "{oid}: already at {}; no session records a move to it: 0 session(s) recorded\n",
+            at.display()
+        )
+    );
+    assert_eq!(records_in(&env, &oid, "s5"), 0);
+    env.assert_clean("s5");
+}
+
+/// How many relocation records session `s` of project `pid` holds.
+fn records_in(env: &TestEnv, pid: &str, s: &str) -> usize {
+    let hist = env
+        .state()
+        .join("sessions/projects")
+        .join(pid)
+        .join(s)
+        .join("history");
+    std::fs::read_dir(hist)
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+        .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .filter(|n| n["name"] == "project/relocate")
+        .count()
+}
+
 #[test]
 fn a_session_is_frozen_to_its_project_after_the_first_turn() {
     let env = TestEnv::new();
