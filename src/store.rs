@@ -237,10 +237,8 @@ impl Known<'_> {
     /// `head` (when it is a node), moved on along the top-level user and
     /// assistant nodes written after it that go on from it in turn. Only the
     /// conversational files after the head are read: none, mostly.
-    fn head_from(&self, history: &Path, head: &str) -> Result<Option<String>> {
-        let Some(at) = self.get(head) else {
-            return Ok(None);
-        };
+    fn head_from(&self, history: &Path, head: &str) -> Option<String> {
+        let at = self.get(head)?;
         let mut later: Vec<Entry> = self
             .catalog
             .rev_entries()
@@ -252,16 +250,20 @@ impl Known<'_> {
         // A head far back was put there (a checkout), not left behind by
         // a crash or another writer (a node or a few): it stands.
         if later.len() > HEAD_LAG {
-            return Ok(Some(at.id));
+            return Some(at.id);
         }
         let mut cur = at.id;
         for e in &later {
-            let node = crate::layout::history::read_node(history, e)?;
+            // A file that is no node (a planted link, a torn write) moves
+            // nothing; verify names it.
+            let Ok(node) = crate::layout::history::read_node(history, e) else {
+                continue;
+            };
             if crate::session::goes_on_from(&node) == Some(cur.as_str()) {
                 cur = node.id;
             }
         }
-        Ok(Some(cur))
+        Some(cur)
     }
 
     /// The user message that starts the turn `head` is in: `head`'s
@@ -366,9 +368,11 @@ fn append_one(
     let placed = meta
         .str("view_tip")
         .is_some_and(|v| Some(v) != meta.head_id());
-    let head = match meta.head_id().filter(|h| *h != ROOT) {
+    // Only a node that continues the conversation needs it.
+    let conversational = top_level && new.role != "code" && new.predecessor.is_none();
+    let head = match meta.head_id().filter(|h| *h != ROOT && conversational) {
         Some(h) if placed => known.get(h).map(|e| e.id),
-        Some(h) => known.head_from(&history, h)?,
+        Some(h) => known.head_from(&history, h),
         None => None,
     };
     let predecessor = match new.predecessor {

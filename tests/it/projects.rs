@@ -22,6 +22,17 @@ fn user_repo(env: &TestEnv) -> PathBuf {
     dir
 }
 
+/// The text of every relocation record node of the session in `dir`.
+fn relocate_records(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir.join("history"))
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+        .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .filter(|n| n["name"] == "project/relocate")
+        .map(|n| n["output"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// A session bound to an auto-commit project, its turn begun.
 fn bound_session(env: &TestEnv, dir: &Path) -> String {
     let id = env
@@ -463,15 +474,7 @@ fn relocate_records_every_session_it_can_and_a_second_run_the_rest() {
         err.contains("`s1`: the record waits for the next turn's commit"),
         "{err}"
     );
-    let records = |s: &str| -> Vec<String> {
-        std::fs::read_dir(dir_of(s).join("history"))
-            .unwrap()
-            .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
-            .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .filter(|n| n["name"] == "project/relocate")
-            .map(|n| n["output"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let records = |s: &str| relocate_records(&dir_of(s));
     let the_move = format!(
         "{} → {}",
         dir.display(),
@@ -552,15 +555,7 @@ fn a_second_relocate_completes_the_move_only_in_sessions_bound_before_it() {
             dir.display()
         )
     );
-    let records = |s: &str| -> Vec<String> {
-        std::fs::read_dir(dir_of(s).join("history"))
-            .unwrap()
-            .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
-            .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .filter(|n| n["name"] == "project/relocate")
-            .map(|n| n["output"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let records = |s: &str| relocate_records(&dir_of(s));
     for s in ["s1", "s3"] {
         assert_eq!(records(s), std::slice::from_ref(&the_move), "{s}");
     }
