@@ -358,18 +358,18 @@ fn append_one(
         None => String::new(),
     };
     let top_level = caller.is_empty() || caller == ROOT;
-    // The head, as far as it is a node of this session (a head another
-    // program left pointing at nothing is no predecessor), moved on along
-    // conversational nodes written after it that go on from it: meta.json
-    // lags the node files after a crash between the two, or when another
-    // writer did not move it.
     // A head a checkout put on an earlier turn (it says so in `view_tip`,
     // which the next append clears) stands where it was put.
     let placed = meta
         .str("view_tip")
         .is_some_and(|v| Some(v) != meta.head_id());
-    // Only a node that continues the conversation needs it.
+    // Only a node that continues the conversation needs the head.
     let conversational = top_level && new.role != "code" && new.predecessor.is_none();
+    // The head, as far as it is a node of this session (a head another
+    // program left pointing at nothing is no predecessor), moved on along
+    // conversational nodes written after it that go on from it: meta.json
+    // lags the node files after a crash between the two, or when another
+    // writer did not move it.
     let head = match meta.head_id().filter(|h| *h != ROOT && conversational) {
         Some(h) if placed => known.get(h).map(|e| e.id),
         Some(h) => known.head_from(&history, h),
