@@ -720,7 +720,30 @@ fn check_mirror(
         .iter()
         .filter(|d| d.unparsable.is_none() && !committed.contains_key(&d.file))
         .collect();
-    let unreached = lost_turns(c, sd, repo, &by_id, &uncommitted);
+    // A branch deleted after the conversation went on elsewhere: its nodes
+    // are in the trees of later commits on other branches (a tree holds the
+    // whole session), but its DAG tip is in no turn commit a branch reaches
+    // (no `Nodes:` trailer of one names it). Tips past every trailer (turns
+    // the Python store committed last, which carry none) are not looked at.
+    let last_named = trailers
+        .values()
+        .filter_map(|t| t.nodes.map(|(_, b)| b))
+        .max();
+    let named = |seq: u64| trailers.values().any(|t| t.holds_seq(seq));
+    let lost_tips: Vec<&OnDisk> = crate::view::Dag::new(nodes)
+        .tips()
+        .into_iter()
+        .map(|n| n.seq.max(0) as u64)
+        .filter(|&seq| last_named.is_some_and(|last| seq < last) && !named(seq))
+        .filter_map(|seq| {
+            on_disk
+                .iter()
+                .find(|d| d.seq == seq && committed.contains_key(&d.file))
+        })
+        .collect();
+    let mut wanted = uncommitted.clone();
+    wanted.extend(lost_tips);
+    let unreached = lost_turns(c, sd, repo, &by_id, &wanted);
     // Record nodes (a relocation) are events, not turns: one not yet in git
     // (written while HEAD was on an older turn) waits for the next turn.
     let record_ids: HashSet<&str> = nodes

@@ -890,6 +890,33 @@ fn a_lost_regenerated_branch_comes_back_under_the_name_it_was_made_with() {
     lost_branch_comes_back_as(&env, &branch, &c3);
 }
 
+/// The same branch lost after the conversation went on on `main`: every
+/// node of the lost branch is in the tree of main's newer commit (a tree
+/// holds the whole session), yet its turns are in no commit a branch
+/// reaches. verify finds it by the DAG tip no `Nodes:` trailer names, and
+/// `--fix` brings the branch back under its own name.
+#[test]
+fn a_lost_branch_is_found_when_a_later_commit_elsewhere_holds_its_files() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.turn("s1", "two", &[]);
+    let again = env.append(
+        "s1",
+        &["--role", "assistant", "--regenerate", "--text", "r2 again"],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let branch = format!("retry-{again}");
+    let (_, tip) = env.turn("s1", "three", &[]);
+    env.ok(&["checkout", "s1", "main", "-q"]);
+    env.turn("s1", "three, on main", &[]);
+    assert_eq!(
+        env.git("s1", &["log", "--format=%s", "main"]),
+        "turn 3: three, on main\nturn 2: two\nturn 1: one\nsession init\n"
+    );
+    lost_branch_comes_back_as(&env, &branch, &tip);
+}
+
 /// A user message retried from an earlier turn forks `retry-<its reply>`,
 /// or `retry-<the message>` when the message is committed before its reply
 /// (the name `commit-turn` gives the branch when it makes it). Lost, the
