@@ -386,7 +386,7 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
             done.push("created the repository".into());
         }
         if !o.commits.is_empty() {
-            done.push(format!("committed {} turn(s)", o.commits.len()));
+            done.push(crate::out::commits_done(&o.commits, false));
         }
     }
     if check.restamped {

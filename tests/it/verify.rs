@@ -945,3 +945,20 @@ fn a_lost_branch_of_a_retried_message_comes_back_under_the_name_it_was_made_with
         lost_branch_comes_back_as(&env, &branch, &tip);
     }
 }
+
+/// `verify --fix` says what it committed in the words of `commit-turn`:
+/// the turns by number.
+#[test]
+fn a_fix_names_the_turns_it_committed() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.append("s1", &["--text", "two"]);
+    env.append("s1", &["--role", "assistant", "--text", "r2"]);
+    env.append("s1", &["--text", "three"]);
+    assert_eq!(
+        env.ok(&["verify", "--fix", "s1"]),
+        "s1: fixed: committed 2 turns (2, 3)\n"
+    );
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
