@@ -266,6 +266,23 @@ impl Known<'_> {
         Some(cur)
     }
 
+    /// The latest top-level user or assistant node, by seq (of the last
+    /// [`HEAD_LAG`] messages).
+    fn latest_message(&self, history: &Path) -> Option<String> {
+        self.added
+            .iter()
+            .rev()
+            .cloned()
+            .chain(self.catalog.rev_entries())
+            .filter(|e| matches!(e.letter, 'u' | 'a' | 'l'))
+            .take(HEAD_LAG)
+            .filter_map(|e| crate::layout::history::read_node(history, &e).ok())
+            .find(|n| {
+                (n.role == "user" || n.role == "llm") && n.is_top_level() && !n.is_root_marker()
+            })
+            .map(|n| n.id)
+    }
+
     /// The user message that starts the turn `head` is in: `head`'s
     /// predecessor chain walked back to its first top-level user node.
     fn turn_start(&self, history: &Path, head: &str) -> Result<Option<String>> {
@@ -352,29 +369,46 @@ fn append_one(
             }
         },
     };
-    let caller = match new.caller {
-        Some(c) => c,
-        None if new.role == "code" => known.latest("al").map(|e| e.id.clone()).unwrap_or_default(),
-        None => String::new(),
-    };
-    let top_level = caller.is_empty() || caller == ROOT;
     // A head a checkout put on an earlier turn (it says so in `view_tip`,
     // which the next append clears) stands where it was put.
     let placed = meta
         .str("view_tip")
         .is_some_and(|v| Some(v) != meta.head_id());
-    // Only a node that continues the conversation needs the head.
-    let conversational = top_level && new.role != "code" && new.predecessor.is_none();
+    // Only a node that continues the conversation, or a tool call of no
+    // caller given, needs the head.
+    let needs_head = match new.role.as_str() {
+        "code" => new.caller.is_none(),
+        _ => {
+            new.predecessor.is_none()
+                && new
+                    .caller
+                    .as_deref()
+                    .is_none_or(|c| c.is_empty() || c == ROOT)
+        }
+    };
     // The head, as far as it is a node of this session (a head another
     // program left pointing at nothing is no predecessor), moved on along
     // conversational nodes written after it that go on from it: meta.json
     // lags the node files after a crash between the two, or when another
-    // writer did not move it.
-    let head = match meta.head_id().filter(|h| *h != ROOT && conversational) {
+    // writer did not move it. A session with no head but with messages (the
+    // Python store sets none before its first commit) goes on from its
+    // latest message.
+    let head = match meta.head_id().filter(|h| *h != ROOT) {
+        _ if !needs_head => None,
         Some(h) if placed => known.get(h).map(|e| e.id),
-        Some(h) => known.head_from(&history, h),
-        None => None,
+        Some(h) if known.contains(h) => known.head_from(&history, h),
+        _ => known
+            .latest_message(&history)
+            .and_then(|h| known.head_from(&history, &h)),
     };
+    // A tool call belongs to the turn's latest reply, or to its user
+    // message when no reply has come yet.
+    let caller = match new.caller {
+        Some(c) => c,
+        None if new.role == "code" => head.clone().unwrap_or_default(),
+        None => String::new(),
+    };
+    let top_level = caller.is_empty() || caller == ROOT;
     let predecessor = match new.predecessor {
         Some(p) => p,
         None if new.regenerate => {

@@ -41,7 +41,8 @@ impl Role {
 ///
 /// Defaults make scripting easy: a user node and an assistant node continue
 /// the head (the turn's user message, then its latest reply), a tool node is
-/// called by the latest assistant node and leaves the head where it is. A
+/// called by the head (the turn's latest reply, or its user message before
+/// any reply) and leaves the head where it is. A
 /// reply that answers the turn's user message again is `--regenerate`.
 /// Prints `<id> <seq>`.
 #[derive(Debug, clap::Args)]

@@ -22,8 +22,9 @@ use crate::view::{self, Dag};
 /// number is a turn when that turn exists), or a node id. No file is deleted; git HEAD is attached when the turn's commit is a branch
 /// tip and detached otherwise. The next `append` + `commit-turn` fork a
 /// `retry-<assistant id>` branch from the checked-out turn. Refused while the
-/// session's status is `running`, and for a turn not in a commit yet (nodes
-/// appended since the last `commit-turn`): commit it first; nothing moves.
+/// session's status is `running`, while messages appended since the last
+/// `commit-turn` are not committed, and for a turn not in a commit yet:
+/// commit it first; nothing moves.
 #[derive(Debug, clap::Args)]
 pub struct CheckoutArgs {
     /// Session id
@@ -57,6 +58,24 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
             ),
             Some(format!(
                 "run `git-session commit-turn {}` first, then check it out",
+                args.session
+            )),
+        ));
+    }
+
+    // Messages appended since the last `commit-turn` belong to the turn
+    // HEAD is on: with HEAD moved first, they would be committed elsewhere.
+    if let Some(last) = nodes.iter().rev().find(|n| view::is_conversational(n))
+        && !committed(&repo, &catalog, &last.id)?
+    {
+        return Err(Error::refused(
+            "checkout::uncommitted",
+            format!(
+                "messages appended since the last `commit-turn` (up to node `{}`) are not committed yet",
+                last.id
+            ),
+            Some(format!(
+                "run `git-session commit-turn {}` first, then check out",
                 args.session
             )),
         ));
@@ -128,8 +147,11 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
         )),
     }
     if branch.is_none() && r.commit.is_some() {
-        ctx.out
-            .note("the next turn starts a retry branch from here; `git-session checkout <session> main` goes back");
+        let back = head.branch.as_deref().unwrap_or(crate::git::MAIN);
+        ctx.out.note(format!(
+            "the next turn starts a retry branch from here; `git-session checkout {} {back}` goes back",
+            args.session
+        ));
     }
     Ok(exit::OK)
 }

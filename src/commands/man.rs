@@ -124,14 +124,14 @@ a1  assistant  "Let me look."              predecessor u1
 t1  tool       read {"path": "a.rs"}       caller a1
 a2  assistant  "Fixed it."                 predecessor a1
 .fi
-\fBappend\fR gives a user or assistant node the head as its predecessor and a tool node the latest reply as its caller. A fork is a node whose predecessor already has a conversational successor: a user message with \fB\-\-predecessor\fR an earlier node (a retry), or a reply with \fB\-\-regenerate\fR (its predecessor the head's turn's user message: a sibling of that turn's first reply, \fIa1\fR above). Each fork is a git branch (below).
+\fBappend\fR gives a user or assistant node the head as its predecessor and a tool node the head as its caller (the turn's latest reply, or its user message before any reply). A head meta.json lags behind (a crash between a node file and meta.json, a writer that moves none, a session the Python store started, whose head is null until its first commit) is found from the node files: the latest message, moved on along the messages written after it that go on from it; a head \fBcheckout\fR placed stands. A fork is a node whose predecessor already has a conversational successor: a user message with \fB\-\-predecessor\fR an earlier node (a retry: from the end of a turn, or from a reply inside one, \fIa1\fR above), a reply with \fB\-\-regenerate\fR (its predecessor the head's turn's user message: a sibling of that turn's first reply), or a reply after a \fBcheckout\fR of a turn the conversation went on from (more of that turn, \fBturn <N> (continued)\fR). Each fork is a git branch (below).
 .SH "TURNS AND COMMITS"
 A turn starts at a top-level user node and holds every node appended after it up to the next one. Each turn is one commit whose tree is the whole session directory (temp files excluded); its parent is the commit of the turn that holds the new turn's predecessor. The message is
 .nf
 turn <N>: <first 60 chars of the user message>
 
 assistant: <first 80 chars of the turn's last reply that has text>
-tools: read, grep x 3, list
+tools: read, grep \(mu 3, list
 
 [meta: turn took 12.3s, 18 tools, 4521 tokens]
 

@@ -50,8 +50,9 @@ impl plan::Nodes for NodeFiles<'_> {
 
 /// The nodes outside `pending` that the conversation already goes on from
 /// (a top-level user or assistant node has them as its predecessor), among
-/// the predecessors of pending replies: a further reply to one of them is a
-/// fork (a regenerated reply, or a reply after a turn that was continued).
+/// the predecessors of pending conversational nodes: a further reply or
+/// user message from one of them is a fork (a regenerated reply, a reply
+/// after a turn that was continued, a retry from inside a turn).
 /// Only the conversational files written between the predecessor and the
 /// new reply are read: none, when the reply continues the head.
 fn answered_before(
@@ -60,8 +61,10 @@ fn answered_before(
     pending_by_id: &HashMap<&str, &Node>,
 ) -> HashSet<String> {
     let mut out = HashSet::new();
-    for n in pending.iter().filter(|n| session::is_reply(n)) {
-        let pred = n.predecessor.as_deref().expect("a reply has a predecessor");
+    for n in pending {
+        let Some(pred) = session::goes_on_from(n) else {
+            continue;
+        };
         if pending_by_id.contains_key(pred) || out.contains(pred) {
             continue;
         }

@@ -307,7 +307,7 @@ pub(super) fn plan(
             range: Some(range),
             count: nodes.len(),
             retry_name,
-            forks: g.regenerates,
+            forks: g.forks,
             landing: None,
         });
         // Later groups may continue this one.

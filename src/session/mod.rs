@@ -16,6 +16,10 @@ pub struct Group {
     pub range: std::ops::Range<usize>,
     pub starts_turn: bool,
     pub regenerates: bool,
+    /// A turn that starts from a node the conversation already went on
+    /// from (a retry from inside or after an earlier turn): a branch of its
+    /// own even when its parent commit is a branch tip.
+    pub forks: bool,
 }
 
 /// Whether `n` is a top-level reply (it answers its predecessor).
@@ -65,6 +69,9 @@ pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String
             replied.contains(p) || answered.contains(p)
         };
         let elsewhere = is_reply(n) && latest.is_some_and(|l| n.predecessor.as_deref() != Some(l));
+        let forks = regenerates
+            || (n.starts_turn()
+                && goes_on_from(n).is_some_and(|p| replied.contains(p) || answered.contains(p)));
         if let Some(p) = goes_on_from(n) {
             replied.insert(p);
         }
@@ -76,6 +83,7 @@ pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String
                 range: i..i + 1,
                 starts_turn: n.starts_turn(),
                 regenerates,
+                forks,
             });
         } else {
             groups.last_mut().expect("non-empty").range.end = i + 1;
@@ -103,6 +111,7 @@ pub fn records_alone(nodes: &[Node], groups: Vec<Group>) -> Vec<Group> {
                     range: start..i,
                     starts_turn: first && g.starts_turn,
                     regenerates: first && g.regenerates,
+                    forks: first && g.forks,
                 });
                 first = false;
                 start = i;
@@ -112,6 +121,7 @@ pub fn records_alone(nodes: &[Node], groups: Vec<Group>) -> Vec<Group> {
                     range: start..i + 1,
                     starts_turn: first && g.starts_turn,
                     regenerates: first && g.regenerates,
+                    forks: first && g.forks,
                 });
                 first = false;
                 start = i + 1;
@@ -122,6 +132,7 @@ pub fn records_alone(nodes: &[Node], groups: Vec<Group>) -> Vec<Group> {
                 range: start..g.range.end,
                 starts_turn: first && g.starts_turn,
                 regenerates: first && g.regenerates,
+                forks: first && g.forks,
             });
         }
     }
@@ -167,6 +178,15 @@ pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
 /// The first `n` characters of `s`.
 pub fn cut(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
+}
+
+/// The first `n` characters of `s`, and `…` after them when there were more.
+pub fn cut_marked(s: &str, n: usize) -> String {
+    let mut out = cut(s, n);
+    if s.chars().nth(n).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 /// One line: whitespace runs (newlines included) folded to single spaces.
@@ -536,9 +556,9 @@ pub fn node_summary(n: &Node) -> String {
         "code" => {
             let args = match &n.input {
                 serde_json::Value::Null => String::new(),
-                v => cut(&one_line(&value_text(v)), 60),
+                v => cut_marked(&one_line(&value_text(v)), 60),
             };
-            let out = cut(&one_line(&n.text()), 60);
+            let out = cut_marked(&one_line(&n.text()), 60);
             format!("{}({args}) → {out}", n.name)
         }
         _ => one_line(&n.text()),

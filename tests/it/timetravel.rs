@@ -302,21 +302,30 @@ fn checkout(env: &TestEnv, args: &[&str]) -> String {
 }
 
 /// A turn appended since the last `commit-turn` has no commit for HEAD to
-/// stand on: checking it out (by node id or turn number) is refused, and
-/// nothing moves, neither `head_id` nor git HEAD. Once committed, it can be
-/// checked out.
+/// stand on: checking it out (by node id or turn number) is refused, and so
+/// is checking out any other turn while it waits (its commit would land
+/// where HEAD was moved to); nothing moves, neither `head_id` nor git HEAD.
+/// Once committed, it can be checked out.
 #[test]
 fn checkout_of_a_turn_in_no_commit_is_refused_and_moves_nothing() {
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
-    let (a1, c1) = env.turn("s1", "one", &[]);
+    env.turn("s1", "one", &[]);
     let (_, c2) = env.turn("s1", "two", &[]);
     let u3 = env.append("s1", &["--text", "three"]);
     let a3 = env.append("s1", &["--role", "assistant", "--text", "r3"]);
-    checkout(&env, &["checkout", "s1", "1"]);
-    assert_eq!(env.meta("s1")["head_id"], a1.as_str());
     let dir = env.session_dir("s1");
     let before = crate::env::tree_bytes(&dir);
+    let err = env.fails(&["checkout", "s1", "1"], 1);
+    assert_eq!(
+        err,
+        format!(
+            "git-session: error: messages appended since the last `commit-turn` (up to node `{a3}`) are not committed yet\n\
+             help: run `git-session commit-turn s1` first, then check out\n\
+             code: git_session::checkout::uncommitted\n"
+        )
+    );
+    assert!(crate::env::tree_bytes(&dir) == before, "changed");
     for target in [u3.as_str(), a3.as_str(), "3"] {
         let err = env.fails(&["checkout", "s1", target], 1);
         assert_eq!(
@@ -338,16 +347,14 @@ fn checkout_of_a_turn_in_no_commit_is_refused_and_moves_nothing() {
         );
         assert!(crate::env::tree_bytes(&dir) == before, "{target}: changed");
     }
-    assert_eq!(env.meta("s1")["head_id"], a1.as_str());
-    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c1);
-    assert!(
-        env.git_in(&dir, &["symbolic-ref", "-q", "HEAD"])
-            .stdout
-            .is_empty()
+    assert_eq!(env.meta("s1")["head_id"], a3.as_str());
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c2);
+    assert_eq!(
+        env.git("s1", &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/main"
     );
 
-    // Back on main, the turn is committed there and can be checked out.
-    checkout(&env, &["checkout", "s1", "main"]);
+    // Committed on main, the turn can be checked out.
     let c3 = env.ok(&["commit-turn", "s1"]).trim().to_string();
     assert_eq!(env.git("s1", &["rev-parse", "main^"]).trim(), c2);
     checkout(&env, &["checkout", "s1", "1"]);
@@ -372,6 +379,23 @@ fn checkout_of_a_turn_in_no_commit_is_refused_and_moves_nothing() {
 fn checkout_tells_a_turn_committed_without_trailers_from_one_not_committed() {
     let env = TestEnv::new();
     let dir = crate::legacy::python_session(&env, "py1");
+    let err = env.fails(&["checkout", "py1", "u2"], 1);
+    assert!(
+        err.contains("code: git_session::checkout::not_committed\n"),
+        "{err}"
+    );
+    // (The first command to open the repository pins its config.)
+    let before = crate::env::tree_bytes(&dir);
+    // Nor any other turn while that one waits for its commit.
+    let err = env.fails(&["checkout", "py1", "u1_reply"], 1);
+    assert!(
+        err.contains("code: git_session::checkout::uncommitted\n"),
+        "{err}"
+    );
+    assert!(crate::env::tree_bytes(&dir) == before);
+    // The Python store commits its turn (`git add -A && git commit`).
+    env.git_ok(&dir, &["add", "-A"]);
+    env.git_ok(&dir, &["commit", "-m", "turn: second", "--quiet"]);
     let head = env.git("py1", &["rev-parse", "HEAD"]);
     let out = checkout(&env, &["checkout", "py1", "u1_reply"]);
     assert_eq!(
@@ -380,12 +404,4 @@ fn checkout_tells_a_turn_committed_without_trailers_from_one_not_committed() {
     );
     assert_eq!(env.meta("py1")["head_id"], "u1_reply");
     assert_eq!(env.git("py1", &["rev-parse", "HEAD"]), head);
-    let before = crate::env::tree_bytes(&dir);
-    let err = env.fails(&["checkout", "py1", "u2"], 1);
-    assert!(
-        err.contains("code: git_session::checkout::not_committed\n"),
-        "{err}"
-    );
-    assert!(crate::env::tree_bytes(&dir) == before);
-    assert_eq!(env.meta("py1")["head_id"], "u1_reply");
 }

@@ -243,6 +243,81 @@ fn a_reply_after_a_checkout_goes_on_from_the_turn_checked_out() {
     assert_eq!(env.ok(&["verify", "s1"]), "");
 }
 
+/// A user message that retries from a reply inside a turn (the first reply
+/// of a tool loop) forks: the new turn is on a retry branch, `main` keeps
+/// the turn as it went on.
+#[test]
+fn a_retry_from_inside_a_turn_forks() {
+    let env = TestEnv::new();
+    let [_, a1, ..] = recipe(&env, "s1");
+    env.ok(&["commit-turn", "s1"]);
+    let turn1 = gitt(&env, "s1", &["rev-parse", "main"]);
+    env.append("s1", &["--text", "No, read lib.rs", "--predecessor", &a1]);
+    let r = env.append("s1", &["--role", "assistant", "--text", "Reading lib.rs."]);
+    env.ok(&["commit-turn", "s1"]);
+    let retry = format!("retry-{r}");
+    assert_eq!(branches(&env, "s1"), ["main", retry.as_str()]);
+    assert_eq!(
+        gitt(&env, "s1", &["rev-parse", "main"]),
+        turn1,
+        "main stays"
+    );
+    assert_eq!(
+        gitt(&env, "s1", &["log", "--format=%s", &retry]),
+        "turn 2: No, read lib.rs\nturn 1: Fix the bug\nsession init"
+    );
+    env.assert_clean("s1");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
+
+/// A session whose meta.json names no head although it has messages (the
+/// Python store sets none before its first commit; a hand edit) goes on
+/// from its latest message: one root, one chain, on main.
+#[test]
+fn a_session_with_no_head_goes_on_from_its_latest_message() {
+    let env = TestEnv::new();
+    env.append("s1", &["--create", "--text", "one"]);
+    let a1 = env.append("s1", &["--role", "assistant", "--text", "r1"]);
+    let meta = env.session_dir("s1").join("meta.json");
+    let mut m = env.meta("s1");
+    m["head_id"] = Value::Null;
+    std::fs::write(&meta, m.to_string()).unwrap();
+    let u2 = env.append("s1", &["--text", "two"]);
+    assert_eq!(node_by_id(&env, "s1", &u2)["predecessor"], a1.as_str());
+    env.append("s1", &["--role", "assistant", "--text", "r2"]);
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(branches(&env, "s1"), ["main"]);
+    assert_eq!(
+        gitt(&env, "s1", &["log", "--format=%s", "main"]),
+        "turn 2: two\nturn 1: one\nsession init"
+    );
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
+
+/// A tool call appended before the turn's first reply belongs to the
+/// turn's user message (not to the previous turn's reply, and never
+/// nowhere), and `show` lists it there.
+#[test]
+fn a_tool_before_any_reply_belongs_to_the_turns_message() {
+    let env = TestEnv::new();
+    let u1 = env.append("s1", &["--create", "--text", "one"]);
+    let t1 = env.append("s1", &["--role", "tool", "--name", "ls", "--text", "a.rs"]);
+    env.append("s1", &["--role", "assistant", "--text", "r1"]);
+    env.ok(&["commit-turn", "s1"]);
+    let u2 = env.append("s1", &["--text", "two"]);
+    let t2 = env.append("s1", &["--role", "tool", "--name", "cat", "--text", "fn"]);
+    env.append("s1", &["--role", "assistant", "--text", "r2"]);
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(node_by_id(&env, "s1", &t1)["caller"], u1.as_str());
+    assert_eq!(node_by_id(&env, "s1", &t2)["caller"], u2.as_str());
+    assert_eq!(
+        shown(&env, &["show", "s1"]),
+        "# one\n\n── turn 1\nuser: one\n  tool: ls() → a.rs\nassistant: r1\n\n── turn 2\n\
+         user: two\n  tool: cat() → fn\nassistant: r2"
+    );
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
+
 /// A turn whose first reply only calls tools: `assistant:` is the turn's
 /// final answer, `tools:` counts every call, and the tokens are each reply's
 /// input + output in Claude Code's `usage` shape (cache reads and writes
@@ -434,7 +509,7 @@ fn show_prints_the_whole_turn() {
     std::fs::rename(&app, &moved).unwrap();
     env.ok(&["relocate", &project, moved.to_str().unwrap()]);
     let show = shown(&env, &["show", "s1"]);
-    let cut = format!("# app {}", "x".repeat(54));
+    let cut = format!("# app {}…", "x".repeat(54));
     assert_eq!(
         show,
         format!(
