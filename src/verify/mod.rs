@@ -1279,8 +1279,9 @@ fn lost_turns(
 }
 
 /// The ref that brings a lost commit back: the branch it descends from (a
-/// moved ref fast-forwards), HEAD's unborn branch (a deleted one), or the
-/// retry branch its line of history was created as: named, as the mirror
+/// moved ref fast-forwards), HEAD's unborn branch (a deleted one), `main`
+/// when the session has none, or the retry branch its line of history was
+/// created as: named, as the mirror
 /// named it, after the commit that forked that line ([`retry_branch_of`]),
 /// not after its tip, so that what knows the branch by name finds it again.
 #[allow(clippy::too_many_arguments)]
@@ -1330,6 +1331,15 @@ fn restore_ref(
         return LostTip {
             commit: info.id,
             branch: b.clone(),
+            old: None,
+        };
+    }
+    // A session has `main`: without it, the lost line comes back as main.
+    let main = crate::git::MAIN;
+    if !branches.iter().any(|(b, _)| b == main) && !used.contains(main) {
+        return LostTip {
+            commit: info.id,
+            branch: main.to_string(),
             old: None,
         };
     }

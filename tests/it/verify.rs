@@ -962,3 +962,34 @@ fn a_fix_names_the_turns_it_committed() {
     );
     assert_eq!(env.ok(&["verify", "s1"]), "");
 }
+
+/// `main` deleted while HEAD is on a retry branch: its last turn is in no
+/// commit a branch reaches, though the retry branch's trees hold its file.
+/// verify finds it, and `--fix` brings it back as `main`.
+#[test]
+fn a_deleted_main_comes_back_as_main() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let (_, c2) = env.turn("s1", "two", &[]);
+    env.append(
+        "s1",
+        &["--role", "assistant", "--regenerate", "--text", "r2 again"],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    env.turn("s1", "three", &[]);
+    let refs = env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]);
+    env.git("s1", &["update-ref", "-d", "refs/heads/main"]);
+    let found = findings(&env, &["s1"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["kind"], "turn_unreachable");
+    assert_eq!(
+        env.ok(&["verify", "s1", "--fix"]),
+        format!("s1: fixed: recreated branch `main` at {}\n", &c2[..8])
+    );
+    assert_eq!(
+        env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]),
+        refs
+    );
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+}
