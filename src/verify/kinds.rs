@@ -180,7 +180,7 @@ pub const KINDS: &[Kind] = &[
         code: "turn_unreachable",
         meaning: "turns whose commits no branch reaches (a ref was deleted or moved): nodes no reachable tree holds, or a tip of the conversation that no reachable commit's `Nodes:` trailer names although later commits' trees hold its file",
         fix: "git-session verify --fix <session>",
-        repair: "fast-forwards a moved branch, or recreates a deleted one under the name it was made with (`main` when the session has none) (a retry branch: `retry-<the reply, or the message, that forked it>`, wherever its tip has moved since)",
+        repair: "fast-forwards a moved branch, or recreates a deleted one under the name it was made with (a retry branch: `retry-<the reply, or the message, that forked it>`, wherever its tip has moved since; `main` when the session has none)",
     },
     Kind {
         code: "trailer_session_mismatch",
