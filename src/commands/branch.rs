@@ -33,8 +33,18 @@ pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
     let branches = repo.branches()?;
     let dag = Dag::new(&nodes);
     let current = view::view_tip(&meta, &dag);
+    let tips = dag.tips();
+    let files: Vec<(u64, String)> = tips
+        .iter()
+        .map(|t| {
+            let file = catalog.get(&t.id).map(|e| e.file).unwrap_or_default();
+            (t.seq.max(0) as u64, file)
+        })
+        .collect();
+    let as_refs: Vec<(u64, &str)> = files.iter().map(|(s, f)| (*s, f.as_str())).collect();
+    let ends = crate::mirror::tips_of_branches(&repo, &branches, &as_refs)?;
     let mut rows = Vec::new();
-    for tip in dag.tips() {
+    for (ti, tip) in tips.into_iter().enumerate() {
         let chain = dag.chain(&tip.id);
         let turns = Dag::turns(&chain).len() as u64;
         let last_activity = nodes
@@ -42,12 +52,25 @@ pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
             .filter(|n| n.id == tip.id || n.caller == tip.id)
             .map(|n| n.created_at)
             .fold(tip.created_at, f64::max);
-        let commit = crate::mirror::commit_holding(&repo, tip.seq.max(0) as u64)?.map(|(c, _)| c);
-        let names: Vec<String> = branches
+        // The branches that end at this tip, and their commit; a tip no
+        // branch ends at: the commit that holds it, if any (by its trailer,
+        // else by the trees: the Python store's commits carry none).
+        let on: Vec<&(String, crate::git::Oid)> = branches
             .iter()
-            .filter(|(_, t)| Some(*t) == commit)
-            .map(|(b, _)| b.clone())
+            .zip(&ends)
+            .filter(|(_, e)| **e == Some(ti))
+            .map(|(b, _)| b)
             .collect();
+        let names: Vec<String> = on.iter().map(|(b, _)| b.clone()).collect();
+        let commit = match on.first() {
+            Some((_, c)) => Some(*c),
+            None => match crate::mirror::commit_of_seq(&repo, files[ti].0)? {
+                Some(c) => Some(c),
+                None => crate::mirror::holders_of(&repo, &[as_refs[ti]])?
+                    .pop()
+                    .flatten(),
+            },
+        };
         let subject = chain
             .iter()
             .rev()

@@ -151,3 +151,52 @@ pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>
             Parent::Planned(_) => None,
         }))
 }
+
+/// The DAG tip each branch ends at, of `tips` (each a seq and its file in
+/// `history/`): walking back from the branch's tip commit, the tip of the
+/// greatest seq that the first `Nodes:` trailer naming one names; else (the
+/// Python store's commits carry no trailer) the tip of the greatest seq past
+/// every node a trailer on the line names whose file the branch's tip
+/// commit holds. `None` for a
+/// branch that ends at no tip (the conversation went on from its last
+/// message elsewhere).
+pub fn tips_of_branches(
+    repo: &SessionRepo,
+    branches: &[(String, Oid)],
+    tips: &[(u64, &str)],
+) -> Result<Vec<Option<usize>>> {
+    let mut commits = Commits::new(repo);
+    let mut out = Vec::with_capacity(branches.len());
+    for (_, tip) in branches {
+        let mut found = None;
+        // The greatest seq a trailer on the line names.
+        let mut named = 0;
+        let mut seen = HashSet::new();
+        let mut cur = Some(*tip);
+        while let Some(c) = cur {
+            if !seen.insert(c) {
+                break;
+            }
+            let (parents, t) = plan::History::commit(&mut commits, c)?;
+            if let Some((a, b)) = t.nodes {
+                named = named.max(b);
+                found = (0..tips.len())
+                    .filter(|&i| a <= tips[i].0 && tips[i].0 <= b)
+                    .max_by_key(|&i| tips[i].0);
+                if found.is_some() {
+                    break;
+                }
+            }
+            cur = parents.first().copied();
+        }
+        if found.is_none() {
+            let files: Vec<&str> = tips.iter().map(|t| t.1).collect();
+            let held = plan::History::tree_holds(&mut commits, *tip, &files).unwrap_or_default();
+            found = (0..tips.len())
+                .filter(|&i| tips[i].0 > named && held.get(i).copied().unwrap_or(false))
+                .max_by_key(|&i| tips[i].0);
+        }
+        out.push(found);
+    }
+    Ok(out)
+}

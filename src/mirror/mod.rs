@@ -22,7 +22,7 @@ mod recover;
 mod scan;
 
 pub use apply::commit_pending;
-pub use lookup::{commit_holding, commit_of_seq, holders_of};
+pub use lookup::{commit_holding, commit_of_seq, holders_of, tips_of_branches};
 
 use crate::error::Result;
 use crate::layout::SessionDir;

@@ -270,6 +270,101 @@ fn a_retry_from_inside_a_turn_forks() {
     assert_eq!(env.ok(&["verify", "s1"]), "");
 }
 
+/// `branch` names, for each tip, the branches that end there: a fork from
+/// inside a turn ends on its retry branch, the turn as it went on ends on
+/// `main`; a turn another writer committed without trailers (the Python
+/// store's `git add -A && git commit`) ends on the branch it committed.
+#[test]
+fn branch_names_the_branches_that_end_at_each_tip() {
+    let env = TestEnv::new();
+    let [_, a1, _, a2] = recipe(&env, "s1");
+    env.ok(&["commit-turn", "s1"]);
+    let alt = env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--predecessor",
+            &a1,
+            "--text",
+            "Another way.",
+        ],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let rows = |env: &TestEnv| -> Vec<(String, Vec<String>)> {
+        let mut v: Vec<(String, Vec<String>)> = env
+            .ok(&["--json", "branch", "s1"])
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|r| {
+                let d = &r["data"];
+                let names = d["branches"].as_array().unwrap();
+                (
+                    d["tip"].as_str().unwrap().to_string(),
+                    names
+                        .iter()
+                        .map(|b| b.as_str().unwrap().to_string())
+                        .collect(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut want = vec![
+        (a2.clone(), vec!["main".to_string()]),
+        (alt.clone(), vec![format!("retry-{alt}")]),
+    ];
+    want.sort();
+    assert_eq!(rows(&env), want);
+    // Back on main, another writer adds a turn and commits it its way.
+    env.ok(&["checkout", "s1", "main"]);
+    let dir = env.session_dir("s1");
+    for (seq, letter, id, node) in [
+        (
+            7,
+            'u',
+            "pyq",
+            json!({"role": "user", "caller": "", "predecessor": a2, "output": "py"}),
+        ),
+        (
+            8,
+            'a',
+            "pya",
+            json!({"role": "llm", "caller": "", "predecessor": "pyq", "output": "ok"}),
+        ),
+    ] {
+        let mut node = node;
+        node["id"] = id.into();
+        node["seq"] = seq.into();
+        node["created_at"] = 1_796_017_600.0.into();
+        std::fs::write(
+            dir.join(format!("history/{seq:06}-{letter}-{id}.json")),
+            node.to_string(),
+        )
+        .unwrap();
+    }
+    env.git_ok(&dir, &["add", "-A"]);
+    env.git_ok(
+        &dir,
+        &[
+            "-c",
+            "user.name=py",
+            "-c",
+            "user.email=py@example.com",
+            "commit",
+            "-qm",
+            "turn: py",
+        ],
+    );
+    let mut want = vec![
+        ("pya".to_string(), vec!["main".to_string()]),
+        (alt.clone(), vec![format!("retry-{alt}")]),
+    ];
+    want.sort();
+    assert_eq!(rows(&env), want);
+}
+
 /// A session whose meta.json names no head although it has messages (the
 /// Python store sets none before its first commit; a hand edit) goes on
 /// from its latest message: one root, one chain, on main.
