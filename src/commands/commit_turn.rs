@@ -316,6 +316,15 @@ fn agent_commit(
         .map(|n| n.name.as_str())
         .filter(|n| !n.is_empty())
         .unwrap_or("agent");
+    // An author name git takes: no control characters, no `<` or `>`.
+    let model: String = model
+        .chars()
+        .map(|c| match c {
+            '<' | '>' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
     let catalog = Catalog::load(sd)?;
     let user_text = catalog
         .rev_entries()
@@ -323,10 +332,10 @@ fn agent_commit(
         .filter_map(|e| history::read_node(&sd.history(), &e).ok())
         .find(|n| n.starts_turn())
         .map(|n| {
-            session::cut(
-                &session::one_line(n.text().lines().next().unwrap_or("")),
-                60,
-            )
+            let first = session::one_line(n.text().lines().next().unwrap_or(""));
+            // Text git accepts and a terminal shows as it is (see
+            // `MessageParts::render`).
+            crate::out::terminal_safe(&session::cut(&first, 60)).into_owned()
         })
         .unwrap_or_default();
     let message = format!(

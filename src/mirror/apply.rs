@@ -394,6 +394,7 @@ fn files_only(
         opts.message
             .as_deref()
             .map(|m| session::cut(&session::one_line(m.lines().next().unwrap_or("")), 72))
+            .map(|m| crate::out::terminal_safe(&m).into_owned())
             .filter(|m| !m.is_empty())
             .unwrap_or_else(|| "session: update files".into())
     );

@@ -334,7 +334,12 @@ impl MessageParts {
 
     /// The full message of SPEC §2.3.
     pub fn render(&self) -> String {
-        let mut subject_text = cut(&self.subject, 60);
+        // What the nodes say goes in as text a terminal shows as it is and
+        // git accepts (`git fsck --strict` refuses a NUL in a commit, and so
+        // does a remote that checks what it is pushed): control characters
+        // escaped (`\u{0}`, `\u{1b}`); the nodes keep the exact text.
+        let safe = |s: &str| crate::out::terminal_safe(s).into_owned();
+        let mut subject_text = safe(&cut(&self.subject, 60));
         if subject_text.is_empty() {
             subject_text = "(no text)".into();
         }
@@ -346,20 +351,21 @@ impl MessageParts {
             ""
         };
         let mut msg = match self.record {
-            true => format!("record: {}\n", cut(&self.subject, 64)),
+            true => format!("record: {}\n", safe(&cut(&self.subject, 64))),
             false => format!("turn {}{marker}: {subject_text}\n", self.turn),
         };
         if let Some(body) = self.body.as_deref().filter(|b| !b.trim().is_empty()) {
             msg.push('\n');
-            msg.push_str(body.trim_end());
+            msg.push_str(&safe(body.trim_end()));
             msg.push('\n');
         }
         let mut block = Vec::new();
         if let Some(reply) = &self.reply {
-            block.push(format!("assistant: {}", cut(reply, 80)));
+            block.push(format!("assistant: {}", safe(&cut(reply, 80))));
         }
         if !self.tools.is_empty() {
-            block.push(format!("tools: {}", tool_summary(&self.tools)));
+            let tools = one_line(&tool_summary(&self.tools));
+            block.push(format!("tools: {}", safe(&tools)));
         }
         if !block.is_empty() {
             msg.push('\n');

@@ -421,25 +421,7 @@ fn a_tool_before_any_reply_belongs_to_the_turns_message() {
 fn the_message_names_the_final_answer_every_tool_and_the_tokens() {
     let env = TestEnv::new();
     env.append("s1", &["--create", "--text", "Run the tests"]);
-    let node = |v: Value| {
-        let mut c = env.cmd();
-        c.args(["append", "s1", "--json-node"]);
-        c.stdin(std::process::Stdio::piped());
-        let mut child = c
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn append");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(v.to_string().as_bytes())
-            .unwrap();
-        let out = crate::env::wait_output(child, &"append --json-node");
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let node = |v: Value| json_node(&env, "s1", v);
     let usage = |i: u64, o: u64| {
         json!({"usage": {"input_tokens": i, "output_tokens": o,
             "cache_read_input_tokens": 50000, "cache_creation_input_tokens": 1200}})
@@ -917,4 +899,75 @@ fn appends_batch_and_an_import_of_one_conversation_are_one_dag() {
 /// `git` in session `s`, its output without the final newline.
 fn gitt(env: &TestEnv, s: &str, args: &[&str]) -> String {
     env.git(s, args).trim_end().to_string()
+}
+
+/// Control characters in what the nodes say (a NUL, an escape sequence a
+/// tool printed) reach the commit message escaped: `git fsck --strict`
+/// (which refuses a NUL in a commit, as a remote that checks pushes does)
+/// stays clean, `git log` prints no escape sequence, and the nodes keep
+/// the exact text.
+#[test]
+fn control_characters_reach_the_commit_message_escaped() {
+    let env = TestEnv::new();
+    env.append("s1", &["--create", "--text", "first"]);
+    // A NUL comes through JSON (it cannot through a command line).
+    json_node(
+        &env,
+        "s1",
+        json!({"role": "user", "output": "look\u{0} at \u{1b}[31mred\u{1b}[0m"}),
+    );
+    env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--name",
+            "m<x>\u{7}",
+            "--text",
+            "done\u{1b}]52;c;aGk=\u{7}",
+        ],
+    );
+    env.append(
+        "s1",
+        &["--role", "tool", "--name", "ls\u{1b}[2J", "--text", "x"],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let msg = gitt(&env, "s1", &["log", "-1", "--format=%B"]);
+    assert!(!msg.contains('\u{1b}') && !msg.contains('\u{7}'), "{msg:?}");
+    assert!(
+        msg.contains("assistant: done\\u{1b}]52;c;aGk=\\u{7}"),
+        "{msg}"
+    );
+    assert!(msg.contains("tools: ls\\u{1b}[2J"), "{msg}");
+    assert!(
+        msg.starts_with("turn 2: look\\0 at \\u{1b}[31mred\\u{1b}[0m\n"),
+        "{msg}"
+    );
+    env.assert_clean("s1");
+}
+
+/// `append --json-node` of `v` in session `s`; returns what it printed.
+fn json_node(env: &TestEnv, s: &str, v: Value) -> String {
+    use std::io::Write;
+    let mut c = env.cmd();
+    c.args(["append", s, "--json-node"]);
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn append");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(v.to_string().as_bytes())
+        .unwrap();
+    let out = crate::env::wait_output(child, &"append --json-node");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
