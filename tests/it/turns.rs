@@ -971,3 +971,34 @@ fn json_node(env: &TestEnv, s: &str, v: Value) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// A model name git cannot take in an author (angle brackets, a line
+/// break) makes an agent commit all the same, under a name it can.
+#[test]
+fn an_agent_commit_takes_any_model_name() {
+    let env = TestEnv::new();
+    let (app, project) = env.project("app", &["--auto-commit"]);
+    env.ok(&["init", "s1", "--project", &project]);
+    env.ok(&["begin-turn", "s1"]);
+    env.append("s1", &["--text", "Add a readme"]);
+    std::fs::write(app.join("README.md"), "# app\n").unwrap();
+    env.append(
+        "s1",
+        &[
+            "--role",
+            "assistant",
+            "--name",
+            "m<x@y>\nz",
+            "--text",
+            "Added.",
+        ],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    assert_eq!(
+        env.git_ok(&app, &["log", "-1", "--format=%an <%ae>"])
+            .trim(),
+        "agent (m_x@y__z via OpenProgram) <agent@openprogram.local>"
+    );
+    let fsck = env.git_in(&app, &["fsck", "--strict", "--no-progress"]);
+    assert!(fsck.status.success(), "{fsck:?}");
+}
