@@ -33,7 +33,7 @@ pub struct ShowArgs {
 
 /// The branch ending at `tip`: conversation nodes root → tip, each followed by
 /// the nodes it called, in seq order.
-pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>) -> Vec<(u64, &'a Node)> {
+pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>, at: bool) -> Vec<(u64, &'a Node)> {
     let by_id: HashMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let mut chain = Vec::new();
     let mut cur = tip;
@@ -47,12 +47,7 @@ pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>) -> Vec<(u64, &'a N
         cur = n.predecessor.as_deref();
     }
     chain.reverse();
-    let mut callees: HashMap<&str, Vec<&Node>> = HashMap::new();
-    for n in nodes {
-        if !n.is_top_level() {
-            callees.entry(n.caller.as_str()).or_default().push(n);
-        }
-    }
+    let callees = callees(nodes);
     // Records (a relocation, a compaction) stand outside the conversation
     // (caller ROOT, no predecessor): each is shown where its seq falls.
     let mut records: Vec<&Node> = nodes.iter().filter(|n| is_record(n)).collect();
@@ -88,7 +83,23 @@ pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>) -> Vec<(u64, &'a N
         }
         push(n, turn, &callees, &mut out, 0);
     }
-    out.extend(records.map(|r| (turn, r)));
+    // Records after the last message: shown with the conversation as it is
+    // now, not with a view of how it stood at an earlier turn (`--at`).
+    let last = out.last().map(|(_, n)| n.seq);
+    out.extend(
+        records
+            .filter(|r| !at || last.is_some_and(|l| r.seq < l))
+            .map(|r| (turn, r)),
+    );
+    out
+}
+
+/// The nodes each node called (its caller's id → them, in seq order).
+fn callees(nodes: &[Node]) -> HashMap<&str, Vec<&Node>> {
+    let mut out: HashMap<&str, Vec<&Node>> = HashMap::new();
+    for n in nodes.iter().filter(|n| !n.is_top_level()) {
+        out.entry(n.caller.as_str()).or_default().push(n);
+    }
     out
 }
 
@@ -143,18 +154,12 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
         }
         None => meta.head_id().map(str::to_owned),
     };
-    let rows = branch_nodes(&nodes, tip.as_deref());
+    let rows = branch_nodes(&nodes, tip.as_deref(), args.at.is_some());
     if !meta.title().is_empty() {
         ctx.out
             .line(format!("# {}", crate::out::in_one_line(meta.title())));
     }
-    let mut calls: HashMap<&str, Vec<&Node>> = HashMap::new();
-    for n in nodes
-        .iter()
-        .filter(|n| n.role == "code" && !n.is_top_level())
-    {
-        calls.entry(n.caller.as_str()).or_default().push(n);
-    }
+    let calls = callees(&nodes);
     let mut last_turn = 0;
     for (turn, n) in rows {
         if ctx.out.json {
@@ -204,7 +209,12 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
             let text = n.text();
             let calls: Vec<String> = calls
                 .get(n.id.as_str())
-                .map(|c| c.iter().map(|t| t.name.clone()).collect())
+                .map(|c| {
+                    c.iter()
+                        .filter(|t| t.role == "code")
+                        .map(|t| t.name.clone())
+                        .collect()
+                })
                 .unwrap_or_default();
             if text.trim().is_empty() && !calls.is_empty() {
                 // A reply that only calls tools says so, not an empty line.

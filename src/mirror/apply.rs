@@ -72,13 +72,19 @@ fn answered_before(
             continue;
         };
         let seq = n.seq.max(0) as u64;
-        let answered = recorded
+        // Read forward from the predecessor: its successor, if any, mostly
+        // comes right after it.
+        let mut between: Vec<history::Entry> = recorded
             .catalog
             .rev_entries()
             .take_while(|e| e.seq > p.seq)
             .filter(|e| e.seq < seq && matches!(e.letter, 'a' | 'l' | 'u'))
             .filter(|e| !pending_by_id.contains_key(e.id.as_str()))
-            .filter_map(|e| history::read_node(recorded.dir, &e).ok())
+            .collect();
+        between.reverse();
+        let answered = between
+            .iter()
+            .filter_map(|e| history::read_node(recorded.dir, e).ok())
             .any(|r| session::goes_on_from(&r) == Some(pred));
         if answered {
             out.insert(pred.to_string());

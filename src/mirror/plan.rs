@@ -64,8 +64,10 @@ pub(super) struct Planned {
     /// What a retry branch for it is named after (`retry-<name>`); empty:
     /// the commit id.
     pub(super) retry_name: String,
-    /// A fork that is not a new turn (a regenerated reply): a branch of
-    /// its own even when its parent is a branch tip.
+    /// A fork (a regenerated reply, a reply after a checkout of a turn the
+    /// conversation went on from, a turn retried from inside or after an
+    /// earlier one): a branch of its own even when its parent is a branch
+    /// tip.
     pub(super) forks: bool,
     /// Set by [`land`]; `None` before, or for a new branch named by the
     /// commit id once it is known.
@@ -215,11 +217,15 @@ pub(super) fn plan(
                 }
             }
         } else {
-            // More nodes of a turn: the turn of the reply they go on from
-            // (the head need not be the latest node: after a checkout), else
-            // the turn committed last before them.
+            // More nodes of a turn: the turn of the reply they go on from, or
+            // of what called them (the head need not be the latest node:
+            // after a checkout), else the turn committed last before them.
             let before = first.seq.max(0) as u64;
-            let goes_on = session::goes_on_from(first).and_then(|p| {
+            let from = match first.is_top_level() {
+                true => session::goes_on_from(first),
+                false => Some(first.caller.as_str()),
+            };
+            let goes_on = from.and_then(|p| {
                 pending_by_id
                     .get(p)
                     .map(|n| n.seq.max(0) as u64)

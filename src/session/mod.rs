@@ -63,12 +63,29 @@ pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String
     // another one (the head was moved back: a checkout) is a group of its
     // own, in the turn it goes on from.
     let mut latest: Option<&str> = None;
+    // The message each call hangs off, through the calls before it: a
+    // call that hangs off another message than the latest (after a
+    // checkout, or an earlier turn's) is a group of its own too.
+    let mut message_of: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for (i, n) in nodes.iter().enumerate() {
         let regenerates = is_reply(n) && {
             let p = n.predecessor.as_deref().expect("a reply has a predecessor");
             replied.contains(p) || answered.contains(p)
         };
-        let elsewhere = is_reply(n) && latest.is_some_and(|l| n.predecessor.as_deref() != Some(l));
+        let called_from = (!n.is_top_level()).then(|| {
+            message_of
+                .get(n.caller.as_str())
+                .copied()
+                .unwrap_or(n.caller.as_str())
+        });
+        let elsewhere = match called_from {
+            Some(m) => latest.is_some_and(|l| l != m),
+            None => is_reply(n) && latest.is_some_and(|l| n.predecessor.as_deref() != Some(l)),
+        };
+        match called_from {
+            Some(m) => message_of.insert(&n.id, m),
+            None => message_of.insert(&n.id, &n.id),
+        };
         let forks = regenerates
             || (n.starts_turn()
                 && goes_on_from(n).is_some_and(|p| replied.contains(p) || answered.contains(p)));
@@ -149,6 +166,14 @@ pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
     use std::collections::HashMap;
     let mut depth: HashMap<&str, u64> = HashMap::with_capacity(nodes.len());
     for n in nodes {
+        if !n.is_top_level() {
+            // A call is in the turn of what called it (a caller not known
+            // here says nothing).
+            if let Some(&d) = depth.get(n.caller.as_str()) {
+                depth.insert(&n.id, d);
+            }
+            continue;
+        }
         let before = n
             .predecessor
             .as_deref()
@@ -162,9 +187,10 @@ pub fn turn_numbers(nodes: &[Node], groups: &[Group]) -> Vec<u64> {
         let first = &nodes[g.range.start];
         let t = if g.starts_turn || g.regenerates {
             depth.get(first.id.as_str()).copied().unwrap_or(1)
-        } else if goes_on_from(first).is_some() {
-            // More of a turn, after a reply of it: that reply's turn (not
-            // always the turn before in seq order: after a checkout).
+        } else if goes_on_from(first).is_some() || !first.is_top_level() {
+            // More of a turn, after a reply of it or called by one: that
+            // reply's turn (not always the turn before in seq order: after
+            // a checkout).
             depth.get(first.id.as_str()).copied().unwrap_or(last)
         } else {
             last
@@ -421,9 +447,12 @@ enum Usage {
 /// running total, input + output); or a `usage.total_tokens`.
 fn node_usage(n: &Node) -> Option<Usage> {
     use serde_json::Value;
-    fn sum(m: &Value) -> Option<u64> {
-        let get = |k: &str| m.get(k).and_then(Value::as_u64);
-        match (get("input_tokens"), get("output_tokens")) {
+    /// `input_tokens` + `output_tokens` of an object, if it has either.
+    fn sum<'a>(get: impl Fn(&str) -> Option<&'a Value>) -> Option<u64> {
+        match (
+            get("input_tokens").and_then(Value::as_u64),
+            get("output_tokens").and_then(Value::as_u64),
+        ) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         }
@@ -432,21 +461,24 @@ fn node_usage(n: &Node) -> Option<Usage> {
     if let Some(t) = m.get("tokens").and_then(Value::as_u64) {
         return Some(Usage::Own(t));
     }
-    let top = Value::Object(m.clone());
-    if let Some(t) = sum(&top) {
+    if let Some(t) = sum(|k| m.get(k)) {
         return Some(Usage::Own(t));
     }
     let usage = m.get("usage")?;
     if let Some(total) = usage.get("total_token_usage") {
-        return sum(total).map(Usage::Running);
+        return sum(|k| total.get(k)).map(Usage::Running);
     }
-    sum(usage)
+    sum(|k| usage.get(k))
         .or_else(|| usage.get("total_tokens").and_then(Value::as_u64))
         .map(Usage::Own)
 }
 
-/// The tokens of a group of nodes (`None`: none of them says): each
-/// top-level or tool node's own usage summed, plus, for a running total
+/// The most nodes read back along the predecessor chain for the running
+/// total before a group.
+const RUNNING_TOTAL_WALK: usize = 64;
+
+/// The tokens of a group of nodes (`None`: none of them says): every
+/// node's own usage summed, plus, for a running total
 /// (Codex), the group's last total minus the last total before the group
 /// on its predecessor chain (a total smaller than that one started over,
 /// and counts whole).
@@ -473,8 +505,10 @@ pub fn turn_tokens(nodes: &[Node], earlier: &dyn Fn(&str) -> Option<Node>) -> Op
     let mut before = 0;
     let mut cur = first.predecessor.clone();
     // A walk of a few nodes (this turn's user message, the previous
-    // turn's reply); bounded against a cycle someone wrote into the files.
-    for _ in 0..4096 {
+    // turn's reply); bounded (a session whose replies carry no total would
+    // be walked whole on every commit, and a cycle someone wrote into the
+    // files never ends): past the bound the total counts whole.
+    for _ in 0..RUNNING_TOTAL_WALK {
         let Some(id) = cur.filter(|p| !p.is_empty() && p != crate::layout::schema::ROOT) else {
             break;
         };

@@ -1233,6 +1233,7 @@ fn lost_turns(
     // Few refs: the commit holding the most of what is still lost first.
     let head = repo.head().ok();
     let branches = repo.branches().unwrap_or_default();
+    let owned = owned_commits(repo, &branches, sd);
     let mut used: HashSet<String> = HashSet::new();
     loop {
         let best = candidates
@@ -1250,7 +1251,7 @@ fn lost_turns(
         let Some((_, _, i)) = best else { break };
         let (info, holds) = &candidates[i];
         found.extend(holds.iter().cloned());
-        let lost = restore_ref(info, repo, reachable, &branches, head.as_ref(), &used, sd);
+        let lost = restore_ref(info, repo, &owned, &branches, head.as_ref(), &used, sd);
         used.insert(lost.branch.clone());
         c.add(
             "turn_unreachable",
@@ -1278,36 +1279,90 @@ fn lost_turns(
     found
 }
 
+/// The commits each branch was made of: from its tip back to the commit
+/// that started it (the one its name was made after: [`retry_branch_of`]),
+/// or, for `main` (and a branch whose start is not found), to the root.
+/// A commit no branch owns is on no branch's own line of history, even when
+/// a later branch forked from it reaches it.
+fn owned_commits(
+    repo: &SessionRepo,
+    branches: &[(String, Oid)],
+    sd: &SessionDir,
+) -> HashMap<Oid, String> {
+    let mut owned: HashMap<Oid, String> = HashMap::new();
+    for (name, tip) in branches {
+        let mut line = Vec::new();
+        let mut started = false;
+        let mut cur = Some(*tip);
+        while let Some(id) = cur {
+            if line.len() > 100_000 || line.contains(&id) {
+                break;
+            }
+            let Ok(info) = repo.commit_info(id) else {
+                break;
+            };
+            line.push(id);
+            if name != crate::git::MAIN && retry_branch_of(&info, sd) == *name {
+                started = true;
+                break;
+            }
+            cur = info.parents.first().copied();
+        }
+        // A retry branch whose start is not found owns its tip alone.
+        if name != crate::git::MAIN && !started {
+            line.truncate(1);
+        }
+        for id in line {
+            owned.entry(id).or_insert_with(|| name.clone());
+        }
+    }
+    owned
+}
+
 /// The ref that brings a lost commit back: the branch it descends from (a
 /// moved ref fast-forwards), HEAD's unborn branch (a deleted one), `main`
-/// when the session has none, or the retry branch its line of history was
-/// created as: named, as the mirror
-/// named it, after the commit that forked that line ([`retry_branch_of`]),
-/// not after its tip, so that what knows the branch by name finds it again.
-#[allow(clippy::too_many_arguments)]
+/// for a lost line that goes back to the root when the session has no
+/// `main`, or the retry branch its line of history was created as: named,
+/// as the mirror named it, after the commit that forked that line (the
+/// oldest on it that no branch owns, [`owned_commits`], or a regenerated
+/// turn, which always starts a branch), not after its tip, so that what
+/// knows the branch by name finds it again.
 fn restore_ref(
     info: &crate::git::CommitInfo,
     repo: &SessionRepo,
-    reachable: &HashMap<Oid, &crate::git::CommitInfo>,
+    owned: &HashMap<Oid, String>,
     branches: &[(String, Oid)],
     head: Option<&crate::git::Head>,
     used: &HashSet<String>,
     sd: &SessionDir,
 ) -> LostTip {
-    // Walk back to the first reachable commit on its first-parent line; the
+    // Walk back along first parents to the first commit a branch owns; the
     // oldest commit before it forked the line.
     let mut fork = info.clone();
-    let mut cur = info.parents.first().copied();
+    let mut to_root = false;
     let mut steps = 0;
-    while let Some(id) = cur {
-        if let Some(r) = reachable.get(&id) {
-            let preferred = head.and_then(|h| h.branch.as_deref());
-            let mut on: Vec<&(String, Oid)> = branches.iter().filter(|(_, t)| *t == r.id).collect();
-            on.sort_by_key(|(b, _)| Some(b.as_str()) != preferred);
-            if let Some((b, t)) = on.into_iter().find(|(b, _)| !used.contains(b)) {
+    loop {
+        if Trailers::parse(&fork.message).nodes.is_some()
+            && fork
+                .message
+                .lines()
+                .next()
+                .is_some_and(|s| s.contains(" (regenerated): "))
+        {
+            break;
+        }
+        let Some(id) = fork.parents.first().copied() else {
+            to_root = true;
+            break;
+        };
+        if let Some(b) = owned.get(&id) {
+            // A branch whose tip it is: moved back (fast-forward it).
+            if let Some((name, t)) = branches.iter().find(|(n, t)| n == b && *t == id)
+                && !used.contains(name)
+            {
                 return LostTip {
                     commit: info.id,
-                    branch: b.clone(),
+                    branch: name.clone(),
                     old: Some(*t),
                 };
             }
@@ -1320,7 +1375,6 @@ fn restore_ref(
         let Ok(older) = repo.commit_info(id) else {
             break;
         };
-        cur = older.parents.first().copied();
         fork = older;
     }
     if let Some(h) = head
@@ -1334,9 +1388,9 @@ fn restore_ref(
             old: None,
         };
     }
-    // A session has `main`: without it, the lost line comes back as main.
+    // A session has `main`: without it, the lost line from the root is main.
     let main = crate::git::MAIN;
-    if !branches.iter().any(|(b, _)| b == main) && !used.contains(main) {
+    if to_root && !branches.iter().any(|(b, _)| b == main) && !used.contains(main) {
         return LostTip {
             commit: info.id,
             branch: main.to_string(),

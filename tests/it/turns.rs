@@ -413,6 +413,69 @@ fn a_tool_before_any_reply_belongs_to_the_turns_message() {
     assert_eq!(env.ok(&["verify", "s1"]), "");
 }
 
+/// A tool call appended after a checkout belongs to the turn checked out:
+/// committed as more of that turn (its commit the parent), on a branch of
+/// its own, with the turn number the DAG says; and `show --at` that turn
+/// leaves out a record made after it.
+#[test]
+fn a_tool_after_a_checkout_is_more_of_the_turn_checked_out() {
+    let env = TestEnv::new();
+    let (app, project) = env.project("app", &[]);
+    env.ok(&["init", "s1", "--project", &project]);
+    env.append("s1", &["--text", "one"]);
+    let a1 = env.append("s1", &["--role", "assistant", "--text", "r1"]);
+    env.ok(&["commit-turn", "s1"]);
+    let turn1 = env
+        .git_ok(&env_dir(&env, &project), &["rev-parse", "main"])
+        .trim()
+        .to_string();
+    env.append("s1", &["--text", "two"]);
+    env.append("s1", &["--role", "assistant", "--text", "r2"]);
+    env.ok(&["commit-turn", "s1"]);
+    env.ok(&["checkout", "s1", "1", "-q"]);
+    let t = env.append("s1", &["--role", "tool", "--name", "grep", "--text", "x"]);
+    env.ok(&["commit-turn", "s1"]);
+    let dir = env_dir(&env, &project);
+    assert_eq!(
+        env.git_ok(
+            &dir,
+            &[
+                "log",
+                "-1",
+                "--format=%s%n%(trailers:key=Turn,valueonly)%n%P",
+                &format!("retry-{t}")
+            ]
+        )
+        .trim(),
+        format!("turn 1 (continued): 1 more node\n1\n\n{turn1}")
+    );
+    let node: Value = serde_json::from_slice(
+        &std::fs::read(dir.join(format!("history/000005-t-{t}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(node["caller"], a1.as_str());
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    // A relocation after turn 2: shown with the conversation as it is now,
+    // not with turn 1 as it stood.
+    let moved = env.tmp.path().join("app-moved");
+    std::fs::rename(&app, &moved).unwrap();
+    env.ok(&["relocate", &project, moved.to_str().unwrap()]);
+    env.ok(&["checkout", "s1", "main", "-q"]);
+    assert!(shown(&env, &["show", "s1"]).contains("record: project/relocate: "));
+    assert_eq!(
+        shown(&env, &["show", "s1", "--at", "1"]),
+        "# one\n\n── turn 1\nuser: one\nassistant: r1\n  tool: grep() → x"
+    );
+}
+
+/// The directory of session `s1` bound to `project`.
+fn env_dir(env: &TestEnv, project: &str) -> std::path::PathBuf {
+    env.state()
+        .join("sessions/projects")
+        .join(project)
+        .join("s1")
+}
+
 /// A turn whose first reply only calls tools: `assistant:` is the turn's
 /// final answer, `tools:` counts every call, and the tokens are each reply's
 /// input + output in Claude Code's `usage` shape (cache reads and writes
@@ -868,6 +931,7 @@ fn dag(env: &TestEnv, s: &str) -> Value {
 /// every repository clean.
 #[test]
 fn appends_batch_and_an_import_of_one_conversation_are_one_dag() {
+    let mut forked = 0;
     for seed in 1..=8 {
         let conv = conversation(seed);
         let env = TestEnv::new();
@@ -893,7 +957,12 @@ fn appends_batch_and_an_import_of_one_conversation_are_one_dag() {
         for s in ["one", "batched", crate::import::SESSION] {
             env.assert_clean(s);
         }
+        forked += usize::from(one["branches"].as_array().unwrap().len() > 1);
     }
+    assert!(
+        forked > 0,
+        "no conversation forked: the retries go untested"
+    );
 }
 
 /// `git` in session `s`, its output without the final newline.

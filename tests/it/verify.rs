@@ -993,3 +993,52 @@ fn a_deleted_main_comes_back_as_main() {
     );
     assert_eq!(env.ok(&["verify", "s1"]), "");
 }
+
+/// A lost retry branch whose first commit another branch forked from (and
+/// so still reaches) comes back under its own name, named after the commit
+/// that started it, not after the first one no branch reaches; and with
+/// `main` lost too, each comes back under its own name.
+#[test]
+fn a_lost_branch_another_forked_from_comes_back_under_its_own_name() {
+    for main_too in [false, true] {
+        let env = TestEnv::new();
+        env.ok(&["init", "s1"]);
+        env.turn("s1", "one", &[]);
+        let (_, c2) = env.turn("s1", "two", &[]);
+        let again = env.append(
+            "s1",
+            &["--role", "assistant", "--regenerate", "--text", "r2 again"],
+        );
+        env.ok(&["commit-turn", "s1"]);
+        let branch = format!("retry-{again}");
+        let (_, tip) = env.turn("s1", "three", &[]);
+        env.ok(&["checkout", "s1", "2", "-q"]);
+        let (a3b, _) = env.turn("s1", "three, again", &[]);
+        let refs = env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]);
+        assert!(
+            refs.contains(&format!("refs/heads/retry-{a3b}\n")),
+            "{refs}"
+        );
+        env.git("s1", &["update-ref", "-d", &format!("refs/heads/{branch}")]);
+        let mut want = format!("s1: fixed: recreated branch `{branch}` at {}\n", &tip[..8]);
+        if main_too {
+            env.git("s1", &["update-ref", "-d", "refs/heads/main"]);
+            want.push_str(&format!(
+                "s1: fixed: recreated branch `main` at {}\n",
+                &c2[..8]
+            ));
+        }
+        let out = env.ok(&["verify", "s1", "--fix"]);
+        let mut got: Vec<&str> = out.lines().collect();
+        let mut wanted: Vec<&str> = want.lines().collect();
+        got.sort();
+        wanted.sort();
+        assert_eq!(got, wanted, "main too: {main_too}");
+        assert_eq!(
+            env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]),
+            refs,
+            "main too: {main_too}"
+        );
+        assert_eq!(env.ok(&["verify", "s1"]), "");
+    }
+}
