@@ -2673,13 +2673,17 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__relocate)
-            opts="-q -h -V --session --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-q -h -V --session --from --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

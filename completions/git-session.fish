@@ -406,6 +406,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l n
 complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l session -d 'Record the move in this session only' -r
+complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l from -d 'Run again for the path the project has: the path it moved from, for a move no session\'s record names yet (every session failed to take its record the first time)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''

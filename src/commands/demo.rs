@@ -259,6 +259,7 @@ pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
             project: project.id.clone(),
             new_path: moved.clone(),
             session: None,
+            from: None,
         },
     )?;
     let sd2 = state.find_session("feature")?;

@@ -28,7 +28,9 @@ use crate::relocate;
 /// before the move (by their `bound_at` in meta.json; one bound by an
 /// older version, which has none, counts as bound before unless its
 /// `created_at` is later). When no session records a move to that path,
-/// there is none to complete and nothing is recorded.
+/// there is none to complete and nothing is recorded, unless `--from` names
+/// the path it moved from (the command a failed record's warning prints).
+/// A session whose record failed is named with that command.
 #[derive(Debug, clap::Args)]
 pub struct RelocateArgs {
     /// Project id, name or old path
@@ -38,6 +40,11 @@ pub struct RelocateArgs {
     /// Record the move in this session only
     #[arg(long, value_name = "S")]
     pub session: Option<String>,
+    /// Run again for the path the project has: the path it moved from, for
+    /// a move no session's record names yet (every session failed to take
+    /// its record the first time)
+    #[arg(long, value_name = "OLD-PATH")]
+    pub from: Option<PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
@@ -61,7 +68,19 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
         })?;
     crate::project::refuse_ours(&ctx.state, &new)?;
     let locations = registry::read_locations(&ctx.state)?;
-    let plan = relocate::plan(&p, &new, locations, args.session.as_deref());
+    let mut plan = relocate::plan(&p, &new, locations, args.session.as_deref());
+    if args.from.is_some() && !relocate::repeated(&plan) {
+        return Err(Error::usage(
+            "usage::relocate_from",
+            format!(
+                "`--from` completes a move to the path project `{}` has; it is at `{}`",
+                p.id,
+                plan.old.display()
+            ),
+            Some("leave `--from` out to move the project".into()),
+        ));
+    }
+    plan.from = args.from.clone();
     let out = ctx.out;
     let done = relocate::apply(&ctx.state, &plan, ctx.locks, crate::out::now(), &mut |w| {
         out.warn(w)
@@ -88,10 +107,15 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
                     .note(format!("session `{s}` already has its record of this move"));
             }
             relocate::Recorded::Failed(why) => {
+                let from = done
+                    .completed
+                    .as_ref()
+                    .map_or(plan.old.as_path(), |m| m.old.as_path());
                 ctx.out.warn(format!(
-                    "session `{s}` got no record node: {why}; once that is fixed, `git-session relocate {} {} --session {s}` records it",
+                    "session `{s}` got no record node: {why}; once that is fixed, `git-session relocate {} {} --session {s} --from {}` records it",
                     p.id,
-                    plan.new.display()
+                    plan.new.display(),
+                    from.display()
                 ));
                 failed.push(s);
             }

@@ -29,6 +29,9 @@ pub struct Plan {
     /// Every session bound to the project: where a run for the path the
     /// project already has finds the move it completes.
     pub bound: Vec<String>,
+    /// The path it moved from, for a run that completes a move no
+    /// session's record names (every session failed to take its record).
+    pub from: Option<PathBuf>,
 }
 
 /// A move the sessions' records name: its old path, and when the first of
@@ -66,6 +69,7 @@ pub fn plan(
             None => project.session_ids.clone(),
         },
         bound: project.session_ids.clone(),
+        from: None,
         old,
     }
 }
@@ -182,7 +186,7 @@ pub fn apply(
     // new"). No record of a move to it: nothing to complete.
     let repeated = repeated(plan);
     let the_move = if repeated {
-        the_move(state, plan)
+        the_move(state, plan).or_else(|| plan.from.clone().map(|old| Move { old, at: now }))
     } else {
         None
     };

@@ -1005,3 +1005,52 @@ fn an_agent_commit_killed_holding_the_index_lock_is_finished_or_undone() {
         }
     }
 }
+
+/// When every bound session failed to take its record, no record names the
+/// move: the warning gives the command that completes it (`--from` the old
+/// path), and that command records it. `--from` is refused on a first run.
+#[test]
+fn a_move_no_session_recorded_is_completed_from_the_path_the_warning_names() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    env.turn("s1", "one", &[]);
+    let sd = env.state().join("sessions/projects").join(&pid).join("s1");
+    let lock = env.hold_lock(&sd);
+    let moved = env.tmp.path().join("moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    let to = moved.to_str().unwrap();
+    let out = env.run(&["--lock-timeout", "0.2", "relocate", &pid, to]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let fix = format!(
+        "`git-session relocate {pid} {to} --session s1 --from {}` records it",
+        dir.display()
+    );
+    assert!(err.contains(&fix), "{err}");
+    drop(lock);
+    let other = env.tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let err = env.fails(
+        &["relocate", &pid, other.to_str().unwrap(), "--from", "/x"],
+        2,
+    );
+    assert!(err.contains("usage::relocate_from"), "{err}");
+    let out = env.ok(&[
+        "relocate",
+        &pid,
+        to,
+        "--session",
+        "s1",
+        "--from",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out,
+        format!(
+            "{pid}: already at {to}; completing the move from {}: 1 session(s) recorded, 0 already had it, 0 bound after it\n",
+            dir.display()
+        )
+    );
+    assert_eq!(relocate_records(&sd), [format!("{} → {to}", dir.display())]);
+}
