@@ -409,16 +409,16 @@ fn append_one(
         None => String::new(),
     };
     let top_level = caller.is_empty() || caller == ROOT;
+    if new.regenerate && (new.role != "llm" || !top_level || new.predecessor.is_some()) {
+        return Err(Error::usage(
+            "usage::regenerate",
+            "`--regenerate` is for an assistant reply that names no predecessor or caller",
+            Some("give `--role assistant`, without `--caller` or a `predecessor`".into()),
+        ));
+    }
     let predecessor = match new.predecessor {
         Some(p) => p,
         None if new.regenerate => {
-            if new.role != "llm" || !top_level {
-                return Err(Error::usage(
-                    "usage::regenerate",
-                    "`--regenerate` is for a top-level assistant reply",
-                    Some("give `--role assistant` without `--caller`".into()),
-                ));
-            }
             let start = match &head {
                 Some(h) => known.turn_start(&history, h)?,
                 None => None,

@@ -278,13 +278,6 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
     if let Some(p) = &args.predecessor {
         node.predecessor = Some(Some(p.clone()));
     }
-    if args.regenerate && args.role != Role::Assistant && !args.json_node {
-        return Err(Error::usage(
-            "usage::regenerate",
-            "`--regenerate` is for an assistant reply",
-            Some("add `--role assistant`".into()),
-        ));
-    }
     node.regenerate = args.regenerate;
     if let Some(c) = &args.caller {
         node.caller = Some(c.clone());

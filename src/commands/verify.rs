@@ -388,6 +388,9 @@ fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
         if !o.commits.is_empty() {
             done.push(crate::out::commits_done(&o.commits, false));
         }
+        if let Some(t) = &o.title {
+            done.push(format!("titled \"{}\"", crate::out::in_one_line(t)));
+        }
     }
     if check.restamped {
         match commit_restamps(ctx, t)? {

@@ -187,6 +187,29 @@ fn regenerate_forks_the_turn_onto_a_retry_branch() {
         2,
     );
     assert!(err.contains("cannot be used with"), "{err}");
+    // Nor with a predecessor a JSON node names.
+    let mut c = env.cmd();
+    c.args(["append", "s1", "--regenerate", "--json-node"]);
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            json!({"role": "assistant", "predecessor": u, "output": "x"})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    let out = crate::env::wait_output(child, &"append --regenerate --json-node");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("usage::regenerate"));
 }
 
 /// A reply after a checkout goes on from the turn checked out: where the

@@ -961,6 +961,13 @@ fn a_fix_names_the_turns_it_committed() {
         "s1: fixed: committed 2 turns (2, 3)\n"
     );
     assert_eq!(env.ok(&["verify", "s1"]), "");
+    // A session it brings in is titled by the title rules, and says so.
+    env.ok(&["init", "s2"]);
+    env.append("s2", &["--text", "A question"]);
+    assert_eq!(
+        env.ok(&["verify", "--fix", "s2"]),
+        "s2: fixed: committed 1 turn (1)\ns2: fixed: titled \"A question\"\n"
+    );
 }
 
 /// `main` deleted while HEAD is on a retry branch: its last turn is in no
