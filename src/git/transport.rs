@@ -67,7 +67,8 @@ fn last_lines(bytes: &[u8]) -> String {
 /// name, id)`. Names that are not ours are the caller's to check.
 pub fn ls_remote(dir: &Path, url: &str, prefixes: &[&str]) -> Result<Vec<(String, ObjectId)>> {
     let mut c = git(dir);
-    c.args(["ls-remote", "--refs", url]);
+    // `--` first: a URL is never taken for an option.
+    c.args(["ls-remote", "--refs", "--", url]);
     c.args(prefixes.iter().map(|p| format!("{p}*")));
     let out = run(c, "ls-remote", url)?;
     if !out.status.success() {
@@ -132,7 +133,7 @@ pub fn push(
     } else {
         "--no-progress"
     });
-    c.arg(url).arg(format!("{STAGED}*:refs/*"));
+    c.arg("--").arg(url).arg(format!("{STAGED}*:refs/*"));
     if progress {
         c.stderr(Stdio::inherit());
     }
@@ -224,7 +225,7 @@ pub fn fetch(dir: &Path, url: &str, specs: &[String], progress: bool) -> Result<
     let mut c = git(dir);
     c.args(["fetch", "--no-tags", "--prune", "--no-write-fetch-head"]);
     c.arg(if progress { "--progress" } else { "--quiet" });
-    c.arg(url).args(specs);
+    c.arg("--").arg(url).args(specs);
     if progress {
         c.stderr(Stdio::inherit());
     }

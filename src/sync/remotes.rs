@@ -196,7 +196,18 @@ pub fn resolve(state: &StateDir, name: Option<&str>) -> Result<(String, String)>
     match pick {
         Some((n, row)) => {
             let url = url(row).expect("read keeps rows with a url");
-            // remotes.json is a file anyone may have edited.
+            // remotes.json is a file anyone may have edited: a URL there is
+            // checked as `remote add` checks one (an option such as
+            // `--upload-pack=<command>` would run a command).
+            check_url(url).map_err(|e| {
+                Error::refused(
+                    "sync::remote_url",
+                    format!("remote `{n}` in remotes.json: {e}"),
+                    Some(format!(
+                        "set it again: `git-session remote remove {n}`, then `git-session remote add {n} URL`"
+                    )),
+                )
+            })?;
             check_not_ours(state, url)?;
             Ok((n.clone(), url.into()))
         }

@@ -686,7 +686,7 @@ fn the_fd_transport_is_refused_and_never_waited_on() {
         let out = crate::env::wait_within(child, &verb, std::time::Duration::from_secs(20));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{verb}: {err}");
-        assert!(err.contains("sync::transport"), "{verb}: {err}");
+        assert!(err.contains("sync::remote_url"), "{verb}: {err}");
     }
     verify_all(&env);
 }
@@ -1113,4 +1113,36 @@ fn a_session_with_a_broken_meta_stops_no_other_in_a_fetch() {
     );
     assert_eq!(conversation(&a, "y1"), conversation(&b, "y1"));
     b.assert_clean("y1");
+}
+
+/// A URL hand-written into remotes.json that git would take for an option
+/// (`--upload-pack=<command>` runs the command) is refused as `remote add`
+/// refuses it, before git runs: nothing is run, for fetch or push.
+#[test]
+fn a_hand_edited_remote_url_that_is_an_option_runs_nothing() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let dir = env.state().join("sync");
+    std::fs::create_dir_all(&dir).unwrap();
+    // No slash before the colon: `host:path` to the relative-path check.
+    let url = "--upload-pack=touch PWNED;x:y";
+    let pwned = || {
+        walkdir::WalkDir::new(env.tmp.path())
+            .into_iter()
+            .flatten()
+            .any(|e| e.file_name() == "PWNED")
+    };
+    std::fs::write(
+        dir.join("remotes.json"),
+        serde_json::json!({"origin": {"url": url}}).to_string(),
+    )
+    .unwrap();
+    for cmd in ["fetch", "push"] {
+        let out = env.run(&[cmd]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(err.contains("sync::remote_url"), "{cmd}: {err}");
+        assert!(!pwned(), "{cmd} ran the command");
+    }
 }
