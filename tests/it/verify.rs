@@ -898,15 +898,7 @@ fn a_lost_regenerated_branch_comes_back_under_the_name_it_was_made_with() {
 #[test]
 fn a_lost_branch_is_found_when_a_later_commit_elsewhere_holds_its_files() {
     let env = TestEnv::new();
-    env.ok(&["init", "s1"]);
-    env.turn("s1", "one", &[]);
-    env.turn("s1", "two", &[]);
-    let again = env.append(
-        "s1",
-        &["--role", "assistant", "--regenerate", "--text", "r2 again"],
-    );
-    env.ok(&["commit-turn", "s1"]);
-    let branch = format!("retry-{again}");
+    let (branch, _) = turn_two_regenerated(&env);
     let (_, tip) = env.turn("s1", "three", &[]);
     env.ok(&["checkout", "s1", "main", "-q"]);
     env.turn("s1", "three, on main", &[]);
@@ -976,14 +968,7 @@ fn a_fix_names_the_turns_it_committed() {
 #[test]
 fn a_deleted_main_comes_back_as_main() {
     let env = TestEnv::new();
-    env.ok(&["init", "s1"]);
-    env.turn("s1", "one", &[]);
-    let (_, c2) = env.turn("s1", "two", &[]);
-    env.append(
-        "s1",
-        &["--role", "assistant", "--regenerate", "--text", "r2 again"],
-    );
-    env.ok(&["commit-turn", "s1"]);
+    let (_, c2) = turn_two_regenerated(&env);
     env.turn("s1", "three", &[]);
     let refs = env.git("s1", &["for-each-ref", "--format=%(objectname) %(refname)"]);
     env.git("s1", &["update-ref", "-d", "refs/heads/main"]);
@@ -1009,15 +994,7 @@ fn a_deleted_main_comes_back_as_main() {
 fn a_lost_branch_another_forked_from_comes_back_under_its_own_name() {
     for main_too in [false, true] {
         let env = TestEnv::new();
-        env.ok(&["init", "s1"]);
-        env.turn("s1", "one", &[]);
-        let (_, c2) = env.turn("s1", "two", &[]);
-        let again = env.append(
-            "s1",
-            &["--role", "assistant", "--regenerate", "--text", "r2 again"],
-        );
-        env.ok(&["commit-turn", "s1"]);
-        let branch = format!("retry-{again}");
+        let (branch, c2) = turn_two_regenerated(&env);
         let (_, tip) = env.turn("s1", "three", &[]);
         env.ok(&["checkout", "s1", "2", "-q"]);
         let (a3b, _) = env.turn("s1", "three, again", &[]);
@@ -1048,4 +1025,18 @@ fn a_lost_branch_another_forked_from_comes_back_under_its_own_name() {
         );
         assert_eq!(env.ok(&["verify", "s1"]), "");
     }
+}
+
+/// Session s1: turn 1, turn 2, then turn 2 regenerated (`--regenerate`),
+/// HEAD on its retry branch. Returns that branch and turn 2's commit.
+fn turn_two_regenerated(env: &TestEnv) -> (String, String) {
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let (_, c2) = env.turn("s1", "two", &[]);
+    let again = env.append(
+        "s1",
+        &["--role", "assistant", "--regenerate", "--text", "r2 again"],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    (format!("retry-{again}"), c2)
 }
