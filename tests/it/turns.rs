@@ -188,26 +188,11 @@ fn regenerate_forks_the_turn_onto_a_retry_branch() {
     );
     assert!(err.contains("cannot be used with"), "{err}");
     // Nor with a predecessor a JSON node names.
-    let mut c = env.cmd();
-    c.args(["append", "s1", "--regenerate", "--json-node"]);
-    let mut child = c
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            json!({"role": "assistant", "predecessor": u, "output": "x"})
-                .to_string()
-                .as_bytes(),
-        )
-        .unwrap();
-    let out = crate::env::wait_output(child, &"append --regenerate --json-node");
+    let out = run_json_node(
+        &env,
+        &["s1", "--regenerate"],
+        json!({"role": "assistant", "predecessor": u, "output": "x"}),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage::regenerate"));
 }
@@ -1040,9 +1025,20 @@ fn control_characters_reach_the_commit_message_escaped() {
 
 /// `append --json-node` of `v` in session `s`; returns what it printed.
 fn json_node(env: &TestEnv, s: &str, v: Value) -> String {
+    let out = run_json_node(env, &[s], v);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `append <args> --json-node` with `v` on its stdin.
+fn run_json_node(env: &TestEnv, args: &[&str], v: Value) -> std::process::Output {
     use std::io::Write;
     let mut c = env.cmd();
-    c.args(["append", s, "--json-node"]);
+    c.arg("append").args(args).arg("--json-node");
     let mut child = c
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -1055,42 +1051,5 @@ fn json_node(env: &TestEnv, s: &str, v: Value) -> String {
         .unwrap()
         .write_all(v.to_string().as_bytes())
         .unwrap();
-    let out = crate::env::wait_output(child, &"append --json-node");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A model name git cannot take in an author (angle brackets, a line
-/// break) makes an agent commit all the same, under a name it can.
-#[test]
-fn an_agent_commit_takes_any_model_name() {
-    let env = TestEnv::new();
-    let (app, project) = env.project("app", &["--auto-commit"]);
-    env.ok(&["init", "s1", "--project", &project]);
-    env.ok(&["begin-turn", "s1"]);
-    env.append("s1", &["--text", "Add a readme"]);
-    std::fs::write(app.join("README.md"), "# app\n").unwrap();
-    env.append(
-        "s1",
-        &[
-            "--role",
-            "assistant",
-            "--name",
-            "m<x@y>\nz",
-            "--text",
-            "Added.",
-        ],
-    );
-    env.ok(&["commit-turn", "s1"]);
-    assert_eq!(
-        env.git_ok(&app, &["log", "-1", "--format=%an <%ae>"])
-            .trim(),
-        "agent (m_x@y__z via OpenProgram) <agent@openprogram.local>"
-    );
-    let fsck = env.git_in(&app, &["fsck", "--strict", "--no-progress"]);
-    assert!(fsck.status.success(), "{fsck:?}");
+    crate::env::wait_output(child, &"append --json-node")
 }
