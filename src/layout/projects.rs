@@ -94,10 +94,13 @@ impl Project {
                 .and_then(Value::as_str)
                 .unwrap_or(id)
                 .to_string(),
+            // Only an absolute path names the project's directory: a
+            // relative one (`.`, hand-edited or from a peer) would name
+            // wherever a command runs, and its agent commits land there.
             path: p
                 .get("path")
                 .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
+                .filter(|s| Path::new(s).is_absolute())
                 .map(PathBuf::from),
             auto_commit: p
                 .get("auto_commit")

@@ -1054,3 +1054,42 @@ fn a_move_no_session_recorded_is_completed_from_the_path_the_warning_names() {
     );
     assert_eq!(relocate_records(&sd), [format!("{} → {to}", dir.display())]);
 }
+
+/// A project whose path in projects.json is relative (`.`: hand-edited, or
+/// from a peer) names no directory: run from inside another repository,
+/// begin-turn and commit-turn make no agent commit there (the turn is
+/// committed in the session, the agent commit skipped as `path_missing`).
+#[test]
+fn a_relative_project_path_makes_no_agent_commit_where_the_command_runs() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    let registry = env.state().join("projects/projects.json");
+    let mut projects: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&registry).unwrap()).unwrap();
+    let row = match projects.get_mut("projects") {
+        Some(rows) => &mut rows[&pid],
+        None => &mut projects[&pid],
+    };
+    assert!(row.is_object(), "{row}");
+    row["path"] = ".".into();
+    std::fs::write(&registry, projects.to_string()).unwrap();
+    let before = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    let run_in = |args: &[&str]| {
+        let mut c = env.cmd();
+        c.current_dir(&dir).args(args);
+        env.ok_cmd(c)
+    };
+    run_in(&["begin-turn", "s1"]);
+    std::fs::write(dir.join("new.rs"), "fn x() {}\n").unwrap();
+    run_in(&["append", "s1", "--text", "add x"]);
+    run_in(&["append", "s1", "--role", "assistant", "--text", "added"]);
+    run_in(&["--json", "commit-turn", "s1"]);
+    assert_eq!(
+        env.git_ok(&dir, &["rev-parse", "HEAD"]),
+        before,
+        "no commit there"
+    );
+    let log = env.git_ok(&dir, &["log", "--format=%an"]);
+    assert!(!log.contains("agent"), "{log}");
+}
