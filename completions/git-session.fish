@@ -612,7 +612,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`); a link there that leads out of DIR is refused' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
@@ -625,7 +625,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`); a link there that leads out of DIR is refused' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''

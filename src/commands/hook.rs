@@ -83,7 +83,8 @@ pub struct InstallArgs {
     #[arg(long, conflicts_with = "project")]
     pub user: bool,
     /// A project's settings (`DIR/.claude/settings.json`,
-    /// `DIR/.codex/hooks.json`)
+    /// `DIR/.codex/hooks.json`); a link there that leads out of DIR is
+    /// refused
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
     /// Print the change and write nothing
@@ -430,10 +431,34 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
     // it points, and stays a link.
     let target = match std::fs::canonicalize(&file) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => file.clone(),
+        // Not there yet: where its directory (perhaps a link) leads.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => file
+            .parent()
+            .and_then(|d| std::fs::canonicalize(d).ok())
+            .zip(file.file_name())
+            .map_or_else(|| file.clone(), |(d, n)| d.join(n)),
         Err(e) => return Err(e).io("resolve", &file),
     };
     let shown = file.display().to_string();
+    // A project's settings are the project's: a link in a repository (one
+    // cloned from anywhere) that leads out of it, to the user's own
+    // settings say, is not followed.
+    if let Some(dir) = &a.project {
+        let root = std::fs::canonicalize(dir).io("resolve", dir)?;
+        if !target.starts_with(&root) {
+            return Err(Error::refused(
+                "hook::settings_outside_project",
+                format!(
+                    "`{shown}` leads out of the project, to `{}`",
+                    target.display()
+                ),
+                Some(
+                    "a project's settings file is edited inside it: remove the link, or edit the file it leads to itself (nothing was written)"
+                        .into(),
+                ),
+            ));
+        }
+    }
     if let Ok(md) = std::fs::metadata(&target)
         && !md.is_file()
     {

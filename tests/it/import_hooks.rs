@@ -252,3 +252,65 @@ fn the_installed_command_run_as_claude_code_runs_it_records_the_conversation() {
     assert_eq!(env.git(SESSION, &["log", "--format=%s"]).lines().count(), 3);
     env.assert_clean(SESSION);
 }
+
+/// `hook install --project` in a repository whose `.claude/settings.json`
+/// (or `.claude/` itself) is a link that leads out of it, to the user's own
+/// settings say: refused, naming where it leads, and nothing is written
+/// there. A link inside the project is followed as before.
+#[test]
+fn hook_install_never_writes_through_a_link_out_of_the_project() {
+    let env = TestEnv::new();
+    let outside = env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("settings.json"), "{\"theirs\": 1}\n").unwrap();
+    for linked_dir in [false, true] {
+        let project = env.tmp.path().join(format!("cloned-{linked_dir}"));
+        std::fs::create_dir_all(&project).unwrap();
+        if linked_dir {
+            std::os::unix::fs::symlink(&outside, project.join(".claude")).unwrap();
+        } else {
+            std::fs::create_dir_all(project.join(".claude")).unwrap();
+            std::os::unix::fs::symlink(
+                outside.join("settings.json"),
+                project.join(".claude/settings.json"),
+            )
+            .unwrap();
+        }
+        let p = project.to_str().unwrap();
+        let err = env.fails(&["hook", "install", "claude-code", "--project", p], 1);
+        assert!(err.contains("hook::settings_outside_project"), "{err}");
+        assert!(err.contains(&outside.display().to_string()), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("settings.json")).unwrap(),
+            "{\"theirs\": 1}\n"
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+    }
+    // Inside the project, a link is followed (and stays a link).
+    let project = env.tmp.path().join("inside");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(project.join("real.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink(
+        project.join("real.json"),
+        project.join(".claude/settings.json"),
+    )
+    .unwrap();
+    env.ok(&[
+        "hook",
+        "install",
+        "claude-code",
+        "--project",
+        project.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read_to_string(project.join("real.json"))
+            .unwrap()
+            .contains("hook")
+    );
+    assert!(
+        std::fs::symlink_metadata(project.join(".claude/settings.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
