@@ -181,15 +181,15 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
         let who = match n.role.as_str() {
             "user" => "user".to_string(),
             "llm" if n.name.is_empty() => "assistant".to_string(),
-            "llm" => format!("assistant ({})", n.name),
+            "llm" => format!("assistant ({})", crate::out::in_one_line(&n.name)),
             "code" => "tool".to_string(),
-            other => other.to_string(),
+            other => crate::out::in_one_line(other).into_owned(),
         };
         let indent = if n.is_top_level() { "" } else { "  " };
         if is_record(n) {
             ctx.out.line(format!(
                 "record: {}: {}",
-                n.name,
+                crate::out::in_one_line(&n.name),
                 session::one_line(&n.text())
             ));
         } else if n.role == "code" && args.full {
@@ -199,7 +199,10 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
                 v => serde_json::to_string_pretty(v).expect("a value serializes"),
             };
             let inner = format!("{indent}  ");
-            ctx.out.line(format!("{indent}{who}: {}", n.name));
+            ctx.out.line(format!(
+                "{indent}{who}: {}",
+                crate::out::in_one_line(&n.name)
+            ));
             print_text(ctx, &format!("{inner}input: "), &inner, &input);
             print_text(ctx, &format!("{inner}result: "), &inner, &n.text());
         } else if n.role == "code" {
@@ -212,7 +215,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
                 .map(|c| {
                     c.iter()
                         .filter(|t| t.role == "code")
-                        .map(|t| t.name.clone())
+                        .map(|t| crate::out::in_one_line(&t.name).into_owned())
                         .collect()
                 })
                 .unwrap_or_default();

@@ -599,7 +599,9 @@ pub fn node_summary(n: &Node) -> String {
                 v => cut_marked(&one_line(&value_text(v)), 60),
             };
             let out = cut_marked(&one_line(&n.text()), 60);
-            format!("{}({args}) → {out}", n.name)
+            // A name is one line too: one holding a line break would print
+            // a line of its own (a forged `user:` line).
+            format!("{}({args}) → {out}", one_line(&n.name))
         }
         _ => one_line(&n.text()),
     }
