@@ -322,8 +322,14 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "invalid_session_dir",
-        meaning: "a directory in sessions/ that is no session",
-        fix: "move it out of the state dir",
+        meaning: "a session under a name kept for the state dir's own files (`index.json`, …): no command reads it",
+        fix: "rename it to a valid session id, or move it out of the state dir",
+        repair: NOTHING,
+    },
+    Kind {
+        code: "not_a_session_dir",
+        meaning: "note: a directory in sessions/ with neither meta.json nor history/ (no session: `list` and the Python store skip it)",
+        fix: "nothing to do; move it out of the state dir to quiet the note",
         repair: NOTHING,
     },
     Kind {

@@ -220,15 +220,20 @@ pub fn check_state(
                 );
                 continue;
             }
+            // Neither meta.json nor history/: no session (a test leftover,
+            // which `list` and the Python store skip too): a note, so that a
+            // CI job over a real state dir does not fail on it.
             if crate::layout::ids::session_id(&name).is_ok() && !known.contains(name.as_str()) {
-                add(
-                    &mut out,
-                    "invalid_session_dir",
-                    e.path(),
-                    "neither a meta.json nor a history/ here".into(),
-                    "move the directory out of the state dir".into(),
-                    false,
-                );
+                out.push(Finding {
+                    session: None,
+                    kind: "not_a_session_dir",
+                    severity: Severity::Note,
+                    path: e.path(),
+                    message: "neither a meta.json nor a history/ here: no session, skipped".into(),
+                    fix: "nothing to do; move the directory out of the state dir to quiet this"
+                        .into(),
+                    fixable: false,
+                });
             }
         }
     };

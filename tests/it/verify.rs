@@ -1,5 +1,7 @@
 //! backfill and verify: the DAG and its git mirror agree (SPEC §5.13–§5.14).
 
+use serde_json::Value;
+
 use crate::env::TestEnv;
 
 /// A session whose last three turns were appended but never committed.
@@ -376,7 +378,7 @@ fn each_corruption_is_its_own_finding() {
     .unwrap();
     check("location", "location_dangling");
     std::fs::create_dir_all(env.state().join("sessions/not-a-session")).unwrap();
-    check("stray dir", "invalid_session_dir");
+    check("stray dir", "not_a_session_dir");
     std::fs::remove_dir_all(env.state().join("sessions/not-a-session")).unwrap();
     // A session an older version made under a name now kept for the
     // registry's files: no command finds it, so verify names it.
@@ -1039,4 +1041,29 @@ fn turn_two_regenerated(env: &TestEnv) -> (String, String) {
     );
     env.ok(&["commit-turn", "s1"]);
     (format!("retry-{again}"), c2)
+}
+
+/// A directory in sessions/ with neither meta.json nor history/ (a test
+/// leftover) is no session: `verify --all` notes it and exits 0, as `list`
+/// skips it; one with history/ but no meta.json is still a problem.
+#[test]
+fn a_directory_that_is_no_session_is_a_note() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    std::fs::create_dir_all(env.state().join("sessions/leftover/workdir")).unwrap();
+    let out = env.run(&["--json", "verify", "--all"]);
+    assert_eq!(out.status.code(), Some(0));
+    let notes: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "finding")
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["data"]["kind"], "not_a_session_dir");
+    assert_eq!(notes[0]["data"]["severity"], "note");
+    assert!(!env.ok(&["list"]).contains("leftover"));
+    std::fs::create_dir_all(env.state().join("sessions/leftover/history")).unwrap();
+    env.fails(&["verify", "--all"], 1);
 }
