@@ -14,7 +14,8 @@ use crate::lifecycle;
 /// location and project bindings. There is no undo.
 ///
 /// On a terminal it asks first; from a script, pass `--yes` (without it the
-/// command refuses, exit 2).
+/// command refuses, exit 2). Run again after a delete a crash cut short, it
+/// finishes that delete (as `recover` and `verify --all --fix` do).
 #[derive(Debug, clap::Args)]
 pub struct DeleteArgs {
     /// Session id
@@ -25,7 +26,28 @@ pub struct DeleteArgs {
 }
 
 pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<u8> {
-    let sd = ctx.state.find_session(&args.session)?;
+    let sd = match ctx.state.find_session(&args.session) {
+        Ok(sd) => sd,
+        // A delete a crash cut short: finished now (what it had moved
+        // aside says it was deleting this session).
+        Err(e @ Error::SessionNotFound { .. }) => {
+            let finished = lifecycle::finish_deletes(&ctx.state, ctx.locks, Some(&args.session))?;
+            let Some((_, path)) = finished.into_iter().next() else {
+                return Err(e);
+            };
+            ctx.out.record(&crate::out::records::SessionDeleted {
+                session: args.session.clone(),
+                path: path.clone(),
+            });
+            ctx.out.line(format!(
+                "deleted {} ({}; finished a delete that was cut short)",
+                args.session,
+                path.display()
+            ));
+            return Ok(exit::OK);
+        }
+        Err(e) => return Err(e),
+    };
     if !args.yes {
         if !crate::out::input_is_terminal() || !std::io::stderr().is_terminal() {
             return Err(Error::usage(

@@ -12,7 +12,8 @@ use crate::layout::schema::Meta;
 use crate::lifecycle::{self, Changes};
 
 /// Start-up repair: rebuild a missing, corrupt or stale index, mark sessions left
-/// `running` by a crash as `interrupted`, then collect empty shells.
+/// `running` by a crash as `interrupted`, finish deletes a crash cut short,
+/// then collect empty shells.
 #[derive(Debug, clap::Args)]
 pub struct RecoverArgs {
     /// Shells younger than this are kept (see gc-shells)
@@ -61,6 +62,16 @@ pub fn run(ctx: &Ctx, args: RecoverArgs) -> Result<u8> {
             });
             ctx.out.line(format!("{id}: running -> interrupted"));
         }
+    }
+    // Deletes a crash cut short.
+    for (id, _) in lifecycle::finish_deletes(&ctx.state, ctx.locks, None)? {
+        ctx.out.record(&crate::out::records::Recovered {
+            action: "delete_finished".into(),
+            session: Some(id.clone()),
+            rows: None,
+        });
+        ctx.out
+            .line(format!("{id}: finished a delete that was cut short"));
     }
     super::gc_shells::collect(ctx, older, false)?;
     // Whatever changed, index.json says it now.

@@ -543,6 +543,11 @@ pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
     if args.all {
         let (mut state_findings, temps) = verify::check_state(&ctx.state, &targets);
         if args.fix && state_findings.iter().any(|f| f.fixable) {
+            // A delete a crash cut short: finished, not only its temp removed.
+            for (id, _) in crate::lifecycle::finish_deletes(&ctx.state, ctx.locks, None)? {
+                report_fixed(ctx, None, format!("finished deleting `{id}`"));
+                state_fixed += 1;
+            }
             for d in remove_temps(&temps) {
                 report_fixed(ctx, None, d);
                 state_fixed += 1;

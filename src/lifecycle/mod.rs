@@ -188,6 +188,78 @@ pub fn delete_unless(
     Ok(Some(sd.dir))
 }
 
+/// Deletes a crash left unfinished (SIGKILL after the rename): each
+/// `<TEMP_PREFIX>delete-<id>-<tag>` beside the sessions (what a delete had
+/// moved aside: its name says what it was doing) is removed; so is a
+/// directory left at `<id>` that is no session (neither meta.json nor
+/// history/, and nothing but a session's own entries: a lock file a writer
+/// that waited on the session made again), never a user's directory; then
+/// the session's row, location and bindings go, unless a session of that
+/// id is there again. `only`: that session's alone. Returns the ids and
+/// where each session was.
+pub fn finish_deletes(
+    state: &StateDir,
+    locks: LockOptions,
+    only: Option<&str>,
+) -> Result<Vec<(String, PathBuf)>> {
+    let prefix = format!("{TEMP_PREFIX}delete-");
+    let mut done: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let registry_lock = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
+    for parent in state.session_parents() {
+        let Ok(entries) = std::fs::read_dir(&parent) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some((id, _tag)) = name
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.rsplit_once('-'))
+            else {
+                continue;
+            };
+            if ids::session_id(id).is_err() || only.is_some_and(|o| o != id) {
+                continue;
+            }
+            let grave = e.path();
+            // Never through a link: a link is removed, not what it names.
+            let gone = match e.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(&grave),
+                _ => std::fs::remove_file(&grave),
+            };
+            gone.io("remove", &grave)?;
+            let left = parent.join(id);
+            let leftover = std::fs::symlink_metadata(&left).is_ok_and(|m| m.is_dir())
+                && !crate::layout::paths::is_session_dir(&left)
+                && foreign_entries(&SessionDir::new(left.clone())).is_ok_and(|f| f.is_empty());
+            if leftover {
+                std::fs::remove_dir_all(&left).io("remove", &left)?;
+            }
+            atomic::sync_dir(&parent)?;
+            done.insert(id.to_string(), left);
+        }
+    }
+    let done: Vec<(String, PathBuf)> = done
+        .into_iter()
+        .filter(|(id, _)| matches!(state.find_session_if_any(id), Ok(None)))
+        .collect();
+    for (id, _) in &done {
+        registry::journal_append(
+            state,
+            &serde_json::from_value(serde_json::json!({"id": id, "_deleted": true}))
+                .expect("an object"),
+        )?;
+    }
+    drop(registry_lock);
+    for (id, _) in &done {
+        registry::remove_locations(state, std::slice::from_ref(id), locks)?;
+        unbind_everywhere(state, id, locks)?;
+    }
+    if !done.is_empty() {
+        registry::fold(state, locks)?;
+    }
+    Ok(done)
+}
+
 /// The entries of a session directory that are not a session's own: a
 /// directory holding any is never deleted.
 fn foreign_entries(sd: &SessionDir) -> Result<Vec<String>> {

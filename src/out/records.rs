@@ -410,9 +410,11 @@ pub struct SessionDeleted {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Recovered {
-    /// `index_rebuilt` or `interrupted` (a session left `running`).
+    /// `index_rebuilt`, `interrupted` (a session left `running`) or
+    /// `delete_finished` (a delete a crash cut short, finished).
     pub action: String,
-    /// The session set to `interrupted`; null for `index_rebuilt`.
+    /// The session set to `interrupted` or whose delete was finished; null
+    /// for `index_rebuilt`.
     pub session: Option<String>,
     /// Rows written by `index_rebuilt`; null otherwise.
     pub rows: Option<usize>,

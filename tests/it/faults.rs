@@ -136,6 +136,75 @@ fn delete() {
     assert!(!list.contains("s1") && list.contains("keep"), "{list}");
 }
 
+/// A delete killed after it moved the session aside, with a lock file a
+/// waiting writer made again where the session was (a directory with
+/// neither meta.json nor history/): `delete` run again, `recover`, or
+/// `verify --all --fix` finishes it: nothing of the session is left (no
+/// temp, no directory, no row, no location, no binding), the other
+/// sessions are untouched, and `verify --all` is clean. A user's directory
+/// of that name is never removed.
+#[test]
+fn a_delete_cut_short_is_finished_by_delete_recover_or_verify() {
+    for how in ["delete", "recover", "verify"] {
+        let env = TestEnv::new();
+        let (_, pid) = env.project("app", &[]);
+        env.ok(&["init", "s1", "--project", &pid]);
+        env.turn("s1", "one", &["read"]);
+        env.ok(&["init", "keep"]);
+        env.turn("keep", "kept", &[]);
+        let kept = crate::env::tree_bytes(&env.session_dir("keep"));
+        env.crash_at("delete-after-rename", &["delete", "s1", "--yes"]);
+        let dir = env.state().join("sessions/projects").join(&pid).join("s1");
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::write(dir.join(".git/git-session.lock"), "").unwrap();
+        let out = match how {
+            "delete" => env.ok(&["delete", "s1", "--yes"]),
+            "recover" => env.ok(&["recover", "--older-than", "1000d"]),
+            _ => {
+                let _ = env.run(&["verify", "--all", "--fix"]);
+                String::new()
+            }
+        };
+        if how == "delete" {
+            assert!(
+                out.contains("finished a delete that was cut short"),
+                "{out}"
+            );
+        }
+        let parent = dir.parent().unwrap();
+        let left: Vec<String> = std::fs::read_dir(parent)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.is_empty(), "{how}: {left:?}");
+        assert!(!env.ok(&["list"]).contains("s1"), "{how}");
+        let index = std::fs::read_to_string(env.state().join("sessions/index.json")).unwrap();
+        assert!(!index.contains("\"s1\""), "{how}: {index}");
+        assert!(!env.ok(&["project", "show", &pid]).contains("s1"), "{how}");
+        assert!(
+            crate::env::tree_bytes(&env.session_dir("keep")) == kept,
+            "{how}"
+        );
+        let v = env.run(&["verify", "--all"]);
+        assert!(
+            v.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&v.stdout)
+        );
+    }
+    // A directory of a user's where the session was is not taken for one.
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.crash_at("delete-after-rename", &["delete", "s1", "--yes"]);
+    std::fs::create_dir_all(env.session_dir("s1")).unwrap();
+    std::fs::write(env.session_dir("s1").join("notes.txt"), "mine").unwrap();
+    env.ok(&["delete", "s1", "--yes"]);
+    assert_eq!(
+        std::fs::read_to_string(env.session_dir("s1").join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
 #[test]
 fn backfill() {
     for at in [
