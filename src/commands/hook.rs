@@ -424,6 +424,29 @@ fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
     ))
 }
 
+/// `path` with its longest part that exists resolved (links followed, made
+/// absolute) and the rest after it as written.
+fn resolved(path: &std::path::Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut there = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(there) {
+            return rest.iter().rev().fold(real, |p, n| p.join(n));
+        }
+        match (there.parent(), there.file_name()) {
+            (Some(up), Some(name)) => {
+                rest.push(name.to_os_string());
+                there = if up.as_os_str().is_empty() {
+                    std::path::Path::new(".")
+                } else {
+                    up
+                };
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// `hook install` (`add`) and `hook uninstall`.
 fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
     let file = settings_file(&a)?;
@@ -431,12 +454,9 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
     // it points, and stays a link.
     let target = match std::fs::canonicalize(&file) {
         Ok(t) => t,
-        // Not there yet: where its directory (perhaps a link) leads.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => file
-            .parent()
-            .and_then(|d| std::fs::canonicalize(d).ok())
-            .zip(file.file_name())
-            .map_or_else(|| file.clone(), |(d, n)| d.join(n)),
+        // Not there yet: where the part of its path that is there (perhaps
+        // a link) leads, and the rest.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => resolved(&file),
         Err(e) => return Err(e).io("resolve", &file),
     };
     let shown = file.display().to_string();

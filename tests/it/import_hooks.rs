@@ -286,6 +286,14 @@ fn hook_install_never_writes_through_a_link_out_of_the_project() {
         );
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
     }
+    // A fresh project named by a relative path: its settings are made there.
+    let fresh = env.tmp.path().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let mut c = env.cmd();
+    c.current_dir(&fresh)
+        .args(["hook", "install", "claude-code", "--project", "."]);
+    env.ok_cmd(c);
+    assert!(fresh.join(".claude/settings.json").is_file());
     // Inside the project, a link is followed (and stays a link).
     let project = env.tmp.path().join("inside");
     std::fs::create_dir_all(project.join(".claude")).unwrap();
