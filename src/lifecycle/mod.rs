@@ -3,7 +3,7 @@
 //! registry, then the session.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -228,10 +228,7 @@ pub fn finish_deletes(
             };
             gone.io("remove", &grave)?;
             let left = parent.join(id);
-            let leftover = std::fs::symlink_metadata(&left).is_ok_and(|m| m.is_dir())
-                && !crate::layout::paths::is_session_dir(&left)
-                && foreign_entries(&SessionDir::new(left.clone())).is_ok_and(|f| f.is_empty());
-            if leftover {
+            if is_delete_leftover(&left) {
                 std::fs::remove_dir_all(&left).io("remove", &left)?;
             }
             atomic::sync_dir(&parent)?;
@@ -258,6 +255,29 @@ pub fn finish_deletes(
         registry::fold(state, locks)?;
     }
     Ok(done)
+}
+
+/// Whether `dir` is what a delete cut short can leave where the session
+/// was: a directory (not a link) holding nothing, or only `.git/` holding
+/// nothing but the session's lock file. Anything else (a user's files, a
+/// repository, a session) is never taken for one.
+fn is_delete_leftover(dir: &Path) -> bool {
+    fn holds_only(dir: &Path, names: &[&str]) -> bool {
+        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+            && std::fs::read_dir(dir).is_ok_and(|entries| {
+                entries
+                    .map(|e| e.map(|e| e.file_name()))
+                    .all(|n| n.is_ok_and(|n| names.iter().any(|a| n == *a)))
+            })
+    }
+    let sd = SessionDir::new(dir.to_path_buf());
+    let lock = sd.lock_file();
+    let lock = lock
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    holds_only(dir, &[".git"])
+        && (std::fs::symlink_metadata(sd.git_dir()).is_err() || holds_only(&sd.git_dir(), &[lock]))
 }
 
 /// The entries of a session directory that are not a session's own: a
