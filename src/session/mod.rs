@@ -34,10 +34,9 @@ pub fn is_reply(n: &Node) -> bool {
 /// The node a conversational node (a top-level user or assistant node, not
 /// a marker) goes on from: its predecessor, unless that is ROOT.
 pub fn goes_on_from(n: &Node) -> Option<&str> {
-    let conversational = (n.role == "user" || n.role == "llm") && n.is_top_level();
     n.predecessor
         .as_deref()
-        .filter(|p| conversational && !n.is_root_marker() && !p.is_empty() && *p != ROOT)
+        .filter(|p| n.is_conversational() && !p.is_empty() && *p != ROOT)
 }
 
 /// The node a retry branch is named after (`retry-<id>`, SPEC §2.3) when
@@ -92,7 +91,7 @@ pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String
         if let Some(p) = goes_on_from(n) {
             replied.insert(p);
         }
-        if (n.role == "user" || n.role == "llm") && n.is_top_level() && !n.is_root_marker() {
+        if n.is_conversational() {
             latest = Some(&n.id);
         }
         if n.starts_turn() || regenerates || elsewhere || groups.is_empty() {
@@ -338,7 +337,8 @@ impl MessageParts {
             nodes.last().expect("a group is never empty"),
         );
         let duration = (nodes.len() > 1).then(|| (last.created_at - first.created_at).max(0.0));
-        let tokens = turn_tokens(nodes, earlier);
+        // A turn that says it cost nothing says no tokens (as before).
+        let tokens = turn_tokens(nodes, earlier).filter(|&t| t > 0);
         MessageParts {
             session: session.to_string(),
             turn,
@@ -842,6 +842,17 @@ mod tests {
         assert_eq!(turn_tokens(&restarted, &find), Some(15));
         // No usage anywhere: no tokens.
         assert_eq!(turn_tokens(&[mk(1, "user", "", Some("ROOT"))], &find), None);
+        // A turn whose share is nothing says no tokens in its message.
+        let parts = MessageParts::from_nodes("s", 2, true, &restarted[..1], None, &find);
+        assert_eq!(parts.tokens, None);
+        let same = vec![
+            with_meta(3, "user", Some("n2"), "two", serde_json::json!({})),
+            with_meta(4, "llm", Some("n3"), "second", total(1000, 200)),
+        ];
+        let find = |id: &str| earlier.iter().chain(&same).find(|n| n.id == id).cloned();
+        assert_eq!(turn_tokens(&same, &find), Some(0));
+        let parts = MessageParts::from_nodes("s", 2, true, &same, None, &find);
+        assert_eq!(parts.tokens, None, "0 tokens is not said");
     }
 
     #[test]
