@@ -277,9 +277,7 @@ impl Known<'_> {
             .filter(|e| matches!(e.letter, 'u' | 'a' | 'l'))
             .take(HEAD_LAG)
             .filter_map(|e| crate::layout::history::read_node(history, &e).ok())
-            .find(|n| {
-                (n.role == "user" || n.role == "llm") && n.is_top_level() && !n.is_root_marker()
-            })
+            .find(Node::is_conversational)
             .map(|n| n.id)
     }
 
@@ -396,10 +394,9 @@ fn append_one(
     let head = match meta.head_id().filter(|h| *h != ROOT) {
         _ if !needs_head => None,
         Some(h) if placed => known.get(h).map(|e| e.id),
-        Some(h) if known.contains(h) => known.head_from(&history, h),
-        _ => known
-            .latest_message(&history)
-            .and_then(|h| known.head_from(&history, &h)),
+        h => h
+            .and_then(|h| known.head_from(&history, h))
+            .or_else(|| known.latest_message(&history)),
     };
     // A tool call belongs to the turn's latest reply, or to its user
     // message when no reply has come yet.

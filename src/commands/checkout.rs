@@ -65,7 +65,7 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
 
     // Messages appended since the last `commit-turn` belong to the turn
     // HEAD is on: with HEAD moved first, they would be committed elsewhere.
-    if let Some(last) = nodes.iter().rev().find(|n| view::is_conversational(n))
+    if let Some(last) = nodes.iter().rev().find(|n| n.is_conversational())
         && !committed(&repo, &catalog, &last.id)?
     {
         return Err(Error::refused(

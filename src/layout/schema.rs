@@ -78,6 +78,12 @@ impl Node {
         self.metadata.get("display").and_then(Value::as_str) == Some("root")
     }
 
+    /// A message of the conversation: a top-level user or assistant node
+    /// (not the Python store's ROOT marker).
+    pub fn is_conversational(&self) -> bool {
+        (self.role == "user" || self.role == "llm") && self.is_top_level() && !self.is_root_marker()
+    }
+
     /// A top-level user node: the start of a turn (SPEC §2.2).
     pub fn starts_turn(&self) -> bool {
         self.role == "user" && self.is_top_level() && !self.is_root_marker()

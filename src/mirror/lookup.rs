@@ -157,9 +157,8 @@ pub fn commit_holding(repo: &SessionRepo, seq: u64) -> Result<Option<(Oid, u64)>
 /// greatest seq that the first `Nodes:` trailer naming one names; else (the
 /// Python store's commits carry no trailer) the tip of the greatest seq past
 /// every node a trailer on the line names whose file the branch's tip
-/// commit holds. `None` for a
-/// branch that ends at no tip (the conversation went on from its last
-/// message elsewhere).
+/// commit holds. `None` for a branch that ends at no tip (the conversation
+/// went on from its last message elsewhere).
 pub fn tips_of_branches(
     repo: &SessionRepo,
     branches: &[(String, Oid)],

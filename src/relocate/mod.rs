@@ -84,9 +84,10 @@ pub fn repeated(plan: &Plan) -> bool {
 /// the bound sessions' latest records name, dated by the earliest of them;
 /// `None` when no session records a move to it (nothing to complete).
 fn the_move(state: &StateDir, plan: &Plan) -> Option<Move> {
+    // Each session once (`--session` names one of the bound ones, mostly).
     plan.bound
         .iter()
-        .chain(&plan.sessions)
+        .chain(plan.sessions.iter().filter(|s| !plan.bound.contains(s)))
         .filter_map(|s| latest_record(&state.find_session(s).ok()?, plan).ok()?)
         .filter(|r| r.new == plan.new)
         .map(|r| Move {

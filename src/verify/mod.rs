@@ -1233,7 +1233,9 @@ fn lost_turns(
     // Few refs: the commit holding the most of what is still lost first.
     let head = repo.head().ok();
     let branches = repo.branches().unwrap_or_default();
-    let owned = owned_commits(repo, &branches, sd);
+    // Read once: each commit walked below is named from it.
+    let catalog = Catalog::read(&sd.history()).ok();
+    let owned = owned_commits(repo, &branches, sd, catalog.as_ref());
     let mut used: HashSet<String> = HashSet::new();
     loop {
         let best = candidates
@@ -1251,7 +1253,15 @@ fn lost_turns(
         let Some((_, _, i)) = best else { break };
         let (info, holds) = &candidates[i];
         found.extend(holds.iter().cloned());
-        let lost = restore_ref(info, repo, &owned, &branches, head.as_ref(), &used, sd);
+        let lost = restore_ref(
+            info,
+            repo,
+            &owned,
+            &branches,
+            head.as_ref(),
+            &used,
+            (sd, catalog.as_ref()),
+        );
         used.insert(lost.branch.clone());
         c.add(
             "turn_unreachable",
@@ -1288,6 +1298,7 @@ fn owned_commits(
     repo: &SessionRepo,
     branches: &[(String, Oid)],
     sd: &SessionDir,
+    catalog: Option<&Catalog>,
 ) -> HashMap<Oid, String> {
     let mut owned: HashMap<Oid, String> = HashMap::new();
     for (name, tip) in branches {
@@ -1302,7 +1313,7 @@ fn owned_commits(
                 break;
             };
             line.push(id);
-            if name != crate::git::MAIN && retry_branch_of(&info, sd) == *name {
+            if name != crate::git::MAIN && retry_branch_of(&info, sd, catalog) == *name {
                 started = true;
                 break;
             }
@@ -1334,7 +1345,7 @@ fn restore_ref(
     branches: &[(String, Oid)],
     head: Option<&crate::git::Head>,
     used: &HashSet<String>,
-    sd: &SessionDir,
+    (sd, catalog): (&SessionDir, Option<&Catalog>),
 ) -> LostTip {
     // Walk back along first parents to the first commit a branch owns; the
     // oldest commit before it forked the line.
@@ -1397,7 +1408,7 @@ fn restore_ref(
             old: None,
         };
     }
-    let base = retry_branch_of(&fork, sd);
+    let base = retry_branch_of(&fork, sd, catalog);
     let mut name = base.clone();
     let mut k = 1;
     while used.contains(&name) || branches.iter().any(|(b, _)| *b == name) {
@@ -1416,11 +1427,16 @@ fn restore_ref(
 /// trailer names (`retry-<its first top-level reply>`, else `retry-<its
 /// first node>`), or `retry-<commit id>` when it names none that can be
 /// read. (Its tree holds every node committed before it, on any branch: the
-/// trailer, not the tree, says which nodes it committed.)
-fn retry_branch_of(fork: &crate::git::CommitInfo, sd: &SessionDir) -> String {
+/// trailer, not the tree, says which nodes it committed.) `catalog`: the
+/// session's, read once by the caller.
+fn retry_branch_of(
+    fork: &crate::git::CommitInfo,
+    sd: &SessionDir,
+    catalog: Option<&Catalog>,
+) -> String {
     let held = Trailers::parse(&fork.message).nodes;
-    let mut nodes: Vec<crate::layout::schema::Node> = match (held, Catalog::read(&sd.history())) {
-        (Some((a, b)), Ok(cat)) => cat
+    let mut nodes: Vec<crate::layout::schema::Node> = match (held, catalog) {
+        (Some((a, b)), Some(cat)) => cat
             .entries()
             .filter(|e| a <= e.seq && e.seq <= b)
             .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())

@@ -20,11 +20,6 @@ pub struct Resolved {
     pub commit: Option<Oid>,
 }
 
-/// A conversational node: a top-level user or assistant message.
-pub fn is_conversational(n: &Node) -> bool {
-    (n.role == "user" || n.role == "llm") && n.is_top_level() && !n.is_root_marker()
-}
-
 /// The DAG, indexed.
 pub struct Dag<'a> {
     pub nodes: &'a [Node],
@@ -49,7 +44,7 @@ impl<'a> Dag<'a> {
                 break;
             }
             let Some(n) = self.by_id.get(id) else { break };
-            if is_conversational(n) {
+            if n.is_conversational() {
                 out.push(*n);
             }
             cur = n.predecessor.as_deref();
@@ -76,12 +71,12 @@ impl<'a> Dag<'a> {
         let continued: HashSet<&str> = self
             .nodes
             .iter()
-            .filter(|n| is_conversational(n))
+            .filter(|n| n.is_conversational())
             .filter_map(|n| n.predecessor.as_deref())
             .collect();
         self.nodes
             .iter()
-            .filter(|n| is_conversational(n) && !continued.contains(n.id.as_str()))
+            .filter(|n| n.is_conversational() && !continued.contains(n.id.as_str()))
             .collect()
     }
 }
@@ -231,7 +226,7 @@ fn turn_holding(dag: &Dag<'_>, n: &Node, repo: &SessionRepo) -> Result<Resolved>
     // A tool node belongs to its caller's turn.
     let mut anchor = n;
     for _ in 0..64 {
-        if is_conversational(anchor) {
+        if anchor.is_conversational() {
             break;
         }
         match dag.by_id.get(anchor.caller.as_str()) {
@@ -249,7 +244,7 @@ fn turn_holding(dag: &Dag<'_>, n: &Node, repo: &SessionRepo) -> Result<Resolved>
         .nodes
         .iter()
         .filter(|m| {
-            is_conversational(m)
+            m.is_conversational()
                 && !m.starts_turn()
                 && m.predecessor.as_deref() == Some(last.id.as_str())
         })
@@ -271,7 +266,7 @@ fn at_commit(c: Oid, dag: &Dag<'_>, repo: &SessionRepo) -> Result<Resolved> {
     let last = t.nodes.and_then(|(a, b)| {
         dag.nodes
             .iter()
-            .filter(|n| is_conversational(n) && (n.seq as u64) >= a && (n.seq as u64) <= b)
+            .filter(|n| n.is_conversational() && (n.seq as u64) >= a && (n.seq as u64) <= b)
             .max_by_key(|n| n.seq)
     });
     match last {
