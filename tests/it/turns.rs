@@ -953,6 +953,13 @@ fn appends_batch_and_an_import_of_one_conversation_are_one_dag() {
         env.ok(&["import", "claude-code", file.to_str().unwrap()]);
         let one = dag(&env, "one");
         assert_eq!(one, dag(&env, "batched"), "seed {seed}: batch");
+        // The same ids and the same clock: the same node files, byte for
+        // byte, and the same meta.json but for the session's own id.
+        let bytes = |s: &str| crate::env::tree_bytes(&env.session_dir(s).join("history"));
+        assert!(bytes("one") == bytes("batched"), "seed {seed}: node files");
+        let mut meta = env.meta("batched");
+        meta["id"] = "one".into();
+        assert_eq!(env.meta("one"), meta, "seed {seed}: meta.json");
         let imported = dag(&env, crate::import::SESSION);
         // Compare the shapes that an import and appends both have: an
         // import's reply names its model, its tool nodes keep the call.
