@@ -35,6 +35,9 @@ pub enum Created {
 /// Create session `spec.id` in the default place, with `first` as its first
 /// node when given. The repo is built under a temp name and renamed into
 /// place, so no reader ever sees a half-made session or an empty shell.
+/// The agent of a session made without one.
+pub const DEFAULT_AGENT: &str = "main";
+
 pub fn create(
     state: &StateDir,
     spec: &NewSession,
@@ -62,7 +65,10 @@ pub fn create(
         let sd = SessionDir::new(staging.clone());
         let mut meta = Meta::default();
         meta.set("id", spec.id.as_str());
-        meta.set("agent_id", spec.agent_id.as_deref().unwrap_or("main"));
+        meta.set(
+            "agent_id",
+            spec.agent_id.as_deref().unwrap_or(DEFAULT_AGENT),
+        );
         meta.set("title", spec.title.as_deref().unwrap_or(""));
         meta.set("source", spec.source.as_deref().unwrap_or("cli"));
         meta.set("created_at", now);
@@ -179,6 +185,17 @@ pub fn append_all(
     meta: &mut Meta,
     nodes: impl IntoIterator<Item = (NewNode, f64)>,
 ) -> Result<Vec<Node>> {
+    append_all_with(sd, meta, nodes, &mut |_, _| {})
+}
+
+/// [`append_all`], with `after` run on meta.json and each node once it is
+/// written (an import keeps meta.json as it stands after each).
+pub fn append_all_with(
+    sd: &SessionDir,
+    meta: &mut Meta,
+    nodes: impl IntoIterator<Item = (NewNode, f64)>,
+    after: &mut dyn FnMut(&mut Meta, &Node),
+) -> Result<Vec<Node>> {
     let catalog = Catalog::load(sd)?;
     let mut known = Known {
         catalog: &catalog,
@@ -188,7 +205,9 @@ pub fn append_all(
     let mut out = Vec::new();
     let written = || -> Result<()> {
         for (new, now) in nodes {
-            out.push(append_one(sd, &mut known, meta, new, now)?);
+            let node = append_one(sd, &mut known, meta, new, now)?;
+            after(meta, &node);
+            out.push(node);
         }
         Ok(())
     };

@@ -187,8 +187,7 @@ fn opts(args: &CommitTurnArgs) -> CommitOptions {
         rescan: false,
         bulk: false,
         modified: Vec::new(),
-        list_history: false,
-        records_alone: false,
+        ..Default::default()
     }
 }
 

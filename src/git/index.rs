@@ -48,6 +48,18 @@ impl Staged {
             stat: stat_of(md),
         }
     }
+
+    /// A regular file at `path` whose content is blob `id`, with no stat
+    /// data: the file on disk never matches it, so the next sweep hashes
+    /// the file again (a commit's content that is not the file's now).
+    pub fn unstatted(path: Vec<u8>, id: gix::ObjectId) -> Staged {
+        Staged {
+            path,
+            id,
+            mode: gix::index::entry::Mode::FILE,
+            stat: gix::index::entry::Stat::default(),
+        }
+    }
 }
 
 /// A repository's index (gix's, behind this type: outside `src/git/` no

@@ -204,13 +204,16 @@ pub fn commit_pending(
         }
         return Ok(Vec::new());
     }
+    if plans.is_empty() && opts.nodes_only {
+        return Ok(Vec::new());
+    }
     let ((branch, tip), keep_head) = if plans.is_empty() {
         files_only(&repo, &mut plans, &head, &snapshot, session_id, opts)?
     } else {
         ((head.branch.clone(), head.commit), false)
     };
     plan::land(&mut plans, branch, tip);
-    let written = write_commits(&mut repo, &mut work, plans, tip)?;
+    let written = write_commits(&mut repo, &mut work, plans, tip, &opts.metas)?;
     let Some((last_branch, _)) = &written.last else {
         // The one commit planned would have changed nothing.
         write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, &snapshot)?;
@@ -283,6 +286,9 @@ fn plan_turns(
     let mut groups = session::group_pending(found.pending, &answered);
     if opts.records_alone {
         groups = session::records_alone(found.pending, groups);
+    }
+    if !opts.split_before.is_empty() {
+        groups = session::split_before(found.pending, groups, &opts.split_before);
     }
     let input = plan::Input {
         session_id,
@@ -440,6 +446,7 @@ fn write_commits(
     work: &mut Work,
     plans: Vec<Planned>,
     tip: Option<Oid>,
+    metas: &[(u64, Vec<u8>)],
 ) -> Result<Written> {
     let mut w = Written {
         made: Vec::new(),
@@ -456,6 +463,13 @@ fn write_commits(
             .filter_map(|f| work.new_history.remove(f))
             .collect();
         work.apply(staged);
+        // meta.json as it stood after the commit's last node.
+        if let Some((_, last_seq)) = p.range
+            && let Ok(at) = metas.binary_search_by_key(&last_seq, |(s, _)| *s)
+        {
+            let id = repo.write_blob(metas[at].1.clone())?;
+            work.apply(vec![Staged::unstatted(b"meta.json".to_vec(), id)]);
+        }
         if pi == last {
             let rest: Vec<Staged> = work.new_history.drain().map(|(_, s)| s).collect();
             work.apply(rest);

@@ -52,8 +52,20 @@ pub struct CommitOptions {
     /// what another program wrote in the instant of an append.
     pub list_history: bool,
     /// Each top-level record node a commit of its own
-    /// ([`crate::session::records_alone`]; `import`).
+    /// ([`crate::session::records_alone`]).
     pub records_alone: bool,
+    /// meta.json as it stood after the node of each seq (`import`): a
+    /// commit whose last node has one commits that meta.json, so that each
+    /// commit is the same however many runs wrote its nodes.
+    pub metas: Vec<(u64, Vec<u8>)>,
+    /// Seqs of nodes that start a commit even where the turn goes on
+    /// (`import`: what follows a turn's end record).
+    pub split_before: Vec<u64>,
+    /// The last turn was cut off: `Status: interrupted`.
+    pub interrupted: bool,
+    /// No commit without a node (`import`: a commit's meta.json is the one
+    /// its nodes left, never one of its own).
+    pub nodes_only: bool,
 }
 
 /// One commit made.

@@ -4,6 +4,8 @@
 //! it up to the next one (SPEC §2.2). Commit messages and their trailers
 //! (SPEC §2.3) are formatted and parsed here.
 
+use std::collections::HashSet;
+
 use crate::layout::schema::{Node, ROOT, value_text};
 
 /// Nodes that belong to one commit: a new turn (`starts_turn`), a
@@ -115,13 +117,28 @@ pub fn group_pending(nodes: &[Node], answered: &std::collections::HashSet<String
 /// run or not: the commits are the same however a transcript was read.
 pub fn records_alone(nodes: &[Node], groups: Vec<Group>) -> Vec<Group> {
     let record = |n: &Node| n.role == "code" && n.caller == crate::layout::schema::ROOT;
+    cut_groups(nodes, groups, &|n| (record(n), record(n)))
+}
+
+/// `groups` with a group starting at each node whose seq is in `seqs`.
+pub fn split_before(nodes: &[Node], groups: Vec<Group>, seqs: &[u64]) -> Vec<Group> {
+    let seqs: HashSet<i64> = seqs.iter().map(|&s| s as i64).collect();
+    cut_groups(nodes, groups, &|n| (seqs.contains(&n.seq), false))
+}
+
+/// `groups` cut before and after the nodes `cut` says (before, after).
+fn cut_groups(
+    nodes: &[Node],
+    groups: Vec<Group>,
+    cut: &dyn Fn(&Node) -> (bool, bool),
+) -> Vec<Group> {
     let mut out = Vec::with_capacity(groups.len());
     for g in groups {
         let mut start = g.range.start;
         let mut first = true;
         for i in g.range.clone() {
-            let cut_before = record(&nodes[i]) && i > start;
-            let cut_after = record(&nodes[i]);
+            let (before, cut_after) = cut(&nodes[i]);
+            let cut_before = before && i > start;
             if cut_before {
                 out.push(Group {
                     range: start..i,
@@ -284,6 +301,8 @@ pub struct MessageParts {
     pub first_seq: u64,
     pub last_seq: u64,
     pub failed: bool,
+    /// The transcript stopped in the middle of the turn (`import`).
+    pub interrupted: bool,
 }
 
 impl MessageParts {
@@ -355,6 +374,7 @@ impl MessageParts {
             first_seq: first.seq.max(0) as u64,
             last_seq: last.seq.max(0) as u64,
             failed: false,
+            interrupted: false,
         }
     }
 
@@ -421,6 +441,8 @@ impl MessageParts {
         ));
         if self.failed {
             msg.push_str("Status: failed\n");
+        } else if self.interrupted {
+            msg.push_str("Status: interrupted\n");
         }
         msg
     }
@@ -558,6 +580,7 @@ pub struct Trailers {
     pub turn: Option<u64>,
     pub nodes: Option<(u64, u64)>,
     pub failed: bool,
+    pub interrupted: bool,
 }
 
 impl Trailers {
@@ -578,7 +601,10 @@ impl Trailers {
                         .split_once("..")
                         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                 }
-                "Status" => t.failed = v.trim() == "failed",
+                "Status" => {
+                    t.failed = v.trim() == "failed";
+                    t.interrupted = v.trim() == "interrupted";
+                }
                 _ => {}
             }
         }
