@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
+use crate::import::Agent;
 use crate::import::settings::{self, Change};
-use crate::import::{Agent, Upto};
 use crate::layout::atomic;
 use crate::layout::paths::HOOK_LOG_BYTES;
 use crate::out::records::HookSettings;
@@ -34,12 +34,16 @@ const HOOK_TIMEOUT: u64 = 60;
 /// `hook claude-code` reads one Claude Code hook event on stdin
 /// (`UserPromptSubmit`, `PostToolUse`, `Stop`, `SubagentStop`, `PreCompact`,
 /// `SessionEnd`, …) and imports its `transcript_path` incrementally, as
-/// `import claude-code` does: at the end of a turn (`Stop`, `SubagentStop`,
-/// `PreCompact`) every node so far, in the middle of one the turns before
-/// it, so each turn is one commit and the session ends as one import of the
-/// whole would make it (a transcript that lags the event is caught up by the
-/// next call); at `SessionEnd` also the records after the last node. `hook codex` does the
-/// same for Codex: its `notify` program gets the event as its last argument
+/// `import claude-code` does: every turn the transcript has closed (a later
+/// message, or its `turn_duration` record), one commit each; the turn still
+/// open waits, whole, in the session's pending area; `SessionEnd` commits
+/// it too, as `import --finish` does (`Status: interrupted` when it was cut
+/// off). So a session built by the hooks while the agent works is, to the
+/// commit id, the one a single import of the finished transcript makes,
+/// ended the same way, however many events came and whatever each saw (a
+/// transcript that lags the event is caught up by the next call). `hook
+/// codex` does the same for Codex (a turn closes at its `task_complete`):
+/// its `notify` program gets the event as its last argument
 /// (`agent-turn-complete`, naming the thread, whose rollout is found under
 /// `$CODEX_HOME/sessions`), its hooks on stdin. A hook always exits 0 (even
 /// on a command line it cannot use, said on stderr) and prints nothing on
@@ -224,11 +228,11 @@ impl Event {
 }
 
 fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
-    let (path, upto) = match text(&event.kind) {
+    let (path, finish) = match text(&event.kind) {
         // Codex `notify`: the turn is over.
         Some("agent-turn-complete") => {
             let thread = text(&event.thread_id).unwrap_or_default();
-            (rollout_of(ctx, thread)?, Upto::End)
+            (rollout_of(ctx, thread)?, false)
         }
         _ => {
             let Some(path) = text(&event.transcript_path).filter(|p| !p.is_empty()) else {
@@ -241,18 +245,14 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
                     )),
                 ));
             };
-            // The end of a turn (or of the session) writes everything; an
-            // event in the middle of a turn writes the turns before it.
-            let upto = match text(&event.hook_event_name) {
-                Some("SessionEnd") => Upto::Final,
-                Some("Stop" | "SubagentStop" | "PreCompact") => Upto::End,
-                _ => Upto::EndedTurns,
-            };
-            (PathBuf::from(path), upto)
+            // Every event writes the turns the transcript has closed; the
+            // end of the session also the turn it left open.
+            let finish = text(&event.hook_event_name) == Some("SessionEnd");
+            (PathBuf::from(path), finish)
         }
     };
     let mut warnings = Vec::new();
-    crate::import::transcript(ctx, agent, &path, None, false, upto, &mut |w| {
+    crate::import::transcript(ctx, agent, &path, None, false, finish, &mut |w| {
         warnings.push(w)
     })?;
     Ok(())

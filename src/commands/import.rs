@@ -25,7 +25,24 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// result as output; a compaction is a `context/compact` record node. Every
 /// transcript record is kept, unchanged, in `metadata.source_records` of
 /// the node it went into. A transcript that grew adds only its new turns; a
-/// torn last line is left for next time. A Claude Code subagent's
+/// torn last line is left for next time.
+///
+/// Live equals replay: for any sequence of prefixes of a transcript (cut
+/// anywhere, a torn last line included) imported one after the other, or
+/// fed through `hook`, the session ends byte-identical to one import of
+/// the final file ended the same way (both with `--finish` or both
+/// without), when nothing else wrote to it meanwhile: the same node files,
+/// commits, commit ids and refs. A turn is written when the transcript has
+/// closed it (a later message began the next turn, or its end record came:
+/// Claude Code's `turn_duration`, Codex's `task_complete`), as one commit
+/// whose meta.json is the one the turn left; what follows an end record is
+/// the next turn's. The turn still open is kept whole in the session's
+/// pending area (`.git/git-session/import.pending`, outside `history/`):
+/// `show` and `nodes` list it as in progress, `verify` notes it, and no
+/// `commit-turn`, `backfill` or `verify --fix` commits it early. `--finish`
+/// (the `SessionEnd` hook) commits it, `Status: interrupted` when it was
+/// cut off. A record that goes on from a compaction through
+/// `logicalParentUuid` goes on from what came before it: one root. A Claude Code subagent's
 /// transcript (under `subagents/`) is a session of its own,
 /// `claude-<sessionId>-<agentId>`, linked from the `Task` call that ran it
 /// (`metadata.subagent_session`); a Codex fork (`forked_from_id`) goes into
@@ -56,6 +73,13 @@ pub struct ImportArgs {
     /// Print what would be imported and write nothing
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+    /// The sessions are over: also commit the turn each transcript left
+    /// open (`Status: interrupted` when it was cut off: a call without its
+    /// result, no reply after the last message or result, a Codex turn
+    /// that never completed) and the records after its last node, as the
+    /// `SessionEnd` hook does
+    #[arg(long)]
+    pub finish: bool,
 }
 
 pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
@@ -109,7 +133,7 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
             f,
             args.project.as_deref(),
             args.dry_run,
-            crate::import::Upto::Final,
+            args.finish,
             &mut |w| warnings.push(w),
         );
         progress.inc();
@@ -154,6 +178,7 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
                     new_session: o.created,
                     turns: o.turns,
                     nodes: o.nodes,
+                    open_nodes: o.open,
                     skipped: o
                         .skipped
                         .iter()
@@ -166,6 +191,15 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
                     no_conversation: o.no_conversation.is_some(),
                     dry_run: args.dry_run,
                 });
+                if o.open > 0 {
+                    progress.suspend(|| {
+                        ctx.out.note(format!(
+                            "`{}`: its last turn is still open ({} node(s)): kept pending until the transcript closes it (`--finish` commits it now)",
+                            f.display(),
+                            o.open
+                        ))
+                    });
+                }
                 if o.nodes > 0 {
                     progress.suspend(|| {
                         ctx.out.line(format!(

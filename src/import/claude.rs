@@ -144,7 +144,11 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
             uuids.push((l.line, u.clone()));
         }
         let ts = r["timestamp"].as_str().and_then(timestamp);
-        let parent = r["parentUuid"].as_str();
+        // A record after a compaction may name what it continues only as
+        // its logical parent.
+        let parent = r["parentUuid"]
+            .as_str()
+            .or_else(|| r["logicalParentUuid"].as_str());
         let mut made: Option<usize> = None;
         match r["type"].as_str().unwrap_or("") {
             "user" => {
@@ -157,6 +161,10 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
                         && typed_children.insert(key.clone())
                     {
                         typed_at.insert(l.line, key);
+                        // The turn before is over: nothing later changes it.
+                        m.closed = m.items.len();
+                        reply_of.clear();
+                        tool_of.clear();
                         let pred = top(&m.items, &owner, &logical_parent, &lead, seed, parent);
                         m.items.push(Item {
                             id: node_id("u-", u),
@@ -283,7 +291,7 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
                     }
                 }
                 l.record = Some(record);
-                m.items[idx].lines.push(l);
+                super::place(&mut m.items, idx, &mut leading, l);
                 continue;
             }
             "system" if r["subtype"] == "compact_boundary" => {
@@ -328,12 +336,15 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
             };
             m.items[i].metadata.insert("summary".into(), summary.into());
         }
+        // The end of a turn (Claude Code 2.x writes its duration): what
+        // follows, up to the next node, is the next turn's.
+        let turn_end = r["type"] == "system" && r["subtype"] == "turn_duration";
         let lead_top = (made.is_none() && cur.is_none() && uuid.is_some())
             .then(|| top(&m.items, &owner, &logical_parent, &lead, seed, parent));
         l.record = Some(record);
         match made {
             Some(i) => {
-                m.items[i].lines.push(l);
+                super::place(&mut m.items, i, &mut leading, l);
                 if let Some(u) = uuid {
                     owner.insert(u, i);
                 }
@@ -353,8 +364,15 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
                 attach(&mut m.items, cur, &mut leading, l);
             }
         }
+        if turn_end {
+            m.closed = m.items.len();
+            m.unit_starts.push(m.items.len());
+            cur = None;
+            reply_of.clear();
+            tool_of.clear();
+        }
     }
-    m.leftover = super::lead(&mut m.items, leading);
+    m.leftover = leading;
     m.index = uuids
         .into_iter()
         .map(|(line, uuid)| Indexed {

@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{Item, Line, Mapped, attach, blocks_text, lead, node_id, timestamp};
+use super::{Item, Line, Mapped, attach, blocks_text, node_id, place, timestamp};
 use crate::layout::schema::ROOT;
 
 /// A call's arguments: the JSON string parsed, else as given.
@@ -167,6 +167,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         let ts_raw = r["timestamp"].as_str().unwrap_or("").to_string();
         let ts = timestamp(&ts_raw).unwrap_or(0.0);
         let mut made: Option<usize> = None;
+        let mut ended = false;
         // Close the reply of a turn that is over.
         let close = |items: &mut Vec<Item>, turn: &Turn| {
             if let Some(i) = turn.reply {
@@ -196,7 +197,12 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                 turn = Turn::default();
                 started = p["turn_id"].as_str().map(str::to_string);
             }
-            ("event_msg", "task_complete") => close(&mut m.items, &turn),
+            // The turn is over: nothing later changes it, and what follows,
+            // up to the next node, is the next turn's.
+            ("event_msg", "task_complete") => {
+                close(&mut m.items, &turn);
+                ended = true;
+            }
             ("event_msg", "user_message") | ("response_item", "message")
                 if ptype == "user_message" || p["role"] == "user" =>
             {
@@ -222,6 +228,9 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                         close(&mut m.items, &turn);
                         turn = Turn::default();
                     }
+                    // The turn before is over.
+                    m.closed = m.items.len();
+                    tool_of.clear();
                     let key = turn
                         .key
                         .clone()
@@ -375,10 +384,17 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         l.record = Some(record);
         match made {
             Some(i) => {
-                m.items[i].lines.push(l);
+                place(&mut m.items, i, &mut leading, l);
                 cur = Some(i);
             }
             None => attach(&mut m.items, cur, &mut leading, l),
+        }
+        if ended {
+            m.closed = m.items.len();
+            m.unit_starts.push(m.items.len());
+            cur = None;
+            tool_of.clear();
+            turn = Turn::default();
         }
     }
     let end = State {
@@ -395,7 +411,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
     };
     m.states = states;
     m.state_end = Some(end);
-    m.leftover = lead(&mut m.items, leading);
+    m.leftover = leading;
     m
 }
 

@@ -1,17 +1,21 @@
 //! `import`: other agents' transcripts as sessions, one commit per turn,
 //! dated by the transcript, so that importing the same transcript twice or
 //! on another machine gives the same commits; a transcript that grew adds
-//! only its new turns.
+//! only its new turns, and any sequence of its prefixes imported one after
+//! the other (the hooks while the agent works) ends as one import of the
+//! whole, to the commit id.
 //!
 //! The mapping of records to nodes is a pure function per agent
-//! ([`claude::map`], [`codex::map`]); this module writes what it maps: the
-//! session (created dated by its first record), the new nodes, meta.json
-//! (title by the usual rule, `updated_at` by the last node), and one mirror
-//! run that commits each new turn (and each record node on its own, so the
-//! commits do not depend on how the transcript was cut). How far each
-//! transcript was read is kept in the session's private cursor file: the
-//! first line no node holds and its byte offset, so a grown transcript is
-//! read from there on and its new lines go into new nodes only (nodes are
+//! ([`claude::map`], [`codex::map`]), which also says how far the
+//! transcript has closed its turns (a later message, a turn-end record).
+//! This module writes what it maps: the session (created dated by its
+//! first record), the nodes of the closed turns with meta.json as each
+//! left it (title by the usual rule, `updated_at` by the last node), one
+//! mirror run that commits each turn with that meta.json, and the turn
+//! still open in the pending area ([`crate::layout::pending`]). How far
+//! each transcript was read is kept in the session's private cursor file:
+//! the first line no written node holds (the open turn's first) and its
+//! byte offset, so a grown transcript is read from there on (nodes are
 //! never rewritten). What the lines before it said is kept beside: for
 //! Claude Code each record's uuid and the node it leads to
 //! (`import.uuids`), for Codex the mapping's state at the cursor. A Codex
@@ -33,7 +37,7 @@ use serde_json::{Map, Value, json};
 use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::history::Catalog;
-use crate::layout::schema::{self, Meta};
+use crate::layout::schema::{self, Meta, Node};
 use crate::layout::{SessionDir, atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::store::{self, Created, NewNode, NewSession};
@@ -168,9 +172,16 @@ pub struct Mapped {
     pub duplicates: usize,
     /// Lines that are not JSON objects (kept raw).
     pub unparsed: usize,
-    /// Lines read that no node took (there was none): records after the
-    /// last node of a transcript read before.
+    /// Lines read that no node took: read before any node, or after the
+    /// last turn's end record (they go with the next node made).
     pub leftover: Vec<Line>,
+    /// How many of `items` are in turns the transcript has closed (a later
+    /// turn began, or a turn-end record came): no later line changes them.
+    /// The rest, and `leftover`, may still change as the transcript grows.
+    pub closed: usize,
+    /// The items made first after a turn-end record: each starts a commit,
+    /// as a turn does, wherever the transcript was cut.
+    pub unit_starts: Vec<usize>,
     /// Every record with a `uuid` (Claude Code) and the node it leads to.
     pub index: Vec<Indexed>,
     /// The mapping's state before a line, at each line where it changed,
@@ -335,17 +346,12 @@ pub(crate) fn attach(items: &mut [Item], cur: Option<usize>, leading: &mut Vec<L
     }
 }
 
-/// Put the lines read before the first node with it; without a node, they
-/// are left over (returned).
-pub(crate) fn lead(items: &mut [Item], mut leading: Vec<Line>) -> Vec<Line> {
-    match items.first_mut() {
-        Some(first) => {
-            leading.append(&mut first.lines);
-            first.lines = leading;
-            Vec::new()
-        }
-        None => leading,
-    }
+/// Keep line `l` with node `i`, after the lines read while no node was
+/// current (before the first node, after a turn's end), which are its too.
+pub(crate) fn place(items: &mut [Item], i: usize, leading: &mut Vec<Line>, l: Line) {
+    let lines = &mut items[i].lines;
+    lines.append(leading);
+    lines.push(l);
 }
 
 /// Unix seconds of an ISO 8601 UTC timestamp (`2026-01-05T10:00:00.123Z`),
@@ -398,6 +404,8 @@ pub struct Outcome {
     pub unparsed: usize,
     /// Records seen twice (resume copies), kept but not made nodes again.
     pub duplicates: usize,
+    /// Nodes of the turn the transcript has not closed yet, kept pending.
+    pub open: usize,
     /// Lines read from a transcript no session was made of, none of them
     /// part of a conversation (not a transcript of this agent's): nothing
     /// was imported. `None` when a conversation was found, or read before.
@@ -559,7 +567,7 @@ fn window(path: &Path, cursor: Option<&Cursor>) -> (u64, usize) {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Cursors(BTreeMap<String, Cursor>);
 
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 struct Cursor {
     /// The first line no node holds (every line before it is in the
     /// session); `bytes`, where it starts.
@@ -610,22 +618,6 @@ pub fn known_path(ctx: &Ctx, session: &str, key: &str) -> Option<PathBuf> {
 /// Above this many new nodes an import writes its objects as one pack.
 const BULK_NODES: usize = 64;
 
-/// How much of a transcript to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Upto {
-    /// Everything, and records after the last node that no node can take
-    /// (they were read after it was written) in a `context/transcript`
-    /// record node of their own (an `import`, the end of a session).
-    Final,
-    /// Every node so far (the end of an agent's turn); records after the
-    /// last node wait for the next node, as in one import of the whole.
-    End,
-    /// The turns that are over: a later message has begun the next one (a
-    /// hook in the middle of a turn). The turn still running waits, so that
-    /// each turn is one commit however many events came during it.
-    EndedTurns,
-}
-
 /// Import one transcript of `agent`.
 ///
 /// Where it starts reading (the cursor) is read before the session lock:
@@ -634,13 +626,24 @@ pub enum Upto {
 /// (rows are written before the cursor), so lines this run did not read are
 /// in the session already, and lines it read that another run wrote are
 /// found there (their nodes exist) and added no second time.
+///
+/// What is written is a function of the transcript alone, so that any
+/// sequence of its prefixes imported one after the other ends as one
+/// import of the whole: the turns the transcript has closed (a later turn
+/// began, or the turn's end record came) go into `history/`, committed one
+/// commit per turn, each with meta.json as it stood after the turn; the
+/// turn still open is kept whole in the session's pending area
+/// ([`crate::layout::pending`]), outside the committed tree, until a later
+/// import finds it closed. `finish` (the session is over: `SessionEnd`,
+/// `import --finish`) writes the open turn too, `Status: interrupted` when
+/// it was cut off, and the records after the last node.
 pub fn transcript(
     ctx: &Ctx,
     agent: Agent,
     path: &Path,
     project: Option<&str>,
     dry_run: bool,
-    upto: Upto,
+    finish: bool,
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
     crate::out::trace("import: start");
@@ -720,6 +723,14 @@ pub fn transcript(
     crate::out::trace("import: cursor");
     let read = read_lines(path, from, u64::MAX)?;
     crate::out::trace("import: lines read");
+    // A new session is dated by the transcript's first record that has a
+    // time: a line every prefix that makes the session has read.
+    let first_time = read
+        .lines
+        .iter()
+        .filter(|_| from.1 == 0)
+        .filter_map(|l| l.record.as_ref()?["timestamp"].as_str().and_then(timestamp))
+        .next();
     let wanted: Wanted = read
         .lines
         .iter()
@@ -735,19 +746,7 @@ pub fn transcript(
     crate::out::trace("import: read and parsed");
     let mut mapped = agent.map(read.lines, &seed, state.as_ref());
     crate::out::trace("import: mapped");
-    // The first line of a tail held back for the next run.
-    let mut held: Option<(usize, u64)> = None;
-    if upto == Upto::EndedTurns {
-        let last_turn = mapped
-            .items
-            .iter()
-            .rposition(Item::starts_turn)
-            .unwrap_or(0);
-        held = first_line(&mapped.items[last_turn..]);
-        mapped.items.truncate(last_turn);
-    }
     let key = own;
-    let final_run = upto == Upto::Final;
     // Lines of another transcript than the session's own name it.
     let foreign = (key != session).then_some(key.as_str());
     let mut out = Outcome {
@@ -761,70 +760,73 @@ pub fn transcript(
         out.skipped
             .push((t, "torn last line (left for the next import)".into()));
     }
-    // Records after the last node of a transcript read before: kept now at
-    // the end (`Final`), else they wait for the next node.
-    if mapped.items.is_empty() && final_run && existing.is_some() && !mapped.leftover.is_empty() {
-        let lines = std::mem::take(&mut mapped.leftover);
-        mapped.items.push(record_of(lines, foreign));
+    // What the transcript has closed is written; the turn it has not is
+    // kept pending, unless the session is over: then it is written too
+    // (interrupted when it was cut off), and the lines after the last node
+    // go into a record node of their own.
+    let closed = mapped.closed;
+    let mut open = if finish {
+        Vec::new()
+    } else {
+        mapped.items.split_off(closed)
+    };
+    let mut trailing = std::mem::take(&mut mapped.leftover);
+    let interrupted = finish && cut_off(&mapped.items[closed.min(mapped.items.len())..]);
+    let mut unit_starts: HashSet<usize> = mapped.unit_starts.iter().copied().collect();
+    if finish && !trailing.is_empty() && (existing.is_some() || !mapped.items.is_empty()) {
+        unit_starts.insert(mapped.items.len());
+        mapped
+            .items
+            .push(record_of(std::mem::take(&mut trailing), foreign));
     }
-    if mapped.items.is_empty() {
-        if existing.is_none() {
-            out.no_conversation = Some(end.0);
-        }
+    // Where the next import starts: the first line of what is still open.
+    let next = first_line(&open)
+        .into_iter()
+        .chain(trailing.first().map(|l| (l.line, l.byte)))
+        .min()
+        .unwrap_or(end);
+    if mapped.items.is_empty() && open.is_empty() && existing.is_none() {
+        out.no_conversation = Some(end.0);
         return Ok(out);
     }
-    // What is new: the nodes the session lacks, the lines after its cursor.
-    type Pending = (Vec<Item>, Option<(usize, u64)>, Cursors, usize);
-    let pending = |sd: Option<&SessionDir>, items: Vec<Item>| -> Result<Pending> {
+    // Marks the first item of each unit (a turn, or what came after a
+    // turn's end) as a commit's start.
+    let items: Vec<(Item, bool)> = mapped
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| (item, unit_starts.contains(&i)))
+        .collect();
+    // What is new: the nodes the session lacks.
+    let fresh = |sd: Option<&SessionDir>, items: Vec<(Item, bool)>| -> Result<Fresh> {
         let Some(sd) = sd else {
-            let (items, held) = new_items(
+            return Ok(Fresh {
                 items,
-                &HashSet::new(),
-                &|_| HashSet::new(),
-                0,
-                foreign,
-                final_run,
-            );
-            return Ok((items, held, Cursors::default(), 0));
+                cursors: Cursors::default(),
+                read_before: 0,
+            });
         };
         let catalog = Catalog::load(sd)?;
         crate::out::trace("import: catalog loaded");
-        let done: HashSet<String> = items
-            .iter()
-            .filter(|i| catalog.contains(&i.id))
-            .map(|i| i.id.clone())
-            .collect();
-        let kept = |id: &str| -> HashSet<usize> {
-            catalog
-                .get(id)
-                .and_then(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
-                .map(|n| {
-                    n.metadata
-                        .get("source_records")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter(|r| r.get("transcript").and_then(Value::as_str) == foreign)
-                        .filter_map(|r| r["line"].as_u64().map(|l| l as usize))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         let cursors = Cursors::read(sd, &session);
         let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
-        let (items, held) = new_items(items, &done, &kept, read_before, foreign, final_run);
-        Ok((items, held, cursors, read_before))
+        let items = new_items(items, &catalog, sd, read_before, foreign);
+        Ok(Fresh {
+            items,
+            cursors,
+            read_before,
+        })
     };
     if dry_run {
         let _lock = match &existing {
             Some(sd) => Some(ctx.lock_session(sd, lock::Kind::Shared)?),
             None => None,
         };
-        // Made by the import, as below (there is something to import).
         out.created = existing.is_none();
-        let (items, ..) = pending(existing.as_ref(), mapped.items)?;
-        out.nodes = items.len();
-        out.turns = items.iter().filter(|i| i.starts_turn()).count();
+        let f = fresh(existing.as_ref(), items)?;
+        out.nodes = f.items.len();
+        out.turns = f.items.iter().filter(|(i, _)| i.starts_turn()).count();
+        out.open = open.len();
         return Ok(out);
     }
     let sd = match existing {
@@ -832,13 +834,18 @@ pub fn transcript(
         None => {
             let spec = NewSession {
                 id: session.clone(),
-                agent_id: mapped.model.clone(),
+                // Set by the first reply written, as every field of a
+                // committed meta.json is: by the transcript up to its turn.
+                agent_id: None,
                 title: None,
                 source: Some(agent.source().into()),
                 work_dir: mapped.cwd.clone(),
                 project: bind_to(ctx, project, mapped.cwd.as_deref())?,
             };
-            let first = mapped.items[0].created_at;
+            let first = first_time
+                .or(items.first().map(|(i, _)| i.created_at))
+                .or(open.first().map(|i| i.created_at))
+                .unwrap_or(0.0);
             match store::create(&ctx.state, &spec, None, first, ctx.locks)? {
                 Created::New(sd) => {
                     out.created = true;
@@ -851,69 +858,70 @@ pub fn transcript(
     // Decided under the lock: two imports of one transcript (a hook and a
     // cron job) add each node once.
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
-    let (items, held_open, mut cursors, read_before) = pending(Some(&sd), mapped.items)?;
+    let Fresh {
+        items,
+        mut cursors,
+        read_before,
+    } = fresh(Some(&sd), items)?;
     crate::out::trace("import: new items found");
     out.nodes = items.len();
-    out.turns = items.iter().filter(|i| i.starts_turn()).count();
-    if items.is_empty() {
-        // Nodes an import wrote before it was killed are committed now.
-        mirror::commit_pending(
-            &sd,
-            &session,
-            &CommitOptions {
-                now: crate::out::now(),
-                bulk: true,
-                records_alone: true,
-                ..Default::default()
-            },
-            &mut |_| Ok(()),
-            warn,
-        )?;
-        return Ok(out);
-    }
-    let mut meta = Meta::read(&sd.meta())?;
-    let before = meta.clone();
-    // Every new node, then one mirror run: one commit per turn (each dated
-    // by its nodes), their objects in one pack.
-    let latest = items.iter().map(|i| i.created_at).fold(0.0, f64::max);
-    // Every line before `next` is in a node now.
-    let next = [held, held_open].into_iter().flatten().min().unwrap_or(end);
-    // The list's preview: the latest user message.
+    out.turns = items.iter().filter(|(i, _)| i.starts_turn()).count();
+    out.open = open.len();
+    let latest = items.iter().map(|(i, _)| i.created_at).fold(0.0, f64::max);
     let preview = items
         .iter()
         .rev()
-        .find(|i| i.role == "user")
-        .and_then(|i| i.output.as_str())
+        .find(|(i, _)| i.role == "user")
+        .and_then(|(i, _)| i.output.as_str())
         .map(schema::preview);
-    let nodes = items.into_iter().map(|item| {
-        let time = item.created_at.max(0.0);
-        (node(agent, item, foreign), time)
-    });
-    store::append_all(&sd, &mut meta, nodes)?;
-    if meta.title().is_empty() && !meta.flag("_user_titled") {
-        let text = store::first_user_text(&sd, &Catalog::load(&sd)?);
-        let title = text
-            .map(|t| crate::session::title_from_text(&t))
-            .unwrap_or_default();
-        if !title.is_empty() {
-            meta.set("title", title);
-            meta.set("_auto_titled", true);
-        }
+    let mut meta = Meta::read(&sd.meta())?;
+    let before = meta.clone();
+    // Every new node, then one mirror run: one commit per unit (each dated
+    // by its nodes, its meta.json as it stood after its last node), their
+    // objects in one pack.
+    let mut metas: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut split_before: Vec<u64> = Vec::new();
+    if !items.is_empty() {
+        let mut starts = Vec::with_capacity(items.len());
+        let nodes: Vec<(NewNode, f64)> = items
+            .into_iter()
+            .map(|(item, start)| {
+                starts.push(start);
+                let time = item.created_at.max(0.0);
+                (node(agent, item, foreign), time)
+            })
+            .collect();
+        let mut updated = meta.f64("updated_at").unwrap_or(0.0);
+        let mut k = 0;
+        store::append_all_with(&sd, &mut meta, nodes, &mut |meta, n| {
+            if starts[k] {
+                split_before.push(n.seq as u64);
+            }
+            k += 1;
+            updated = updated.max(n.created_at);
+            meta.set("updated_at", updated);
+            follow(meta, n);
+            metas.push((n.seq as u64, meta.to_json()));
+        })?;
+        atomic::write(&sd.meta(), &meta.to_json())?;
+        crate::out::trace("import: nodes written");
     }
-    if latest > meta.f64("updated_at").unwrap_or(0.0) {
-        meta.set("updated_at", latest);
-    }
-    atomic::write(&sd.meta(), &meta.to_json())?;
-    crate::out::trace("import: nodes written");
     mirror::commit_pending(
         &sd,
         &session,
         &CommitOptions {
-            now: latest,
+            now: if latest > 0.0 {
+                latest
+            } else {
+                crate::out::now()
+            },
             // A pack for many commits; a hook's turn or two as loose
             // objects, as `commit-turn` writes them (a pack costs more).
             bulk: out.nodes > BULK_NODES,
-            records_alone: true,
+            metas,
+            split_before,
+            interrupted,
+            nodes_only: true,
             ..Default::default()
         },
         &mut |_| Ok(()),
@@ -938,18 +946,34 @@ pub fn transcript(
     }
     .map(|s| serde_json::to_value(s).expect("a state serialises"));
     let bytes = (agent == Agent::ClaudeCode || state.is_some()).then_some(next.1);
-    cursors.0.insert(
-        key,
-        Cursor {
-            lines: next.0,
-            bytes,
-            state,
-            path: std::path::absolute(path)
-                .ok()
-                .map(|p| p.to_string_lossy().into_owned()),
-        },
-    );
-    cursors.write(&sd)?;
+    let cursor = Cursor {
+        lines: next.0,
+        bytes,
+        state,
+        path: std::path::absolute(path)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned()),
+    };
+    // A run that read the transcript before another one read more of it
+    // (it waited for the lock) leaves that one's cursor and pending turn.
+    let behind = read_before > next.0 && window(path, cursors.0.get(&key)).1 > 0;
+    if behind {
+        return Ok(out);
+    }
+    if cursors.0.get(&key) != Some(&cursor) {
+        cursors.0.insert(key.clone(), cursor);
+        cursors.write(&sd)?;
+    }
+    // The turn still open, whole, outside `history/`.
+    for item in &mut open {
+        item.open = false;
+    }
+    let open_nodes: Vec<Node> = open
+        .into_iter()
+        .map(|item| pending_node(agent, item, foreign))
+        .collect();
+    let kept: Vec<Value> = trailing.iter().map(|l| l.kept(foreign)).collect();
+    crate::layout::pending::write(&sd, &key, path, next.0, &open_nodes, &kept)?;
     if meta != before || preview.is_some() {
         registry::journal_append(
             &ctx.state,
@@ -960,6 +984,70 @@ pub fn transcript(
         warn("`git` was not found: skipping background packing of the session repo".into());
     }
     Ok(out)
+}
+
+/// The new items of an import, each with whether it starts a commit.
+struct Fresh {
+    items: Vec<(Item, bool)>,
+    cursors: Cursors,
+    read_before: usize,
+}
+
+/// Whether the last turn of a transcript stopped before its agent was done:
+/// a call with no result, a reply its turn did not end (Codex), or no reply
+/// after the last message or result.
+fn cut_off(turn: &[Item]) -> bool {
+    let last = turn
+        .iter()
+        .rfind(|i| !(i.role == "code" && i.caller.as_deref() == Some(schema::ROOT)));
+    turn.iter().any(|i| i.open) || last.is_some_and(|i| i.role != "llm")
+}
+
+/// meta.json after node `n` of an import: the agent is the first reply's
+/// model (a session is made with the default agent, `main`, for the first
+/// prefix of a transcript to make it may hold no reply yet), the title
+/// (unless a person gave one) the first message.
+fn follow(meta: &mut Meta, n: &Node) {
+    if n.role == "llm"
+        && meta
+            .str("agent_id")
+            .is_none_or(|a| a.is_empty() || a == crate::store::DEFAULT_AGENT)
+        && let Some(model) = n.metadata.get("model").and_then(Value::as_str)
+    {
+        meta.set("agent_id", model);
+    }
+    if n.role == "user"
+        && n.is_top_level()
+        && meta.title().is_empty()
+        && !meta.flag("_user_titled")
+        && let Some(text) = n.output.as_str()
+    {
+        let title = crate::session::title_from_text(text);
+        if !title.is_empty() {
+            meta.set("title", title);
+            meta.set("_auto_titled", true);
+        }
+    }
+}
+
+/// A node of the turn still open, as it would be written (no seq yet).
+fn pending_node(agent: Agent, item: Item, transcript: Option<&str>) -> Node {
+    let new = node(agent, item, transcript);
+    Node {
+        id: new.id.unwrap_or_default(),
+        created_at: new.created_at.unwrap_or(0.0),
+        seq: 0,
+        role: new.role,
+        name: new.name.unwrap_or_default(),
+        input: new.input,
+        output: new.output,
+        caller: new.caller.unwrap_or_default(),
+        predecessor: new.predecessor.flatten(),
+        reads: Vec::new(),
+        metadata: new.metadata,
+        extra: Default::default(),
+        python_keys: false,
+    }
 }
 
 /// The project a new session is bound to: `--project`, else the registered
@@ -975,45 +1063,46 @@ fn bind_to(ctx: &Ctx, project: Option<&str>, cwd: Option<&str>) -> Result<Option
         .map(|p| p.id))
 }
 
-/// The items still to write: those not in the session yet. Lines read
-/// after the cursor that the mapping gave to a node already written go
-/// with the next new node (a written node is never changed); when there is
-/// none, they wait for one (held), or (`final_run`) go into a
-/// `context/transcript` record node of their own.
-///
-/// After the cursor, a line may already be in a written node all the same
-/// (an import that died after writing nodes, before moving the cursor):
-/// `kept` says which lines a written node holds, and those are not carried.
+/// The items still to write: those not in the session yet. An import cut
+/// short (killed after it wrote nodes, before it moved its cursor) wrote
+/// the same nodes this one maps: they are skipped. Lines read after the
+/// cursor that the mapping gave to a node written before (a session an
+/// earlier version imported, whose cursor could stop inside a turn) go
+/// with the next new node (a written node is never changed), or into a
+/// `context/transcript` record node of their own when none follows. `kept`
+/// lines (those a written node holds) are not carried.
 fn new_items(
-    items: Vec<Item>,
-    done: &HashSet<String>,
-    kept: &dyn Fn(&str) -> HashSet<usize>,
+    items: Vec<(Item, bool)>,
+    catalog: &Catalog,
+    sd: &SessionDir,
     read_before: usize,
     foreign: Option<&str>,
-    final_run: bool,
-) -> (Vec<Item>, Option<(usize, u64)>) {
+) -> Vec<(Item, bool)> {
+    let kept = |id: &str| -> HashSet<usize> {
+        catalog
+            .get(id)
+            .and_then(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
+            .map(|n| {
+                n.metadata
+                    .get("source_records")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| r.get("transcript").and_then(Value::as_str) == foreign)
+                    .filter_map(|r| r["line"].as_u64().map(|l| l as usize))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     let have: HashSet<usize> = items
         .iter()
-        .filter(|i| done.contains(&i.id) && i.lines.iter().any(|l| l.line >= read_before))
-        .flat_map(|i| kept(&i.id))
+        .filter(|(i, _)| catalog.contains(&i.id) && i.lines.iter().any(|l| l.line >= read_before))
+        .flat_map(|(i, _)| kept(&i.id))
         .collect();
-    // A tool call still waiting for its result, in the last turn: it and
-    // what follows wait for the next import (a written node never changes).
-    let mut items = items;
-    let last_turn = items.iter().rposition(Item::starts_turn).unwrap_or(0);
-    let mut held = None;
-    if let Some(open) = items
-        .iter()
-        .skip(last_turn)
-        .position(|i| i.open && !done.contains(&i.id))
-    {
-        held = first_line(&items[last_turn + open..]);
-        items.truncate(last_turn + open);
-    }
-    let mut out: Vec<Item> = Vec::new();
+    let mut out: Vec<(Item, bool)> = Vec::new();
     let mut carried: Vec<Line> = Vec::new();
-    for mut item in items {
-        if done.contains(&item.id) {
+    for (mut item, start) in items {
+        if catalog.contains(&item.id) {
             carried.extend(
                 item.lines
                     .into_iter()
@@ -1025,15 +1114,12 @@ fn new_items(
             carried.append(&mut item.lines);
             item.lines = std::mem::take(&mut carried);
         }
-        out.push(item);
+        out.push((item, start));
     }
-    if !carried.is_empty() && !final_run {
-        let first = (carried[0].line, carried[0].byte);
-        held = Some(held.map_or(first, |h: (usize, u64)| h.min(first)));
-    } else if !carried.is_empty() {
-        out.push(record_of(carried, foreign));
+    if !carried.is_empty() {
+        out.push((record_of(carried, foreign), true));
     }
-    (out, held)
+    out
 }
 
 /// A `context/transcript` record node for lines no node can take (they

@@ -10,6 +10,7 @@ pub mod lock;
 pub mod mapped;
 pub mod migration;
 pub mod paths;
+pub mod pending;
 pub mod projects;
 pub mod registry;
 pub mod schema;

@@ -636,6 +636,11 @@ impl SessionDir {
     pub fn import_uuids(&self) -> PathBuf {
         self.private_dir().join("import.uuids")
     }
+    /// The turns its transcripts have not closed yet, kept whole outside
+    /// `history/` ([`crate::layout::pending`]).
+    pub fn import_pending(&self) -> PathBuf {
+        self.private_dir().join("import.pending")
+    }
     /// Read the snapshot marker: the commit whose tree the index mirrors,
     /// the turns committed since the last background `git gc`, and the
     /// loose objects written since packing last started (five lines).
