@@ -109,6 +109,19 @@ pub fn run(ctx: &Ctx, args: NodesArgs) -> Result<u8> {
         ctx.out.line(line(&r, width));
         Ok(())
     })?;
+    // The turn a transcript has not closed yet: named for a person, never
+    // handed out as a record (it has no seq until it is written).
+    for open in crate::layout::pending::read(&sd).values() {
+        for n in open.nodes() {
+            ctx.out.line(format!(
+                "{:>5} {:<width$} {:<9} in progress {}",
+                "-",
+                crate::out::in_one_line(&n.id),
+                crate::out::in_one_line(&n.role),
+                crate::session::cut(&crate::session::one_line(&n.text()), 100)
+            ));
+        }
+    }
     Ok(exit::OK)
 }
 

@@ -140,6 +140,81 @@ fn print_text(ctx: &Ctx, first: &str, indent: &str, text: &str) {
     }
 }
 
+/// One node of `show`: its record, and its lines.
+fn print_node(
+    ctx: &Ctx,
+    n: &Node,
+    turn: u64,
+    in_progress: bool,
+    calls: &HashMap<&str, Vec<&Node>>,
+    full: bool,
+) {
+    if ctx.out.json {
+        ctx.out.record(&crate::out::records::ShownNode {
+            turn,
+            role: crate::out::records::role_name(&n.role).into(),
+            // In the shape its file has (the Python store's keys for
+            // a node it wrote).
+            node: serde_json::from_slice(&n.to_json()).expect("a node is an object"),
+            in_progress,
+        });
+    }
+    let who = match n.role.as_str() {
+        "user" => "user".to_string(),
+        "llm" if n.name.is_empty() => "assistant".to_string(),
+        "llm" => format!("assistant ({})", crate::out::in_one_line(&n.name)),
+        "code" => "tool".to_string(),
+        other => crate::out::in_one_line(other).into_owned(),
+    };
+    let indent = if n.is_top_level() { "" } else { "  " };
+    if is_record(n) {
+        ctx.out.line(format!(
+            "record: {}: {}",
+            crate::out::in_one_line(&n.name),
+            session::one_line(&n.text())
+        ));
+    } else if n.role == "code" && full {
+        let input = match &n.input {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s.clone(),
+            v => serde_json::to_string_pretty(v).expect("a value serializes"),
+        };
+        let inner = format!("{indent}  ");
+        ctx.out.line(format!(
+            "{indent}{who}: {}",
+            crate::out::in_one_line(&n.name)
+        ));
+        print_text(ctx, &format!("{inner}input: "), &inner, &input);
+        print_text(ctx, &format!("{inner}result: "), &inner, &n.text());
+    } else if n.role == "code" {
+        ctx.out
+            .line(format!("{indent}{who}: {}", session::node_summary(n)));
+    } else {
+        let text = n.text();
+        let calls: Vec<String> = calls
+            .get(n.id.as_str())
+            .map(|c| {
+                c.iter()
+                    .filter(|t| t.role == "code")
+                    .map(|t| crate::out::in_one_line(&t.name).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if text.trim().is_empty() && !calls.is_empty() {
+            // A reply that only calls tools says so, not an empty line.
+            ctx.out.line(format!(
+                "{indent}{who}: (calls {})",
+                session::tool_summary(&calls)
+            ));
+        } else {
+            print_text(ctx, &format!("{indent}{who}: "), indent, &text);
+        }
+    }
+    if let Some(line) = project_commit_line(n) {
+        ctx.out.line(format!("{indent}  {line}"));
+    }
+}
+
 pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     let sd = ctx.state.find_session(&args.session)?;
     let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
@@ -162,15 +237,6 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     let calls = callees(&nodes);
     let mut last_turn = 0;
     for (turn, n) in rows {
-        if ctx.out.json {
-            ctx.out.record(&crate::out::records::ShownNode {
-                turn,
-                role: crate::out::records::role_name(&n.role).into(),
-                // In the shape its file has (the Python store's keys for
-                // a node it wrote).
-                node: serde_json::from_slice(&n.to_json()).expect("a node is an object"),
-            });
-        }
         if turn != last_turn {
             ctx.out.line(format!(
                 "\n── turn {turn} · {}",
@@ -178,59 +244,25 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
             ));
             last_turn = turn;
         }
-        let who = match n.role.as_str() {
-            "user" => "user".to_string(),
-            "llm" if n.name.is_empty() => "assistant".to_string(),
-            "llm" => format!("assistant ({})", crate::out::in_one_line(&n.name)),
-            "code" => "tool".to_string(),
-            other => crate::out::in_one_line(other).into_owned(),
-        };
-        let indent = if n.is_top_level() { "" } else { "  " };
-        if is_record(n) {
-            ctx.out.line(format!(
-                "record: {}: {}",
-                crate::out::in_one_line(&n.name),
-                session::one_line(&n.text())
-            ));
-        } else if n.role == "code" && args.full {
-            let input = match &n.input {
-                serde_json::Value::Null => String::new(),
-                serde_json::Value::String(s) => s.clone(),
-                v => serde_json::to_string_pretty(v).expect("a value serializes"),
+        print_node(ctx, n, turn, false, &calls, args.full);
+    }
+    // The turn a transcript has not closed yet (an import keeps it pending):
+    // after the conversation as it is now.
+    if args.at.is_none() {
+        for open in crate::layout::pending::read(&sd).values() {
+            let pending = open.nodes();
+            let Some(first) = pending.first() else {
+                continue;
             };
-            let inner = format!("{indent}  ");
+            let turn = last_turn + 1;
             ctx.out.line(format!(
-                "{indent}{who}: {}",
-                crate::out::in_one_line(&n.name)
+                "\n── in progress (the transcript has not closed this turn yet) · {}",
+                crate::out::short_time(first.created_at)
             ));
-            print_text(ctx, &format!("{inner}input: "), &inner, &input);
-            print_text(ctx, &format!("{inner}result: "), &inner, &n.text());
-        } else if n.role == "code" {
-            ctx.out
-                .line(format!("{indent}{who}: {}", session::node_summary(n)));
-        } else {
-            let text = n.text();
-            let calls: Vec<String> = calls
-                .get(n.id.as_str())
-                .map(|c| {
-                    c.iter()
-                        .filter(|t| t.role == "code")
-                        .map(|t| crate::out::in_one_line(&t.name).into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
-            if text.trim().is_empty() && !calls.is_empty() {
-                // A reply that only calls tools says so, not an empty line.
-                ctx.out.line(format!(
-                    "{indent}{who}: (calls {})",
-                    session::tool_summary(&calls)
-                ));
-            } else {
-                print_text(ctx, &format!("{indent}{who}: "), indent, &text);
+            let calls = callees(&pending);
+            for n in &pending {
+                print_node(ctx, n, turn, true, &calls, args.full);
             }
-        }
-        if let Some(line) = project_commit_line(n) {
-            ctx.out.line(format!("{indent}  {line}"));
         }
     }
     Ok(exit::OK)

@@ -120,6 +120,11 @@ pub struct Imported {
     pub turns: usize,
     /// See `turns`.
     pub nodes: usize,
+    /// Nodes of the turn the transcript has not closed yet (no later
+    /// message, no turn-end record): kept in the session's pending area,
+    /// committed once a later import finds the turn closed, or by
+    /// `--finish`.
+    pub open_nodes: usize,
     /// Lines not imported, with the reason.
     pub skipped: Vec<SkippedLine>,
     /// Lines read that are not JSON objects: kept as they are (`raw`) in
@@ -296,6 +301,9 @@ pub struct ShownNode {
     /// The node as its file holds it (see git-session-layout(5)): `role` there
     /// is the stored name (`user`, `llm`, `code`).
     pub node: Map<String, Value>,
+    /// A node of the turn an import keeps pending (its transcript has not
+    /// closed the turn yet): not in `history/` yet, its `seq` 0.
+    pub in_progress: bool,
 }
 
 /// `nodes`, `feed`, `cat --json`: one node as stored, with its provenance

@@ -327,6 +327,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "import_turn_open",
+        meaning: "note: an imported session's transcript has a turn it has not closed yet (no later message, no turn-end record): its nodes are kept whole in .git/git-session/import.pending, outside history/, until an import finds it closed",
+        fix: "nothing to do while the agent works; once the session is over, `git-session import --finish` commits it",
+        repair: NOTHING,
+    },
+    Kind {
         code: "not_a_session_dir",
         meaning: "note: a directory in sessions/ with neither meta.json nor history/ (no session: `list` and the Python store skip it)",
         fix: "nothing to do; move it out of the state dir to quiet the note",

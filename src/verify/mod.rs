@@ -207,6 +207,21 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
         }
     };
 
+    // An import's turn its transcript has not closed: a note.
+    for (key, open) in crate::layout::pending::read(sd) {
+        c.push(
+            "import_turn_open",
+            Severity::Note,
+            &sd.import_pending(),
+            format!(
+                "{} node(s) of transcript `{key}` wait for the transcript to close their turn ({})",
+                open.nodes.len(),
+                crate::out::in_one_line(&open.transcript)
+            ),
+            "nothing to do while the agent works; once the session is over, `git-session import --finish` commits them".into(),
+            false,
+        );
+    }
     // history/: names, payloads, seqs, ids
     let catalog = match Catalog::read(&sd.history()) {
         Ok(cat) => cat,
