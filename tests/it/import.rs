@@ -195,7 +195,13 @@ pub(crate) fn node(env: &TestEnv, session: &str, file: &str) -> Value {
     serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|_| panic!("{file}"))).unwrap()
 }
 
+/// Import the whole transcript, the session over (`--finish`).
 fn import(env: &TestEnv, path: &Path) -> String {
+    env.ok(&["import", "claude-code", "--finish", path.to_str().unwrap()])
+}
+
+/// Import what the transcript has closed, the session still going.
+fn import_open(env: &TestEnv, path: &Path) -> String {
     env.ok(&["import", "claude-code", path.to_str().unwrap()])
 }
 
@@ -210,6 +216,7 @@ fn a_claude_code_transcript_becomes_a_session_with_one_commit_per_turn() {
     let out = env.run(&[
         "import",
         "claude-code",
+        "--finish",
         env.tmp.path().join("claude").to_str().unwrap(),
     ]);
     assert!(out.status.success());
@@ -430,11 +437,22 @@ fn a_grown_transcript_adds_only_its_new_turns() {
     let rest = part.lines.split_off(cut);
     let torn = &rest[0].to_string()[..20];
     let file = part.write(env.tmp.path(), torn);
-    import(&env, &file);
+    // Turn 1 is closed by its duration record: committed. The record after
+    // it is turn 2's, which has not begun: it waits.
+    let out = import_open(&env, &file);
+    assert!(out.contains("imported 1 turn(s), 6 node(s)"), "{out}");
     let first = env.git(SESSION, &["log", "--format=%H"]);
     assert_eq!(first.lines().count(), 2, "init and turn 1");
-    // It grew: the torn line completed, and more.
+    // It grew: the torn line completed, and more. Turn 2 is not closed yet
+    // (no later message, no end record): kept pending, whole.
     full.write(env.tmp.path(), "");
+    let out = import_open(&env, &file);
+    assert!(!out.contains("imported"), "{out}");
+    assert_eq!(env.git(SESSION, &["log", "--format=%H"]), first);
+    let pending = env.ok(&["nodes", SESSION]);
+    assert!(pending.contains("in progress"), "{pending}");
+    assert!(env.ok(&["show", SESSION]).contains("in progress"));
+    // The session is over: turn 2 too.
     let out = import(&env, &file);
     assert!(out.contains("imported 1 turn(s), 2 node(s)"), "{out}");
     let log = env.git(SESSION, &["log", "--format=%H"]);
@@ -442,13 +460,13 @@ fn a_grown_transcript_adds_only_its_new_turns() {
     assert_eq!(log.lines().count(), 3);
     env.assert_clean(SESSION);
     assert_eq!(rebuilt(&env, SESSION), full.lines);
-    // The same nodes and turns as one import of the whole transcript.
+    // The same commits, to the id, as one import of the whole transcript.
     let one = TestEnv::new();
     import(&one, &full.write(one.tmp.path(), ""));
     assert_eq!(one.history_files(SESSION), env.history_files(SESSION));
     assert_eq!(
-        one.git(SESSION, &["log", "--format=%s"]),
-        env.git(SESSION, &["log", "--format=%s"])
+        one.git(SESSION, &["log", "--format=%H %s"]),
+        env.git(SESSION, &["log", "--format=%H %s"])
     );
 }
 
@@ -579,13 +597,25 @@ fn a_subagent_transcript_is_a_session_of_its_own() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("agent-x1.jsonl"), sub.text()).unwrap();
     // A dry run says what it would do and writes nothing.
-    let plan = env.ok(&["import", "claude-code", root.to_str().unwrap(), "--dry-run"]);
+    let plan = env.ok(&[
+        "import",
+        "claude-code",
+        "--finish",
+        root.to_str().unwrap(),
+        "--dry-run",
+    ]);
     assert!(
         plan.contains("would import 3 turn(s), 12 node(s)"),
         "{plan}"
     );
     assert!(env.run(&["list"]).stdout.is_empty());
-    let out = env.ok(&["--json", "import", "claude-code", root.to_str().unwrap()]);
+    let out = env.ok(&[
+        "--json",
+        "import",
+        "claude-code",
+        "--finish",
+        root.to_str().unwrap(),
+    ]);
     let sessions: Vec<String> = out
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -616,7 +646,7 @@ fn two_imports_at_once_add_each_node_once() {
     let children: Vec<_> = (0..3)
         .map(|_| {
             env.cmd()
-                .args(["import", "claude-code", file.to_str().unwrap()])
+                .args(["import", "claude-code", "--finish", file.to_str().unwrap()])
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -820,15 +850,15 @@ fn hook_events_as_the_transcript_grows_end_as_one_import_of_it() {
         );
     }
     assert!(!env.state().join("git-session-hooks.log").exists());
-    let one = TestEnv::new();
-    import(&one, &full.write(one.tmp.path(), ""));
-    assert_eq!(env.history_files(SESSION), one.history_files(SESSION));
-    assert_eq!(
-        env.git(SESSION, &["log", "--format=%s"]),
-        one.git(SESSION, &["log", "--format=%s"])
+    // Turn 2 is not closed by the transcript: it waits, as in one import.
+    assert_as_one_import(&env, &full, false);
+    // The session ends: turn 2 too, as one import of the ended session.
+    let file = full.write(&dir, "");
+    hook(
+        &env,
+        &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "SessionEnd"}),
     );
-    assert_eq!(rebuilt(&env, SESSION), full.lines);
-    env.assert_clean(SESSION);
+    assert_as_one_import(&env, &full, true);
 }
 
 #[test]
@@ -982,7 +1012,7 @@ fn a_hook_event_of_megabytes_imports_and_a_bad_one_is_logged_as_it_is() {
         let log = std::fs::read_to_string(env.state().join("git-session-hooks.log"));
         assert!(log.is_err(), "{:.2000}", log.unwrap());
     }
-    assert_as_one_import(&env, &full);
+    assert_as_one_import(&env, &full, false);
 
     let bad = TestEnv::new();
     let send = |bytes: &[u8]| {
@@ -1110,15 +1140,44 @@ fn a_hook_on_a_device_or_a_fifo_ends_at_once() {
     assert_eq!(log.matches("not a regular file").count(), 2, "{log}");
 }
 
-/// `env`'s session is the one a single import of `full` makes: the same
-/// nodes, every line kept once; git and `verify` find nothing wrong.
-fn assert_as_one_import(env: &TestEnv, full: &Transcript) {
+/// `env`'s session is the one a single import of `full` makes, ended the
+/// same way (`finished`: the session is over, `--finish`; else its last
+/// turn waits): the same node files, the same commits to the id, the same
+/// refs, the same turn in progress, every line kept once; git and `verify`
+/// find nothing wrong.
+fn assert_as_one_import(env: &TestEnv, full: &Transcript, finished: bool) {
     let one = TestEnv::new();
-    import(&one, &full.write(one.tmp.path(), ""));
-    assert_eq!(shape(env, SESSION), shape(&one, SESSION));
-    assert_eq!(rebuilt(env, SESSION), full.lines);
+    let file = full.write(one.tmp.path(), "");
+    match finished {
+        true => import(&one, &file),
+        false => import_open(&one, &file),
+    };
+    assert_same_session(env, &one);
+    if finished {
+        assert_eq!(rebuilt(env, SESSION), full.lines);
+    }
+}
+
+/// Two sessions `SESSION` alike to the byte: node files, commits, refs, the
+/// turn kept pending; both clean.
+fn assert_same_session(env: &TestEnv, one: &TestEnv) {
+    assert_eq!(shape(env, SESSION), shape(one, SESSION));
+    for f in env.history_files(SESSION) {
+        assert_eq!(node(env, SESSION, &f), node(one, SESSION, &f), "{f}");
+    }
+    let refs = |e: &TestEnv| {
+        e.git(
+            SESSION,
+            &["for-each-ref", "--format=%(refname) %(objectname)"],
+        )
+    };
+    assert_eq!(refs(env), refs(one));
+    let log = |e: &TestEnv| e.git(SESSION, &["log", "--all", "--format=%H %s"]);
+    assert_eq!(log(env), log(one));
+    let shown = |e: &TestEnv| e.ok(&["--json", "show", SESSION]);
+    assert_eq!(shown(env), shown(one));
     env.assert_clean(SESSION);
-    assert_eq!(env.ok(&["verify", SESSION]), "");
+    env.ok(&["verify", SESSION]);
 }
 
 /// What a node is, without the records it carries: id, role, links, text.
@@ -1169,22 +1228,14 @@ fn hooks_at_every_line_of_a_growing_transcript_end_as_one_import_of_it() {
         &env,
         &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "Stop"}),
     );
+    assert_as_one_import(&env, &full, false);
+    hook(
+        &env,
+        &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "SessionEnd"}),
+    );
+    assert_as_one_import(&env, &full, true);
     let one = TestEnv::new();
     import(&one, &full.write(one.tmp.path(), ""));
-    assert_eq!(shape(&env, SESSION), shape(&one, SESSION));
-    let subjects = |e: &TestEnv| e.git(SESSION, &["log", "--all", "--format=%s"]);
-    let (mut a, mut b) = (subjects(&env), subjects(&one));
-    let sort = |s: &mut String| {
-        let mut l: Vec<&str> = s.lines().collect();
-        l.sort();
-        *s = l.join("\n");
-    };
-    sort(&mut a);
-    sort(&mut b);
-    assert_eq!(a, b);
-    assert_eq!(rebuilt(&env, SESSION), full.lines);
-    env.assert_clean(SESSION);
-    assert_eq!(env.ok(&["verify", SESSION]), "");
 
     // A `Stop` before the transcript has the turn's last records (the
     // file lags the event): the next run starts with records that are no
@@ -1193,10 +1244,10 @@ fn hooks_at_every_line_of_a_growing_transcript_end_as_one_import_of_it() {
     let mut part = full.clone();
     part.lines.truncate(10);
     let file = part.write(lag.tmp.path(), "");
-    import(&lag, &file);
+    import_open(&lag, &file);
     full.write(lag.tmp.path(), "");
     import(&lag, &file);
-    assert_eq!(shape(&lag, SESSION), shape(&one, SESSION));
+    assert_same_session(&lag, &one);
     assert_eq!(rebuilt(&lag, SESSION), full.lines);
 }
 
@@ -1234,7 +1285,7 @@ fn hooks_and_imports_racing_on_a_growing_transcript_add_each_line_once() {
     let mut part = full.clone();
     part.lines.truncate(6);
     let file = part.write(&dir, "");
-    import(&env, &file);
+    import_open(&env, &file);
     for cut in [12, 16, full.lines.len()] {
         let mut part = full.clone();
         part.lines.truncate(cut);
@@ -1273,7 +1324,7 @@ fn hooks_and_imports_racing_on_a_growing_transcript_add_each_line_once() {
         }
     }
     assert!(!env.state().join("git-session-hooks.log").exists());
-    assert_as_one_import(&env, &full);
+    assert_as_one_import(&env, &full, false);
 }
 
 #[test]
@@ -1284,7 +1335,7 @@ fn an_import_whose_cursor_moved_back_while_it_waited_adds_each_line_once() {
     let mut part = full.clone();
     part.lines.truncate(12);
     let file = part.write(&dir, "");
-    import(&env, &file);
+    import_open(&env, &file);
     full.write(&dir, "");
     let sd = env.session_dir(SESSION);
     // Another run holds the session and, as a hook in the middle of a turn
@@ -1335,13 +1386,13 @@ fn an_import_whose_cursor_moved_back_while_it_waited_adds_each_line_once() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_as_one_import(&env, &full);
+    assert_as_one_import(&env, &full, false);
 }
 
 #[test]
 fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them() {
-    // Turn 2 ends; a hook in the middle of the next event moves the cursor
-    // back to it; then a record comes that belongs after turn 2's reply.
+    // Turn 2 ends (its duration record closes it); a record comes after
+    // its end, which is the next turn's; then the next turn.
     let mut full = Transcript::two_turns();
     full.record(
         "system",
@@ -1349,6 +1400,8 @@ fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them()
         Some("a6"),
         json!({"subtype": "turn_duration", "durationMs": 900}),
     );
+    full.lines
+        .push(json!({"type": "file-history-snapshot", "messageId": "m3", "snapshot": {}}));
     let trailing = full.lines.len();
     full.user("u3", Some("s2"), "One more thing").reply(
         "a7",
@@ -1369,8 +1422,9 @@ fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them()
             assert!(out.status.success());
         }
     };
-    // `before`: the lines up to turn 2's reply; `trailing`: and the record.
-    let before = trailing - 1;
+    // `before`: the lines up to turn 2's reply; `trailing`: its end, and the
+    // record after it.
+    let before = trailing - 2;
     let env = TestEnv::new();
     events(
         &env,
@@ -1381,9 +1435,9 @@ fn records_after_the_last_node_wait_for_the_next_node_and_an_import_keeps_them()
             (full.lines.len(), "Stop"),
         ],
     );
-    assert_as_one_import(&env, &full);
-    // At the end of a session (or with `import`), such records are kept at
-    // once, in a record node of their own.
+    assert_as_one_import(&env, &full, false);
+    // At the end of a session (`SessionEnd`, `import --finish`), such
+    // records are kept at once, in a record node of their own.
     let ended = TestEnv::new();
     events(
         &ended,

@@ -148,7 +148,7 @@ impl Rollout {
 }
 
 fn import(env: &TestEnv, path: &Path) -> String {
-    env.ok(&["import", "codex", path.to_str().unwrap()])
+    env.ok(&["import", "codex", "--finish", path.to_str().unwrap()])
 }
 
 fn commits(env: &TestEnv) -> String {

@@ -706,7 +706,7 @@ fn an_imported_claude_code_session_is_read_by_the_python_store() {
     let env = TestEnv::new();
     let Some(py) = Py::new(&env) else { return };
     let file = crate::import::Transcript::two_turns().write(env.tmp.path(), "");
-    env.ok(&["import", "claude-code", file.to_str().unwrap()]);
+    env.ok(&["import", "claude-code", "--finish", file.to_str().unwrap()]);
     let session = crate::import::SESSION;
     assert_eq!(py.listed(&env), ours(&env));
     assert_eq!(py.listed(&env)[0].title, "Fix the bug in main.rs");
@@ -730,7 +730,7 @@ fn an_imported_codex_session_is_read_by_the_python_store() {
     let env = TestEnv::new();
     let Some(py) = Py::new(&env) else { return };
     let file = crate::import_codex::Rollout::two_turns().write(env.tmp.path(), "");
-    env.ok(&["import", "codex", file.to_str().unwrap()]);
+    env.ok(&["import", "codex", "--finish", file.to_str().unwrap()]);
     let session = crate::import_codex::SESSION;
     assert_eq!(py.listed(&env), ours(&env));
     assert_eq!(py.listed(&env)[0].title, "Fix the failing test");

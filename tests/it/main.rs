@@ -17,6 +17,7 @@ mod import_codex;
 mod import_hooks;
 mod interop;
 mod legacy;
+mod live;
 mod migrate;
 mod newcomer;
 mod projects;

@@ -587,7 +587,7 @@ fn a_codex_turn_counts_its_share_of_the_running_total() {
         lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
     )
     .unwrap();
-    env.ok(&["import", "codex", file.to_str().unwrap()]);
+    env.ok(&["import", "codex", "--finish", file.to_str().unwrap()]);
     let session = std::fs::read_dir(env.state().join("sessions"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -950,7 +950,7 @@ fn appends_batch_and_an_import_of_one_conversation_are_one_dag() {
         env.batch(&requests("batched", &conv));
         let dir = env.tmp.path().join("transcripts");
         let file = transcript(&conv).write(&dir, "");
-        env.ok(&["import", "claude-code", file.to_str().unwrap()]);
+        env.ok(&["import", "claude-code", "--finish", file.to_str().unwrap()]);
         let one = dag(&env, "one");
         assert_eq!(one, dag(&env, "batched"), "seed {seed}: batch");
         // The same ids and the same clock: the same node files, byte for
