@@ -1954,7 +1954,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__import)
-            opts="-n -q -h -V --project --dry-run --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code codex"
+            opts="-n -q -h -V --project --dry-run --finish --state-dir --json --quiet --lock-timeout --no-wait --color --help --version claude-code codex"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -572,6 +572,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand import" -l color
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand import" -s n -l dry-run -d 'Print what would be imported and write nothing'
+complete -c git-session -n "__fish_git_session_using_subcommand import" -l finish -d 'The sessions are over: also commit the turn each transcript left open (`Status: interrupted` when it was cut off: a call without its result, no reply after the last message or result, a Codex turn that never completed) and the records after its last node, as the `SessionEnd` hook does'
 complete -c git-session -n "__fish_git_session_using_subcommand import" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand import" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
 complete -c git-session -n "__fish_git_session_using_subcommand import" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
