@@ -85,6 +85,58 @@ pub struct State {
     user_events: bool,
     assistant_items: bool,
     task_events: bool,
+    /// The header's time of a rollout in the format before `session_meta`
+    /// (its records carry none of their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    legacy_time: Option<String>,
+}
+
+/// The record types of a rollout's items, bare in the format before
+/// `session_meta` (in `response_item` envelopes since).
+const ITEM_TYPES: &[&str] = &[
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+];
+
+/// A record of the rollout format before `session_meta` seen as its
+/// envelope: the first line (`id`, `timestamp`, `instructions`) as a
+/// `session_meta`, a bare item as a `response_item` dated by the header
+/// (`time`). `None` for a record in envelopes (and for anything else:
+/// `{"record_type": "state"}` lines).
+pub fn legacy_view(r: &Value, time: Option<&str>) -> Option<Value> {
+    let o = r.as_object()?;
+    if o.contains_key("payload") {
+        return None;
+    }
+    match o.get("type").and_then(Value::as_str) {
+        None if o.get("id").is_some_and(Value::is_string) && o.contains_key("timestamp") => {
+            Some(serde_json::json!({
+                "type": "session_meta",
+                "timestamp": o["timestamp"],
+                "payload": r,
+            }))
+        }
+        Some(t) if ITEM_TYPES.contains(&t) => Some(serde_json::json!({
+            "type": "response_item",
+            "timestamp": time,
+            "payload": r,
+        })),
+        _ => None,
+    }
+}
+
+/// The working directory an `<environment_context>` message names.
+fn context_cwd(text: &str) -> Option<String> {
+    let rest = text.trim_start().strip_prefix("<environment_context>")?;
+    let (_, after) = rest.split_once("<cwd>")?;
+    let (cwd, _) = after.split_once("</cwd>")?;
+    Some(cwd.trim().to_string()).filter(|c| !c.is_empty())
 }
 
 /// Map a rollout's lines to nodes, from `start` (the state before the
@@ -94,13 +146,30 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
     let mut m = Mapped::default();
+    // The format before `session_meta`, seen as envelopes.
+    let mut legacy_time = start.legacy_time.clone();
+    let views: Vec<Option<Value>> = lines
+        .iter()
+        .map(|l| {
+            let v = legacy_view(l.record.as_ref()?, legacy_time.as_deref())?;
+            if v["type"] == "session_meta" {
+                legacy_time = v["timestamp"].as_str().map(str::to_string);
+            }
+            Some(v)
+        })
+        .collect();
+    let mut legacy_time = start.legacy_time.clone();
     // Which copy of visible text makes the nodes.
     let has = |t: &str, p: &str, role: Option<&str>| {
-        lines.iter().filter_map(|l| l.record.as_ref()).any(|r| {
-            r["type"] == t
-                && r["payload"]["type"] == p
-                && role.is_none_or(|role| r["payload"]["role"] == role)
-        })
+        lines
+            .iter()
+            .zip(&views)
+            .filter_map(|(l, v)| v.as_ref().or(l.record.as_ref()))
+            .any(|r| {
+                r["type"] == t
+                    && r["payload"]["type"] == p
+                    && role.is_none_or(|role| r["payload"]["role"] == role)
+            })
     };
     let user_from_events = start.user_events || has("event_msg", "user_message", None);
     let reply_from_events =
@@ -138,13 +207,13 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
     let mut leading: Vec<Line> = Vec::new();
     let mut cur: Option<usize> = None;
 
-    for mut l in lines {
+    for (mut l, view) in lines.into_iter().zip(views) {
         let Some(record) = l.record.take() else {
             m.unparsed += 1;
             attach(&mut m.items, cur, &mut leading, l);
             continue;
         };
-        let r = &record;
+        let r = view.as_ref().unwrap_or(&record);
         let p = &r["payload"];
         let state = State {
             last_top: Some(last_top.clone()).filter(|t| t != ROOT),
@@ -157,6 +226,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
             user_events: seen.0,
             assistant_items: seen.1,
             task_events: seen.2,
+            legacy_time: legacy_time.clone(),
         };
         match (r["type"].as_str(), p["type"].as_str()) {
             (Some("event_msg"), Some("user_message")) => seen.0 = true,
@@ -164,8 +234,26 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
             (Some("event_msg"), Some("task_started" | "task_complete")) => seen.2 = true,
             _ => {}
         }
-        let ts_raw = r["timestamp"].as_str().unwrap_or("").to_string();
-        let ts = timestamp(&ts_raw).unwrap_or(0.0);
+        // A bare item of the format before `session_meta` has no time of
+        // its own: it is dated by the header, and named by its line (that
+        // format has no forks that copy lines).
+        let (ts_raw, ts) = match &view {
+            Some(v) if v["type"] == "session_meta" => {
+                legacy_time = v["timestamp"].as_str().map(str::to_string);
+                let t = legacy_time.clone().unwrap_or_default();
+                let ts = timestamp(&t).unwrap_or(0.0);
+                (t, ts)
+            }
+            Some(_) => (
+                format!("line-{}", l.line),
+                legacy_time.as_deref().and_then(timestamp).unwrap_or(0.0),
+            ),
+            None => {
+                let t = r["timestamp"].as_str().unwrap_or("").to_string();
+                let ts = timestamp(&t).unwrap_or(0.0);
+                (t, ts)
+            }
+        };
         let mut made: Option<usize> = None;
         let mut ended = false;
         // Close the reply of a turn that is over.
@@ -217,6 +305,9 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                 // (`<environment_context>…`, `<user_instructions>…`). The
                 // other copy of the turn's message (it may come in a later
                 // run, which knows the events) is no message of its own.
+                if m.cwd.is_none() {
+                    m.cwd = text.as_deref().and_then(context_cwd);
+                }
                 let primary = from_event == user_from_events;
                 if let Some(text) = text.filter(|t| {
                     primary
@@ -408,6 +499,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         user_events: seen.0,
         assistant_items: seen.1,
         task_events: seen.2,
+        legacy_time,
     };
     m.states = states;
     m.state_end = Some(end);
