@@ -38,7 +38,10 @@ const HOOK_TIMEOUT: u64 = 60;
 /// message, or its `turn_duration` record), one commit each; the turn still
 /// open waits, whole, in the session's pending area; `SessionEnd` commits
 /// it too, as `import --finish` does (`Status: interrupted` when it was cut
-/// off). So a session built by the hooks while the agent works is, to the
+/// off). `SubagentStop` also imports the subagent's transcript
+/// (`agent_transcript_path`) into its own session and ends it there;
+/// `SessionEnd` ends every subagent transcript under the session's
+/// `subagents/` directory too. So a session built by the hooks while the agent works is, to the
 /// commit id, the one a single import of the finished transcript makes,
 /// ended the same way, however many events came and whatever each saw (a
 /// transcript that lags the event is caught up by the next call). `hook
@@ -156,6 +159,8 @@ struct Event {
     hook_event_name: Option<Value>,
     session_id: Option<Value>,
     transcript_path: Option<Value>,
+    /// `SubagentStop`: the subagent's own transcript.
+    agent_transcript_path: Option<Value>,
 }
 
 fn text(v: &Option<Value>) -> Option<&str> {
@@ -252,9 +257,31 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
         }
     };
     let mut warnings = Vec::new();
-    crate::import::transcript(ctx, agent, &path, None, false, finish, &mut |w| {
-        warnings.push(w)
-    })?;
+    let mut warn = |w| warnings.push(w);
+    crate::import::transcript(ctx, agent, &path, None, false, finish, &mut warn)?;
+    // A subagent's transcript is a session of its own, over when the
+    // subagent stops; the ones a session's end finds (under
+    // `<session>/subagents/`) are over with it.
+    let mut subagents: Vec<PathBuf> = Vec::new();
+    match text(&event.hook_event_name) {
+        Some("SubagentStop") => {
+            subagents.extend(
+                text(&event.agent_transcript_path)
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from),
+            );
+        }
+        Some("SessionEnd") if agent == Agent::ClaudeCode => {
+            let dir = path.with_extension("").join("subagents");
+            if dir.is_dir() {
+                subagents = crate::import::transcripts(&dir, &mut warn)?;
+            }
+        }
+        _ => {}
+    }
+    for sub in subagents {
+        crate::import::transcript(ctx, agent, &sub, None, false, true, &mut warn)?;
+    }
     Ok(())
 }
 

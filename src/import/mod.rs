@@ -516,8 +516,15 @@ fn probe(agent: Agent, path: &Path) -> Result<(Option<String>, Option<String>)> 
         match agent {
             Agent::ClaudeCode => {
                 if let Some(sid) = r["sessionId"].as_str() {
-                    let sub = path.components().any(|c| c.as_os_str() == "subagents");
-                    let own = match r["agentId"].as_str().filter(|_| sub) {
+                    // A subagent's records name its parent's session: its
+                    // own is named by its agent too.
+                    let agent = is_subagent_file(path).then(|| {
+                        r["agentId"].as_str().map(str::to_string).or_else(|| {
+                            let stem = path.file_stem()?.to_str()?;
+                            stem.strip_prefix("agent-").map(str::to_string)
+                        })
+                    });
+                    let own = match agent.flatten() {
                         Some(a) => format!("claude-{sid}-{a}"),
                         None => format!("claude-{sid}"),
                     };
@@ -525,6 +532,7 @@ fn probe(agent: Agent, path: &Path) -> Result<(Option<String>, Option<String>)> 
                 }
             }
             Agent::Codex => {
+                let r = codex::legacy_view(&r, None).unwrap_or(r);
                 let p = &r["payload"];
                 if r["type"] == "session_meta"
                     && let Some(id) = p["id"].as_str().or(p["session_id"].as_str())
@@ -1219,13 +1227,19 @@ pub fn transcripts(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Vec<Path
             )),
         }
     }
-    out.sort_by_key(|p| {
-        (
-            p.components().any(|c| c.as_os_str() == "subagents"),
-            p.clone(),
-        )
-    });
+    out.sort_by_key(|p| (is_subagent_file(p), p.clone()));
     Ok(out)
+}
+
+/// Whether a Claude Code transcript is a subagent's: one under a
+/// `subagents/` directory, or (the older layout) an `agent-*.jsonl` beside
+/// its parent's transcript, whose `sessionId` names the parent.
+pub fn is_subagent_file(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str() == "subagents")
+        || path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("agent-"))
 }
 
 #[cfg(test)]
