@@ -231,6 +231,11 @@ pub fn cut_marked(s: &str, n: usize) -> String {
     out
 }
 
+/// The first line of `s` that says something, as [`one_line`].
+fn first_line(s: &str) -> String {
+    one_line(s.lines().find(|l| !l.trim().is_empty()).unwrap_or(""))
+}
+
 /// One line: whitespace runs (newlines included) folded to single spaces.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -319,9 +324,9 @@ impl MessageParts {
         earlier: &dyn Fn(&str) -> Option<Node>,
     ) -> Self {
         let subject = if starts_turn {
-            one_line(nodes[0].text().lines().next().unwrap_or(""))
+            first_line(&nodes[0].text())
         } else if let Some(user) = regenerated {
-            one_line(user.text().lines().next().unwrap_or(""))
+            first_line(&user.text())
         } else {
             format!(
                 "{} more node{}",
