@@ -20,6 +20,11 @@ struct Script {
     ends: bool,
     /// The last turn stops in the middle (a call without its result).
     cut_off: bool,
+    /// Claude Code: turn 1's first call runs a subagent (`Task`), whose
+    /// transcript grows beside the parent's (`None`: no subagent; `true`:
+    /// under `<session>/subagents/`, `false`: the older layout, beside the
+    /// parent's file). Codex: the rollout format before `session_meta`.
+    variant: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -51,11 +56,13 @@ fn script() -> impl Strategy<Value = Script> {
         proptest::collection::vec(turn(), 1..5),
         any::<bool>(),
         any::<bool>(),
+        proptest::option::of(any::<bool>()),
     )
-        .prop_map(|(turns, ends, cut_off)| Script {
+        .prop_map(|(turns, ends, cut_off, variant)| Script {
             turns,
             ends,
             cut_off,
+            variant,
         })
 }
 
@@ -131,13 +138,15 @@ fn claude(s: &Script) -> Vec<Value> {
             if calls || cut_here {
                 let call = format!("toolu_{t}_{k}");
                 let uuid = format!("a{t}_{k}_call");
+                let task = s.variant.is_some() && t == 0 && k == 0 && !cut_here;
                 out.push(rec(
                     "assistant",
                     uuid.clone(),
                     last.clone(),
                     ts(),
                     json!({"message": {"id": msg, "model": "claude-opus-4", "role": "assistant",
-                        "content": [{"type": "tool_use", "id": call, "name": "Bash",
+                        "content": [{"type": "tool_use", "id": call,
+                            "name": if task { "Task" } else { "Bash" },
                             "input": {"command": format!("ls {t} {k}")}}]}}),
                 ));
                 last = Some(uuid.clone());
@@ -149,14 +158,18 @@ fn claude(s: &Script) -> Vec<Value> {
                     "timestamp": ts(), "sessionId": SID, "data": {"type": "bash_progress"}}),
                 );
                 let r = format!("r{t}_{k}");
-                out.push(rec(
+                let mut result = rec(
                     "user",
                     r.clone(),
                     Some(uuid),
                     ts(),
                     json!({"message": {"role": "user", "content": [{"type": "tool_result",
                         "tool_use_id": call, "content": format!("out {t}.{k}")}]}}),
-                ));
+                );
+                if task {
+                    result["toolUseResult"] = json!({"agentId": SUBAGENT, "status": "completed"});
+                }
+                out.push(result);
                 last = Some(r);
             }
             if turn.compacts && k == 0 {
@@ -193,6 +206,57 @@ fn claude(s: &Script) -> Vec<Value> {
                 json!({"subtype": "turn_duration", "durationMs": 1200}),
             ));
             last = Some(e);
+        }
+    }
+    out
+}
+
+/// The subagent a script's `Task` call runs.
+const SUBAGENT: &str = "a1b2c3";
+
+/// A Claude Code transcript as a subagent's: its records on the side
+/// chain, named by the agent, their ids its own.
+fn as_subagent(lines: Vec<Value>) -> Vec<Value> {
+    lines
+        .into_iter()
+        .map(|mut r| {
+            for k in ["uuid", "parentUuid", "logicalParentUuid", "messageId"] {
+                if let Some(v) = r[k].as_str() {
+                    r[k] = format!("s-{v}").into();
+                }
+            }
+            if let Some(id) = r["message"]["id"].as_str() {
+                r["message"]["id"] = format!("s-{id}").into();
+            }
+            if let Some(blocks) = r["message"]["content"].as_array_mut() {
+                for b in blocks {
+                    for k in ["id", "tool_use_id"] {
+                        if let Some(v) = b[k].as_str() {
+                            b[k] = format!("s-{v}").into();
+                        }
+                    }
+                }
+            }
+            if r.get("sessionId").is_some() {
+                r["isSidechain"] = true.into();
+                r["agentId"] = SUBAGENT.into();
+            }
+            r
+        })
+        .collect()
+}
+
+/// A Codex rollout in the format before `session_meta`: a header line,
+/// then the items bare (no events, no turn contexts, no times), with
+/// `record_type: state` lines between.
+fn as_legacy_codex(lines: Vec<Value>) -> Vec<Value> {
+    let mut out = vec![json!({"id": SID, "timestamp": "2026-11-02T09:00:00.000Z",
+        "instructions": null, "git": {"branch": "main"}})];
+    for r in lines.into_iter().filter(|r| r["type"] == "response_item") {
+        let user = r["payload"]["role"] == "user";
+        out.push(r["payload"].clone());
+        if user {
+            out.push(json!({"record_type": "state"}));
         }
     }
     out
@@ -290,7 +354,7 @@ fn codex(s: &Script) -> Vec<Value> {
 
 /// Everything a session is, as bytes to compare: node files, refs, every
 /// commit, the turn kept pending (as `show` gives it).
-fn state_of(env: &TestEnv, session: &str) -> Vec<String> {
+pub(crate) fn state_of(env: &TestEnv, session: &str) -> Vec<String> {
     let dir = env.session_dir(session);
     let mut out = Vec::new();
     for f in env.history_files(session) {
@@ -307,51 +371,112 @@ fn state_of(env: &TestEnv, session: &str) -> Vec<String> {
     out
 }
 
-/// Feed `bytes` cut at `cuts` through imports or hooks, then compare with
-/// one import of the whole, both ended (`finish`) or both not.
+/// A conversation's transcript files, the parent's first (a subagent's
+/// second, where it goes below the parent's directory), as bytes.
+struct Files {
+    main: Vec<u8>,
+    sub: Option<(String, Vec<u8>)>,
+}
+
+impl Files {
+    /// Writes each file cut at the same share of it as `cut` of the main
+    /// one (a file cut to nothing is not there yet); the main file's path.
+    fn write(&self, dir: &std::path::Path, cut: usize) -> std::path::PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let main = dir.join(format!("{SID}.jsonl"));
+        std::fs::write(&main, &self.main[..cut]).unwrap();
+        if let Some((rel, bytes)) = &self.sub {
+            let n = cut * bytes.len() / self.main.len();
+            if n > 0 {
+                let p = dir.join(rel);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, &bytes[..n]).unwrap();
+            }
+        }
+        main
+    }
+}
+
+/// Run a hook command with `event` on stdin.
+pub(crate) fn hook(env: &TestEnv, agent: &str, event: &Value) -> std::process::Output {
+    use std::io::Write;
+    let mut child = env
+        .cmd()
+        .args(["hook", agent])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Feed `files` cut at `cuts` (of the main file) through imports of their
+/// directory or through the hooks (a subagent's transcript at its
+/// `SubagentStop`), then compare with one import of each whole file, both
+/// ended (`finish`) or both not (a subagent's, which the hooks end when it
+/// stops, ended as the hooks end it).
 fn live_equals_replay(
     agent: &str,
     session: &str,
-    bytes: &[u8],
+    files: &Files,
     cuts: &[usize],
     hooks: bool,
     finish: bool,
 ) -> Result<(), TestCaseError> {
     let env = TestEnv::new();
-    let file = env.tmp.path().join("t.jsonl");
+    let dir = env.tmp.path().join("proj");
+    let sub_session = format!("claude-{SID}-{SUBAGENT}");
+    let sessions: Vec<&str> = match files.sub {
+        Some(_) => vec![session, &sub_session],
+        None => vec![session],
+    };
     let step = |cut: usize, last: bool| {
-        std::fs::write(&file, &bytes[..cut]).unwrap();
+        let file = files.write(&dir, cut);
         let end = last && finish;
-        let out = if hooks {
-            let event = json!({"session_id": SID, "transcript_path": file,
-                "hook_event_name": if end { "SessionEnd" } else if cut.is_multiple_of(2) { "PostToolUse" } else { "Stop" }});
-            let mut c = env.cmd();
-            c.args(["hook", agent]).stdin(std::process::Stdio::piped());
-            let mut child = c
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(event.to_string().as_bytes())
-                .unwrap();
-            child.wait_with_output().unwrap()
+        let mut outs = Vec::new();
+        if hooks {
+            if let Some((rel, _)) = files.sub.as_ref().filter(|_| last) {
+                outs.push(hook(
+                    &env,
+                    agent,
+                    &json!({"session_id": SID, "transcript_path": file,
+                        "agent_id": SUBAGENT, "agent_transcript_path": dir.join(rel),
+                        "hook_event_name": "SubagentStop"}),
+                ));
+            }
+            let name = if end {
+                "SessionEnd"
+            } else if cut.is_multiple_of(2) {
+                "PostToolUse"
+            } else {
+                "Stop"
+            };
+            outs.push(hook(
+                &env,
+                agent,
+                &json!({"session_id": SID, "transcript_path": file, "hook_event_name": name}),
+            ));
         } else {
-            let mut args = vec!["import", agent, file.to_str().unwrap()];
+            let mut args = vec!["import", agent, dir.to_str().unwrap()];
             if end {
                 args.push("--finish");
             }
-            env.run(&args)
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            outs.push(env.run(&args));
+        }
+        for out in outs {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         let log = env.state().join("git-session-hooks.log");
         assert!(
             !log.exists(),
@@ -361,17 +486,18 @@ fn live_equals_replay(
     };
     for (i, &cut) in cuts.iter().enumerate() {
         step(cut, false);
-        if i % 2 == 0 && env.session_dir(session).is_dir() {
-            // Every step leaves a session git and `verify` find whole (its
-            // meta.json is committed with its first turn).
-            let dir = env.session_dir(session);
-            let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
+        for s in sessions
+            .iter()
+            .filter(|s| i % 2 == 0 && env.session_dir(s).is_dir())
+        {
+            // Every step leaves a session git and `verify` find whole.
+            let fsck = env.git_in(&env.session_dir(s), &["fsck", "--strict", "--no-progress"]);
             prop_assert!(
                 fsck.status.success(),
                 "{}",
                 String::from_utf8_lossy(&fsck.stderr)
             );
-            let v = env.run(&["verify", session]);
+            let v = env.run(&["verify", s]);
             prop_assert!(
                 v.status.success(),
                 "{}{}",
@@ -380,22 +506,30 @@ fn live_equals_replay(
             );
         }
     }
-    step(bytes.len(), true);
+    step(files.main.len(), true);
     let one = TestEnv::new();
-    let whole = one.tmp.path().join("t.jsonl");
-    std::fs::write(&whole, bytes).unwrap();
-    let mut args = vec!["import", agent, whole.to_str().unwrap()];
-    if finish {
-        args.push("--finish");
+    let whole = one.tmp.path().join("proj");
+    let main = files.write(&whole, files.main.len());
+    let import = |path: &std::path::Path, finish: bool| {
+        let mut args = vec!["import", agent, path.to_str().unwrap()];
+        if finish {
+            args.push("--finish");
+        }
+        one.ok(&args);
+    };
+    import(&main, finish);
+    if let Some((rel, _)) = &files.sub {
+        import(&whole.join(rel), finish || hooks);
     }
-    one.ok(&args);
-    prop_assert_eq!(state_of(&env, session), state_of(&one, session));
-    // Clean once a turn is committed (meta.json goes with the first).
-    if env.git(session, &["rev-list", "--count", "HEAD"]).trim() != "1" {
-        env.assert_clean(session);
+    for s in sessions {
+        prop_assert_eq!(state_of(&env, s), state_of(&one, s));
+        // Clean once a turn is committed (meta.json goes with the first).
+        if env.git(s, &["rev-list", "--count", "HEAD"]).trim() != "1" {
+            env.assert_clean(s);
+        }
+        let v = env.run(&["verify", s]);
+        prop_assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     }
-    let v = env.run(&["verify", session]);
-    prop_assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     Ok(())
 }
 
@@ -429,9 +563,20 @@ proptest! {
         hooks in any::<bool>(),
         finish in any::<bool>(),
     ) {
-        let bytes = text(&claude(&s));
+        let main = text(&claude(&s));
+        let sub = s.variant.map(|newer| {
+            let mut inner = s.clone();
+            inner.variant = None;
+            inner.turns.truncate(1);
+            let rel = match newer {
+                true => format!("{SID}/subagents/agent-{SUBAGENT}.jsonl"),
+                false => format!("agent-{SUBAGENT}.jsonl"),
+            };
+            (rel, text(&as_subagent(claude(&inner))))
+        });
+        let cuts = cuts(main.len(), &picks);
         let session = format!("claude-{SID}");
-        live_equals_replay("claude-code", &session, &bytes, &cuts(bytes.len(), &picks), hooks, finish)?;
+        live_equals_replay("claude-code", &session, &Files { main, sub }, &cuts, hooks, finish)?;
     }
 
     #[test]
@@ -441,8 +586,13 @@ proptest! {
         hooks in any::<bool>(),
         finish in any::<bool>(),
     ) {
-        let bytes = text(&codex(&s));
+        let lines = match s.variant {
+            Some(_) => as_legacy_codex(codex(&s)),
+            None => codex(&s),
+        };
+        let main = text(&lines);
+        let cuts = cuts(main.len(), &picks);
         let session = format!("codex-{SID}");
-        live_equals_replay("codex", &session, &bytes, &cuts(bytes.len(), &picks), hooks, finish)?;
+        live_equals_replay("codex", &session, &Files { main, sub: None }, &cuts, hooks, finish)?;
     }
 }

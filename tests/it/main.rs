@@ -22,6 +22,7 @@ mod migrate;
 mod newcomer;
 mod projects;
 mod read;
+mod real;
 mod records;
 mod registry;
 mod sync;

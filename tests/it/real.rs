@@ -1,0 +1,670 @@
+//! Live equals replay (issue 49) on real transcripts (`tests/fixtures/
+//! transcripts/`, public, licences in their MANIFEST) and on a fixture for
+//! each shape the issue names: a reply whose records are written one by
+//! one, a compaction in the middle of a turn, a session cut off mid-turn,
+//! subagents (`SubagentStop`, both layouts), the Codex rollout format
+//! before `session_meta`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::env::TestEnv;
+use crate::live::{hook, state_of};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/transcripts")
+        .join(rel)
+}
+
+fn sessions(env: &TestEnv) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(env.state().join("sessions"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("meta.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn jsonl(lines: &[Value]) -> Vec<u8> {
+    lines
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// Every node file of a session, parsed.
+fn nodes(env: &TestEnv, session: &str) -> Vec<Value> {
+    env.history_files(session)
+        .iter()
+        .map(|f| {
+            let p = env.session_dir(session).join("history").join(f);
+            serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+/// Subjects of the session's commits, oldest first.
+fn subjects(env: &TestEnv, session: &str) -> Vec<String> {
+    env.git(session, &["log", "--reverse", "--format=%s", "HEAD"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The session whole: `verify` exits 0, git finds it clean.
+fn sound(env: &TestEnv, session: &str) {
+    let v = env.run(&["verify", session]);
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+    env.assert_clean(session);
+}
+
+fn import(env: &TestEnv, agent: &str, path: &Path, finish: bool) -> String {
+    let mut args = vec!["import", agent, path.to_str().unwrap()];
+    if finish {
+        args.push("--finish");
+    }
+    env.ok(&args)
+}
+
+/// Imports `bytes` cut at each of `cuts` (written to `name` in a temp
+/// directory), then whole; and one import of the whole in another state
+/// dir; every session the two made is the same to the byte.
+fn prefixes_equal_one_import(agent: &str, name: &str, bytes: &[u8], cuts: &[usize], finish: bool) {
+    let live = TestEnv::new();
+    let file = live.tmp.path().join("t").join(name);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    for &cut in cuts {
+        std::fs::write(&file, &bytes[..cut]).unwrap();
+        import(&live, agent, &file, false);
+    }
+    std::fs::write(&file, bytes).unwrap();
+    import(&live, agent, &file, finish);
+    let one = TestEnv::new();
+    let whole = one.tmp.path().join("t").join(name);
+    std::fs::create_dir_all(whole.parent().unwrap()).unwrap();
+    std::fs::write(&whole, bytes).unwrap();
+    import(&one, agent, &whole, finish);
+    let made = sessions(&one);
+    assert!(!made.is_empty());
+    assert_eq!(sessions(&live), made);
+    for s in &made {
+        assert_eq!(state_of(&live, s), state_of(&one, s), "session {s}");
+        sound(&live, s);
+    }
+}
+
+/// Byte offsets of line ends: cuts at whole lines.
+fn line_ends(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Every `step`-th line end, and one torn line (half of the next line) after
+/// each.
+fn some_cuts(bytes: &[u8], step: usize) -> Vec<usize> {
+    let ends = line_ends(bytes);
+    let mut cuts = Vec::new();
+    for w in ends.windows(2).step_by(step) {
+        cuts.push(w[0]);
+        cuts.push(w[0] + (w[1] - w[0]) / 2);
+    }
+    cuts
+}
+
+const SIMPLE: &str = "claude/codemie-ai_codemie-code/incremental-simple";
+const SIMPLE_SESSION: &str = "claude-3fb74381-1bf4-475e-8c6f-442d872b1bcf";
+
+#[test]
+fn a_real_claude_transcript_through_the_hooks_is_one_import() {
+    // The real file after turn 1, then after turn 2: a Stop event each,
+    // then the session's end.
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("p/3fb74381.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let event = |name: &str| {
+        json!({"session_id": "3fb74381-1bf4-475e-8c6f-442d872b1bcf",
+            "transcript_path": file, "hook_event_name": name})
+    };
+    for (turn, name) in [
+        ("turn-1", "Stop"),
+        ("turn-2", "Stop"),
+        ("turn-2", "SessionEnd"),
+    ] {
+        std::fs::copy(fixture(&format!("{SIMPLE}/{turn}.jsonl")), &file).unwrap();
+        let out = hook(&env, "claude-code", &event(name));
+        assert!(out.status.success() && out.stdout.is_empty());
+        assert!(!env.state().join("git-session-hooks.log").exists());
+    }
+    let one = TestEnv::new();
+    import(
+        &one,
+        "claude-code",
+        &fixture(&format!("{SIMPLE}/turn-2.jsonl")),
+        true,
+    );
+    assert_eq!(sessions(&env), [SIMPLE_SESSION]);
+    assert_eq!(
+        state_of(&env, SIMPLE_SESSION),
+        state_of(&one, SIMPLE_SESSION)
+    );
+    sound(&env, SIMPLE_SESSION);
+    // Every reply holds its text (none left empty by the partial view).
+    let subjects = subjects(&env, SIMPLE_SESSION);
+    assert!(
+        subjects.iter().all(|s| !s.contains("(continued)")),
+        "{subjects:?}"
+    );
+    for n in nodes(&env, SIMPLE_SESSION) {
+        if n["role"] == "llm" && n["metadata"]["tool_calls"].is_null() {
+            assert!(n["output"].as_str().is_some_and(|t| !t.is_empty()), "{n}");
+        }
+    }
+}
+
+#[test]
+fn real_claude_transcripts_cut_anywhere_are_one_import() {
+    let bytes = std::fs::read(fixture(&format!("{SIMPLE}/turn-2.jsonl"))).unwrap();
+    let ends = line_ends(&bytes);
+    // turn-1.jsonl is a byte prefix of turn-2.jsonl: cut there, and at
+    // every fifth line, torn lines included.
+    let first = std::fs::metadata(fixture(&format!("{SIMPLE}/turn-1.jsonl")))
+        .unwrap()
+        .len() as usize;
+    assert!(ends.contains(&first));
+    let mut cuts = some_cuts(&bytes, 5);
+    cuts.push(first);
+    cuts.sort_unstable();
+    cuts.dedup();
+    prefixes_equal_one_import("claude-code", "3fb74381.jsonl", &bytes, &cuts, true);
+    prefixes_equal_one_import("claude-code", "3fb74381.jsonl", &bytes, &cuts, false);
+}
+
+#[test]
+fn a_real_compaction_keeps_one_root_and_whole_turns() {
+    let file = fixture("claude/codemie-ai_codemie-code/session-624a4a58.first180.jsonl");
+    let env = TestEnv::new();
+    import(&env, "claude-code", &file, false);
+    let [session] = &sessions(&env)[..] else {
+        panic!()
+    };
+    let roots: Vec<Value> = nodes(&env, session)
+        .into_iter()
+        .filter(|n| n["predecessor"] == "ROOT")
+        .map(|n| n["id"].clone())
+        .collect();
+    assert_eq!(roots.len(), 1, "{roots:?}");
+    let subjects = subjects(&env, session);
+    assert!(
+        subjects.iter().all(|s| !s.contains("(continued)")),
+        "{subjects:?}"
+    );
+    sound(&env, session);
+    // Cut at every twentieth line (and torn there): the same session.
+    let bytes = std::fs::read(&file).unwrap();
+    prefixes_equal_one_import(
+        "claude-code",
+        "624a4a58.jsonl",
+        &bytes,
+        &some_cuts(&bytes, 20),
+        false,
+    );
+}
+
+#[test]
+fn a_real_subagent_through_subagent_stop_is_its_own_session() {
+    let dir = "claude/codemie-ai_codemie-code/incremental-subagents";
+    let parent = "claude-e9fb405b-169f-40eb-9396-7e75076f045d";
+    let child = format!("{parent}-a485154");
+    let env = TestEnv::new();
+    let home = env.tmp.path().join("p");
+    let main = home.join("turn-2.jsonl");
+    let sub = home.join("turn-2/subagents/agent-a485154.jsonl");
+    std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
+    std::fs::copy(fixture(&format!("{dir}/turn-2.jsonl")), &main).unwrap();
+    std::fs::copy(
+        fixture(&format!("{dir}/turn-2/subagents/agent-a485154.jsonl")),
+        &sub,
+    )
+    .unwrap();
+    let sid = "e9fb405b-169f-40eb-9396-7e75076f045d";
+    for event in [
+        json!({"session_id": sid, "transcript_path": main, "agent_id": "a485154",
+            "agent_transcript_path": sub, "hook_event_name": "SubagentStop"}),
+        json!({"session_id": sid, "transcript_path": main, "hook_event_name": "Stop"}),
+    ] {
+        assert!(hook(&env, "claude-code", &event).status.success());
+    }
+    assert!(!env.state().join("git-session-hooks.log").exists());
+    assert_eq!(sessions(&env), [parent.to_string(), child.clone()]);
+    // The parent's Task call names the subagent's session.
+    let task = nodes(&env, parent)
+        .into_iter()
+        .find(|n| n["name"] == "Task")
+        .expect("a Task node");
+    assert_eq!(task["metadata"]["subagent_session"], child.as_str());
+    // The subagent's turn is committed at its stop, as one import of its
+    // finished transcript commits it.
+    assert_eq!(subjects(&env, &child).len(), 2);
+    let one = TestEnv::new();
+    import(
+        &one,
+        "claude-code",
+        &fixture(&format!("{dir}/turn-2.jsonl")),
+        false,
+    );
+    import(
+        &one,
+        "claude-code",
+        &fixture(&format!("{dir}/turn-2/subagents/agent-a485154.jsonl")),
+        true,
+    );
+    for s in [parent, &child] {
+        assert_eq!(state_of(&env, s), state_of(&one, s), "{s}");
+        sound(&env, s);
+    }
+}
+
+const CODEX: &str = "codex/codemie-ai_codemie-code";
+
+#[test]
+fn real_codex_rollouts_cut_anywhere_are_one_import() {
+    // The growing pair through the hook (notify after each turn).
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("rollout.jsonl");
+    for turn in ["turn-1", "turn-2"] {
+        std::fs::copy(fixture(&format!("{CODEX}/incremental/{turn}.jsonl")), &file).unwrap();
+        let out = hook(
+            &env,
+            "codex",
+            &json!({"hook_event_name": "Stop", "transcript_path": file}),
+        );
+        assert!(out.status.success());
+        assert!(!env.state().join("git-session-hooks.log").exists());
+    }
+    let one = TestEnv::new();
+    import(
+        &one,
+        "codex",
+        &fixture(&format!("{CODEX}/incremental/turn-2.jsonl")),
+        false,
+    );
+    let made = sessions(&one);
+    assert_eq!(sessions(&env), made);
+    assert_eq!(state_of(&env, &made[0]), state_of(&one, &made[0]));
+    sound(&env, &made[0]);
+    for name in [
+        "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+        "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
+    ] {
+        let bytes = std::fs::read(fixture(&format!("{CODEX}/{name}"))).unwrap();
+        let cuts = some_cuts(&bytes, line_ends(&bytes).len() / 8);
+        prefixes_equal_one_import("codex", name, &bytes, &cuts, true);
+    }
+}
+
+#[test]
+fn a_real_codex_first_message_after_a_blank_line_names_its_turn() {
+    let name = "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl";
+    let env = TestEnv::new();
+    import(&env, "codex", &fixture(&format!("{CODEX}/{name}")), true);
+    let [session] = &sessions(&env)[..] else {
+        panic!()
+    };
+    let subjects = subjects(&env, session);
+    assert!(
+        subjects.iter().all(|s| !s.contains("(no text)")),
+        "{subjects:?}"
+    );
+}
+
+// ---- fixtures for each shape ----
+
+fn claude_rec(kind: &str, uuid: &str, parent: Option<&str>, n: u32, extra: Value) -> Value {
+    let mut r = json!({"type": kind, "uuid": uuid, "parentUuid": parent,
+        "timestamp": format!("2026-11-02T09:00:{n:02}.000Z"), "sessionId": "s1",
+        "cwd": "/home/me/proj", "version": "2.1.0", "isSidechain": false});
+    for (k, v) in extra.as_object().unwrap() {
+        r[k] = v.clone();
+    }
+    r
+}
+
+fn user(uuid: &str, parent: Option<&str>, n: u32, text: &str) -> Value {
+    claude_rec(
+        "user",
+        uuid,
+        parent,
+        n,
+        json!({"message": {"role": "user", "content": text}}),
+    )
+}
+
+fn reply(uuid: &str, parent: &str, n: u32, msg: &str, block: Value) -> Value {
+    claude_rec(
+        "assistant",
+        uuid,
+        Some(parent),
+        n,
+        json!({"message": {"id": msg, "model": "claude-opus-4", "role": "assistant",
+            "content": [block], "usage": {"input_tokens": 3, "output_tokens": 4}}}),
+    )
+}
+
+fn result(uuid: &str, parent: &str, n: u32, call: &str) -> Value {
+    claude_rec(
+        "user",
+        uuid,
+        Some(parent),
+        n,
+        json!({"message": {"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": call, "content": "a.txt"}]}}),
+    )
+}
+
+/// One reply written as two records (its text, then its tool call) under one
+/// `message.id`, a tool result, the closing reply; then a second turn.
+fn multi_record_reply() -> Vec<Value> {
+    vec![
+        user("u1", None, 1, "list the files"),
+        reply(
+            "a1",
+            "u1",
+            2,
+            "msg_1",
+            json!({"type": "text", "text": "Let me look."}),
+        ),
+        reply(
+            "a2",
+            "a1",
+            3,
+            "msg_1",
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}),
+        ),
+        result("r1", "a2", 4, "toolu_1"),
+        reply(
+            "a3",
+            "r1",
+            5,
+            "msg_2",
+            json!({"type": "text", "text": "There is a.txt."}),
+        ),
+        user("u2", Some("a3"), 6, "thanks"),
+        reply(
+            "a4",
+            "u2",
+            7,
+            "msg_3",
+            json!({"type": "text", "text": "You're welcome."}),
+        ),
+    ]
+}
+
+#[test]
+fn a_reply_imported_before_its_tool_call_keeps_its_text() {
+    let lines = multi_record_reply();
+    let bytes = jsonl(&lines);
+    let ends = line_ends(&bytes);
+    // After the reply's text record alone, then everything.
+    prefixes_equal_one_import(
+        "claude-code",
+        "s1.jsonl",
+        &bytes,
+        &[ends[1], ends[2] - 5],
+        true,
+    );
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("s1.jsonl");
+    std::fs::write(&file, &bytes[..ends[1]]).unwrap();
+    import(&env, "claude-code", &file, false);
+    std::fs::write(&file, &bytes).unwrap();
+    import(&env, "claude-code", &file, true);
+    let first = nodes(&env, "claude-s1")
+        .into_iter()
+        .find(|n| n["id"] == "a-msg_1")
+        .expect("the reply's node");
+    assert_eq!(first["output"], "Let me look.");
+    let shown = env.ok(&["show", "claude-s1"]);
+    assert!(shown.contains("Let me look."), "{shown}");
+    assert_eq!(
+        subjects(&env, "claude-s1")[1..],
+        ["turn 1: list the files", "turn 2: thanks"]
+    );
+}
+
+/// A compaction between a tool call and the reply after it: the records
+/// after the boundary name what they go on from only as `logicalParentUuid`.
+fn mid_turn_compaction() -> Vec<Value> {
+    let mut boundary = claude_rec(
+        "system",
+        "c1",
+        None,
+        4,
+        json!({"subtype": "compact_boundary", "compactMetadata": {"trigger": "auto", "preTokens": 9}}),
+    );
+    boundary["logicalParentUuid"] = "r1".into();
+    let summary = claude_rec(
+        "user",
+        "cs1",
+        Some("c1"),
+        5,
+        json!({"isCompactSummary": true, "message": {"role": "user", "content": "Summary so far"}}),
+    );
+    let mut after = reply(
+        "a3",
+        "cs1",
+        6,
+        "msg_2",
+        json!({"type": "text", "text": "Done: a.txt."}),
+    );
+    after["parentUuid"] = Value::Null;
+    after["logicalParentUuid"] = "cs1".into();
+    vec![
+        user("u1", None, 1, "list the files"),
+        reply(
+            "a2",
+            "u1",
+            2,
+            "msg_1",
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}),
+        ),
+        result("r1", "a2", 3, "toolu_1"),
+        boundary,
+        summary,
+        after,
+        user("u2", Some("a3"), 7, "next"),
+        reply(
+            "a4",
+            "u2",
+            8,
+            "msg_3",
+            json!({"type": "text", "text": "Ok."}),
+        ),
+    ]
+}
+
+#[test]
+fn a_compaction_in_the_middle_of_a_turn_keeps_one_root() {
+    let bytes = jsonl(&mid_turn_compaction());
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("s1.jsonl");
+    std::fs::write(&file, &bytes).unwrap();
+    import(&env, "claude-code", &file, true);
+    let all = nodes(&env, "claude-s1");
+    let roots: Vec<&Value> = all.iter().filter(|n| n["predecessor"] == "ROOT").collect();
+    assert_eq!(roots.len(), 1, "{roots:?}");
+    let after = all.iter().find(|n| n["id"] == "a-msg_2").unwrap();
+    assert_ne!(after["predecessor"], "ROOT");
+    assert_eq!(
+        subjects(&env, "claude-s1")[1..],
+        ["turn 1: list the files", "turn 2: next"]
+    );
+    sound(&env, "claude-s1");
+    prefixes_equal_one_import("claude-code", "s1.jsonl", &bytes, &line_ends(&bytes), true);
+}
+
+/// A Codex turn cut off after its reasoning, a message and a call that
+/// never got its output.
+fn codex_cut_off() -> Vec<Value> {
+    let mut n = 0;
+    let mut rec = |kind: &str, payload: Value| {
+        n += 1;
+        json!({"timestamp": format!("2026-11-02T09:00:{n:02}.000Z"), "type": kind, "payload": payload})
+    };
+    vec![
+        rec("session_meta", json!({"id": "c1", "cwd": "/home/me/proj"})),
+        rec(
+            "event_msg",
+            json!({"type": "task_started", "turn_id": "t1"}),
+        ),
+        rec(
+            "turn_context",
+            json!({"turn_id": "t1", "cwd": "/home/me/proj", "model": "gpt-5-codex"}),
+        ),
+        rec(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the build"}]}),
+        ),
+        rec(
+            "event_msg",
+            json!({"type": "user_message", "message": "fix the build"}),
+        ),
+        rec(
+            "response_item",
+            json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Reading the error"}]}),
+        ),
+        rec(
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Running the tests first."}]}),
+        ),
+        rec(
+            "response_item",
+            json!({"type": "function_call", "name": "shell", "call_id": "call_1",
+                "arguments": "{\"command\":[\"cargo\",\"test\"]}"}),
+        ),
+    ]
+}
+
+#[test]
+fn a_codex_session_cut_off_mid_turn_keeps_its_last_answer() {
+    let bytes = jsonl(&codex_cut_off());
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("rollout.jsonl");
+    std::fs::write(&file, &bytes).unwrap();
+    let out = env.run(&["import", "codex", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("still open"), "{err}");
+    // Pending, not lost: `nodes` and `show` name it; `verify` notes it.
+    let listed = env.ok(&["nodes", "codex-c1"]);
+    assert!(listed.contains("Running the tests first."), "{listed}");
+    let v = env.run(&["verify", "codex-c1"]);
+    assert!(v.status.success());
+    assert!(String::from_utf8_lossy(&v.stdout).contains("import_turn_open"));
+    import(&env, "codex", &file, true);
+    let body = env.git("codex-c1", &["log", "-1", "--format=%B"]);
+    assert!(body.contains("Status: interrupted"), "{body}");
+    let all = nodes(&env, "codex-c1");
+    let has = |pred: &dyn Fn(&Value) -> bool| all.iter().any(pred);
+    assert!(has(&|n| n["output"] == "Running the tests first."));
+    assert!(has(
+        &|n| n["name"] == "shell" || n["metadata"]["tool_calls"].to_string().contains("call_1")
+    ));
+    assert!(has(&|n| n.to_string().contains("Reading the error")));
+    sound(&env, "codex-c1");
+    prefixes_equal_one_import("codex", "rollout.jsonl", &bytes, &line_ends(&bytes), true);
+}
+
+#[test]
+fn an_older_layout_subagent_is_a_session_of_its_own() {
+    // `agent-*.jsonl` beside the parent's file, its `sessionId` the parent's.
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut main = multi_record_reply();
+    main[2]["message"]["content"][0]["name"] = "Task".into();
+    main[3]["toolUseResult"] = json!({"agentId": "abc123", "status": "completed"});
+    std::fs::write(dir.join("s1.jsonl"), jsonl(&main)).unwrap();
+    let sub: Vec<Value> = [
+        user("su1", None, 2, "find the files"),
+        reply(
+            "sa1",
+            "su1",
+            3,
+            "msg_s1",
+            json!({"type": "text", "text": "Found a.txt."}),
+        ),
+    ]
+    .into_iter()
+    .map(|mut r| {
+        r["isSidechain"] = true.into();
+        r["agentId"] = "abc123".into();
+        r
+    })
+    .collect();
+    std::fs::write(dir.join("agent-abc123.jsonl"), jsonl(&sub)).unwrap();
+    env.ok(&["import", "claude-code", dir.to_str().unwrap(), "--finish"]);
+    assert_eq!(sessions(&env), ["claude-s1", "claude-s1-abc123"]);
+    // The parent has one root; its Task call names the subagent's session.
+    let parent = nodes(&env, "claude-s1");
+    assert_eq!(
+        parent.iter().filter(|n| n["predecessor"] == "ROOT").count(),
+        1
+    );
+    assert!(parent.iter().all(|n| n["output"] != "Found a.txt."));
+    let task = parent.iter().find(|n| n["name"] == "Task").unwrap();
+    assert_eq!(task["metadata"]["subagent_session"], "claude-s1-abc123");
+    let child = nodes(&env, "claude-s1-abc123");
+    assert!(child.iter().any(|n| n["output"] == "Found a.txt."));
+    for s in ["claude-s1", "claude-s1-abc123"] {
+        sound(&env, s);
+    }
+}
+
+#[test]
+fn an_older_codex_rollout_imports() {
+    // Before `session_meta`: a header, then the items bare.
+    let lines = [
+        json!({"id": "0a1b", "timestamp": "2025-05-01T10:00:00.000Z", "instructions": null,
+            "git": {"branch": "main"}}),
+        json!({"record_type": "state"}),
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text",
+            "text": "<environment_context>\n  <cwd>/home/me/old</cwd>\n</environment_context>"}]}),
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "what is here?"}]}),
+        json!({"type": "function_call", "name": "shell", "call_id": "call_1", "arguments": "{\"command\":[\"ls\"]}"}),
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "a.txt"}),
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "One file, a.txt."}]}),
+        json!({"record_type": "state"}),
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "thanks"}]}),
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Welcome."}]}),
+    ];
+    let bytes = jsonl(&lines);
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("rollout-2025-05-01-0a1b.jsonl");
+    std::fs::write(&file, &bytes).unwrap();
+    import(&env, "codex", &file, true);
+    assert_eq!(sessions(&env), ["codex-0a1b"]);
+    assert_eq!(
+        subjects(&env, "codex-0a1b")[1..],
+        ["turn 1: what is here?", "turn 2: thanks"]
+    );
+    let all = nodes(&env, "codex-0a1b");
+    assert!(all.iter().any(|n| n["output"] == "One file, a.txt."));
+    assert!(all.iter().any(|n| n["output"] == "Welcome."));
+    assert_eq!(env.meta("codex-0a1b")["work_dir"], "/home/me/old");
+    sound(&env, "codex-0a1b");
+    prefixes_equal_one_import("codex", "r.jsonl", &bytes, &line_ends(&bytes), true);
+}
