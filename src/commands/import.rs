@@ -42,11 +42,22 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// `commit-turn`, `backfill` or `verify --fix` commits it early. `--finish`
 /// (the `SessionEnd` hook) commits it, `Status: interrupted` when it was
 /// cut off. A record that goes on from a compaction through
-/// `logicalParentUuid` goes on from what came before it: one root. A Claude Code subagent's
-/// transcript (under `subagents/`) is a session of its own,
+/// `logicalParentUuid` goes on from what came before it: one root.
+///
+/// A Claude Code subagent's transcript is a session of its own,
 /// `claude-<sessionId>-<agentId>`, linked from the `Task` call that ran it
-/// (`metadata.subagent_session`); a Codex fork (`forked_from_id`) goes into
-/// the session it was forked from, its new turns on a retry branch.
+/// (`metadata.subagent_session`), in both layouts: under
+/// `<session>/subagents/`, and the older `agent-<agentId>.jsonl` beside
+/// the parent's file (whose `sessionId` names the parent). A subagent's
+/// transcript has no end record of its own: its turn waits until
+/// `--finish` or the `SubagentStop` hook ends it. A Codex fork
+/// (`forked_from_id`) goes into the session it was forked from, its new
+/// turns on a retry branch. Codex rollouts from before `session_meta` (a
+/// first line with `id`, `timestamp` and `instructions`, then bare
+/// `message`, `function_call` and `function_call_output` items) are read
+/// too: their items are dated by the header, their node ids are line
+/// numbers (`u-line-3`), the working directory is the one the
+/// `<environment_context>` message names.
 ///
 /// A file with no conversation of this agent's in it (empty, not a
 /// transcript, or the other agent's) is named in a warning and makes no
