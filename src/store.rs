@@ -32,12 +32,12 @@ pub enum Created {
     Existing(SessionDir),
 }
 
-/// Create session `spec.id` in the default place, with `first` as its first
-/// node when given. The repo is built under a temp name and renamed into
-/// place, so no reader ever sees a half-made session or an empty shell.
 /// The agent of a session made without one.
 pub const DEFAULT_AGENT: &str = "main";
 
+/// Create session `spec.id` in the default place, with `first` as its first
+/// node when given. The repo is built under a temp name and renamed into
+/// place, so no reader ever sees a half-made session or an empty shell.
 pub fn create(
     state: &StateDir,
     spec: &NewSession,
@@ -568,13 +568,18 @@ fn append_one(
             .to_string_lossy()
             .into_owned(),
     });
+    moved(meta, &node, now);
+    Ok(node)
+}
+
+/// meta.json once `node` is written at `now`: its time, and its head.
+pub fn moved(meta: &mut Meta, node: &Node, now: f64) {
     meta.set("updated_at", now);
     if node.is_top_level() && node.predecessor.is_some() {
         meta.set("head_id", node.id.as_str());
         // Browsing is over: the conversation goes on from the new head.
         meta.0.remove("view_tip");
     }
-    Ok(node)
 }
 
 /// Copy `src` into `workdir/attachments/`, refusing symlinks, directories and

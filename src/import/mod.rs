@@ -773,7 +773,7 @@ pub fn transcript(
     // (interrupted when it was cut off), and the lines after the last node
     // go into a record node of their own.
     let closed = mapped.closed;
-    let mut open = if finish {
+    let open = if finish {
         Vec::new()
     } else {
         mapped.items.split_off(closed)
@@ -810,6 +810,7 @@ pub fn transcript(
         let Some(sd) = sd else {
             return Ok(Fresh {
                 items,
+                written: Vec::new(),
                 cursors: Cursors::default(),
                 read_before: 0,
             });
@@ -818,9 +819,10 @@ pub fn transcript(
         crate::out::trace("import: catalog loaded");
         let cursors = Cursors::read(sd, &session);
         let read_before = cursors.0.get(&key).map_or(0, |c| c.lines);
-        let items = new_items(items, &catalog, sd, read_before, foreign);
+        let (items, written) = new_items(items, &catalog, sd, read_before, foreign);
         Ok(Fresh {
             items,
+            written,
             cursors,
             read_before,
         })
@@ -868,6 +870,7 @@ pub fn transcript(
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
     let Fresh {
         items,
+        written,
         mut cursors,
         read_before,
     } = fresh(Some(&sd), items)?;
@@ -882,13 +885,30 @@ pub fn transcript(
         .find(|(i, _)| i.role == "user")
         .and_then(|(i, _)| i.output.as_str())
         .map(schema::preview);
-    let mut meta = Meta::read(&sd.meta())?;
-    let before = meta.clone();
+    let (written, base) = uncommitted(&sd, written)?;
+    let before = Meta::read(&sd.meta())?;
+    let mut meta = base.unwrap_or_else(|| before.clone());
     // Every new node, then one mirror run: one commit per unit (each dated
     // by its nodes, its meta.json as it stood after its last node), their
     // objects in one pack.
     let mut metas: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut split_before: Vec<u64> = Vec::new();
+    let mut updated = meta.f64("updated_at").unwrap_or(0.0);
+    // meta.json after each node, as it moves: the same for the nodes an
+    // import cut short wrote (read again) as for those written now.
+    let mut after = |meta: &mut Meta, n: &Node, start: bool| {
+        if start {
+            split_before.push(n.seq as u64);
+        }
+        updated = updated.max(n.created_at);
+        meta.set("updated_at", updated);
+        follow(meta, n);
+        metas.push((n.seq as u64, meta.to_json()));
+    };
+    for Written { node: n, start, .. } in &written {
+        store::moved(&mut meta, n, n.created_at.max(0.0));
+        after(&mut meta, n, *start);
+    }
     if !items.is_empty() {
         let mut starts = Vec::with_capacity(items.len());
         let nodes: Vec<(NewNode, f64)> = items
@@ -899,30 +919,23 @@ pub fn transcript(
                 (node(agent, item, foreign), time)
             })
             .collect();
-        let mut updated = meta.f64("updated_at").unwrap_or(0.0);
         let mut k = 0;
         store::append_all_with(&sd, &mut meta, nodes, &mut |meta, n| {
-            if starts[k] {
-                split_before.push(n.seq as u64);
-            }
+            after(meta, n, starts[k]);
             k += 1;
-            updated = updated.max(n.created_at);
-            meta.set("updated_at", updated);
-            follow(meta, n);
-            metas.push((n.seq as u64, meta.to_json()));
         })?;
-        atomic::write(&sd.meta(), &meta.to_json())?;
         crate::out::trace("import: nodes written");
+    }
+    if meta != before {
+        atomic::write(&sd.meta(), &meta.to_json())?;
     }
     mirror::commit_pending(
         &sd,
         &session,
         &CommitOptions {
-            now: if latest > 0.0 {
-                latest
-            } else {
-                crate::out::now()
-            },
+            // (Never the clock: with `nodes_only`, every commit is dated
+            // by its nodes.)
+            now: latest,
             // A pack for many commits; a hook's turn or two as loose
             // objects, as `commit-turn` writes them (a pack costs more).
             bulk: out.nodes > BULK_NODES,
@@ -973,9 +986,6 @@ pub fn transcript(
         cursors.write(&sd)?;
     }
     // The turn still open, whole, outside `history/`.
-    for item in &mut open {
-        item.open = false;
-    }
     let open_nodes: Vec<Node> = open
         .into_iter()
         .map(|item| pending_node(agent, item, foreign))
@@ -997,8 +1007,61 @@ pub fn transcript(
 /// The new items of an import, each with whether it starts a commit.
 struct Fresh {
     items: Vec<(Item, bool)>,
+    /// The nodes written before of what this one read.
+    written: Vec<Written>,
     cursors: Cursors,
     read_before: usize,
+}
+
+/// A node an earlier import wrote of what this one read.
+struct Written {
+    node: Node,
+    /// Its file name in `history/`.
+    file: String,
+    /// It starts a commit.
+    start: bool,
+}
+
+/// Of the nodes written before, those no commit holds (an import cut short
+/// between its nodes and its commits), and meta.json as HEAD's commit left
+/// it, for meta.json to follow them again from there: their commits are
+/// then the ones an import that was not cut short makes.
+fn uncommitted(sd: &SessionDir, written: Vec<Written>) -> Result<(Vec<Written>, Option<Meta>)> {
+    if written.is_empty() {
+        return Ok((written, None));
+    }
+    let repo = crate::git::SessionRepo::open_for_reading(&sd.dir)?;
+    let Some(head) = repo.head()?.commit else {
+        return Ok((written, None));
+    };
+    let tree = repo.commit_info(head)?.tree;
+    let names: Vec<&str> = written.iter().map(|w| w.file.as_str()).collect();
+    let held = repo.dir_holds(tree, "history", &names)?;
+    let left: Vec<Written> = written
+        .into_iter()
+        .zip(held)
+        .filter_map(|(w, held)| (!held).then_some(w))
+        .collect();
+    if left.is_empty() {
+        return Ok((left, None));
+    }
+    let base = match repo.tree_entry(tree, "meta.json")? {
+        Some(blob) => Meta::parse(&repo.read_blob(blob)?).ok(),
+        // No turn committed yet: meta.json as the import made the session,
+        // what its nodes moved put back.
+        None => Meta::read(&sd.meta()).ok().map(|mut m| {
+            let created = m.f64("created_at").unwrap_or(0.0);
+            m.set("updated_at", created);
+            m.set("head_id", Value::Null);
+            if m.flag("_auto_titled") {
+                m.set("title", "");
+                m.0.remove("_auto_titled");
+            }
+            m.set("agent_id", crate::store::DEFAULT_AGENT);
+            m
+        }),
+    };
+    Ok((left, base))
 }
 
 /// Whether the last turn of a transcript stopped before its agent was done:
@@ -1085,27 +1148,32 @@ fn new_items(
     sd: &SessionDir,
     read_before: usize,
     foreign: Option<&str>,
-) -> Vec<(Item, bool)> {
-    let kept = |id: &str| -> HashSet<usize> {
-        catalog
-            .get(id)
-            .and_then(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
-            .map(|n| {
-                n.metadata
-                    .get("source_records")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter(|r| r.get("transcript").and_then(Value::as_str) == foreign)
-                    .filter_map(|r| r["line"].as_u64().map(|l| l as usize))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let have: HashSet<usize> = items
+) -> (Vec<(Item, bool)>, Vec<Written>) {
+    // The nodes read again: those of the items written before.
+    let written: Vec<Written> = items
         .iter()
-        .filter(|(i, _)| catalog.contains(&i.id) && i.lines.iter().any(|l| l.line >= read_before))
-        .flat_map(|(i, _)| kept(&i.id))
+        .filter(|(i, _)| i.lines.iter().any(|l| l.line >= read_before))
+        .filter_map(|(i, start)| {
+            let entry = catalog.get(&i.id)?;
+            let node = crate::layout::history::read_node(&sd.history(), &entry).ok()?;
+            Some(Written {
+                node,
+                file: entry.file,
+                start: *start,
+            })
+        })
+        .collect();
+    let have: HashSet<usize> = written
+        .iter()
+        .flat_map(|Written { node: n, .. }| {
+            n.metadata
+                .get("source_records")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|r| r.get("transcript").and_then(Value::as_str) == foreign)
+                .filter_map(|r| r["line"].as_u64().map(|l| l as usize))
+        })
         .collect();
     let mut out: Vec<(Item, bool)> = Vec::new();
     let mut carried: Vec<Line> = Vec::new();
@@ -1127,7 +1195,7 @@ fn new_items(
     if !carried.is_empty() {
         out.push((record_of(carried, foreign), true));
     }
-    out
+    (out, written)
 }
 
 /// A `context/transcript` record node for lines no node can take (they
@@ -1229,6 +1297,32 @@ pub fn transcripts(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Vec<Path
     }
     out.sort_by_key(|p| (is_subagent_file(p), p.clone()));
     Ok(out)
+}
+
+/// The older layout's subagent transcripts of session `session` (a Claude
+/// Code session id, `claude-<sessionId>`): `agent-*.jsonl` in `dir` whose
+/// records name that session.
+pub fn subagents_beside(dir: &Path, session: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && is_subagent_file(p)
+                && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
+        })
+        .filter(|p| {
+            probe(Agent::ClaudeCode, p).is_ok_and(|(id, _)| {
+                id.and_then(|id| id.strip_prefix(session).map(|r| r.starts_with('-')))
+                    .unwrap_or(false)
+            })
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// Whether a Claude Code transcript is a subagent's: one under a

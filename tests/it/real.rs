@@ -68,6 +68,14 @@ fn sound(env: &TestEnv, session: &str) {
     env.assert_clean(session);
 }
 
+/// A hook call that went through: exit 0, nothing printed, nothing logged.
+fn hooked(env: &TestEnv, agent: &str, event: &Value) {
+    let out = hook(env, agent, event);
+    assert!(out.status.success() && out.stdout.is_empty());
+    let log = env.state().join("git-session-hooks.log");
+    assert!(!log.exists(), "{}", std::fs::read_to_string(&log).unwrap());
+}
+
 fn import(env: &TestEnv, agent: &str, path: &Path, finish: bool) -> String {
     let mut args = vec!["import", agent, path.to_str().unwrap()];
     if finish {
@@ -145,9 +153,7 @@ fn a_real_claude_transcript_through_the_hooks_is_one_import() {
         ("turn-2", "SessionEnd"),
     ] {
         std::fs::copy(fixture(&format!("{SIMPLE}/{turn}.jsonl")), &file).unwrap();
-        let out = hook(&env, "claude-code", &event(name));
-        assert!(out.status.success() && out.stdout.is_empty());
-        assert!(!env.state().join("git-session-hooks.log").exists());
+        hooked(&env, "claude-code", &event(name));
     }
     let one = TestEnv::new();
     import(
@@ -246,9 +252,8 @@ fn a_real_subagent_through_subagent_stop_is_its_own_session() {
             "agent_transcript_path": sub, "hook_event_name": "SubagentStop"}),
         json!({"session_id": sid, "transcript_path": main, "hook_event_name": "Stop"}),
     ] {
-        assert!(hook(&env, "claude-code", &event).status.success());
+        hooked(&env, "claude-code", &event);
     }
-    assert!(!env.state().join("git-session-hooks.log").exists());
     assert_eq!(sessions(&env), [parent.to_string(), child.clone()]);
     // The parent's Task call names the subagent's session.
     let task = nodes(&env, parent)
@@ -287,13 +292,11 @@ fn real_codex_rollouts_cut_anywhere_are_one_import() {
     let file = env.tmp.path().join("rollout.jsonl");
     for turn in ["turn-1", "turn-2"] {
         std::fs::copy(fixture(&format!("{CODEX}/incremental/{turn}.jsonl")), &file).unwrap();
-        let out = hook(
+        hooked(
             &env,
             "codex",
             &json!({"hook_event_name": "Stop", "transcript_path": file}),
         );
-        assert!(out.status.success());
-        assert!(!env.state().join("git-session-hooks.log").exists());
     }
     let one = TestEnv::new();
     import(
@@ -632,6 +635,20 @@ fn an_older_layout_subagent_is_a_session_of_its_own() {
     for s in ["claude-s1", "claude-s1-abc123"] {
         sound(&env, s);
     }
+    // Through the hooks (no `SubagentStop`: hooks installed before it was
+    // ours), the session's end finds the subagent beside it and ends it.
+    let live = TestEnv::new();
+    let file = dir.join("s1.jsonl");
+    for name in ["Stop", "SessionEnd"] {
+        hooked(
+            &live,
+            "claude-code",
+            &json!({"session_id": "s1", "transcript_path": file, "hook_event_name": name}),
+        );
+    }
+    for s in ["claude-s1", "claude-s1-abc123"] {
+        assert_eq!(state_of(&live, s), state_of(&env, s), "{s}");
+    }
 }
 
 #[test]
@@ -667,4 +684,63 @@ fn an_older_codex_rollout_imports() {
     assert_eq!(env.meta("codex-0a1b")["work_dir"], "/home/me/old");
     sound(&env, "codex-0a1b");
     prefixes_equal_one_import("codex", "r.jsonl", &bytes, &line_ends(&bytes), true);
+}
+
+#[test]
+fn an_import_killed_anywhere_then_run_again_is_one_import() {
+    // The real transcript after turn 1 imported, then the grown one
+    // imported by a process killed at each write step, then again.
+    let turn1 = std::fs::read(fixture(&format!("{SIMPLE}/turn-1.jsonl"))).unwrap();
+    let turn2 = std::fs::read(fixture(&format!("{SIMPLE}/turn-2.jsonl"))).unwrap();
+    let one = TestEnv::new();
+    import(
+        &one,
+        "claude-code",
+        &fixture(&format!("{SIMPLE}/turn-2.jsonl")),
+        true,
+    );
+    let mut points = Vec::new();
+    for n in [1, 2, 5, 9] {
+        points.push(format!("append-after-node#{n}"));
+        points.push(format!("object-written#{n}"));
+        points.push(format!("after-rename#{n}"));
+    }
+    points.push("index-replaced".into());
+    for (i, at) in points.iter().enumerate() {
+        let env = TestEnv::new();
+        let file = env.tmp.path().join("s.jsonl");
+        std::fs::write(&file, &turn1).unwrap();
+        import(&env, "claude-code", &file, false);
+        std::fs::write(&file, &turn2).unwrap();
+        let mut killed = env.cmd();
+        killed.env("GIT_SESSION_CRASH_AT", at);
+        killed.args(["import", "claude-code", file.to_str().unwrap()]);
+        // Every other one ended by the hook, the others by `--finish`.
+        if i % 2 == 0 {
+            killed.arg("--finish");
+        }
+        let out = crate::env::output(&mut killed);
+        assert!(
+            out.status.code() != Some(1),
+            "{at}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if i % 2 == 0 {
+            import(&env, "claude-code", &file, true);
+        } else {
+            hooked(
+                &env,
+                "claude-code",
+                &json!({"session_id": "x", "transcript_path": file, "hook_event_name": "SessionEnd"}),
+            );
+        }
+        // (A temp file the killed process left is `verify --fix`'s to remove.)
+        env.run(&["verify", "--fix", SIMPLE_SESSION]);
+        assert_eq!(
+            state_of(&env, SIMPLE_SESSION),
+            state_of(&one, SIMPLE_SESSION),
+            "killed at {at}"
+        );
+        sound(&env, SIMPLE_SESSION);
+    }
 }
