@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx, args: NodesArgs) -> Result<u8> {
     })?;
     // The turn a transcript has not closed yet: named for a person, never
     // handed out as a record (it has no seq until it is written).
-    for open in crate::layout::pending::read(&sd).values() {
+    for open in crate::layout::pending::unwritten(&sd).values() {
         for n in open.nodes() {
             ctx.out.line(format!(
                 "{:>5} {:<width$} {:<9} in progress {}",

@@ -249,7 +249,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
     // The turn a transcript has not closed yet (an import keeps it pending):
     // after the conversation as it is now.
     if args.at.is_none() {
-        for open in crate::layout::pending::read(&sd).values() {
+        for open in crate::layout::pending::unwritten(&sd).values() {
             let pending = open.nodes();
             let Some(first) = pending.first() else {
                 continue;

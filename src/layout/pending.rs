@@ -55,6 +55,28 @@ pub fn read(sd: &SessionDir) -> BTreeMap<String, Open> {
         .unwrap_or_default()
 }
 
+/// The session's open turns as [`read`] gives them, less the nodes
+/// `history/` already holds (an import killed after it wrote them, before
+/// it moved the pending area on): what is still to come.
+pub fn unwritten(sd: &SessionDir) -> BTreeMap<String, Open> {
+    let mut open = read(sd);
+    if open.is_empty() {
+        return open;
+    }
+    let Ok(catalog) = super::history::Catalog::load(sd) else {
+        return open;
+    };
+    for o in open.values_mut() {
+        o.nodes.retain(|n| {
+            n.get("id")
+                .and_then(Value::as_str)
+                .is_none_or(|id| !catalog.contains(id))
+        });
+    }
+    open.retain(|_, o| !o.nodes.is_empty() || !o.records.is_empty());
+    open
+}
+
 /// Keep transcript `key`'s open turn (`nodes`, `records`), or drop its
 /// entry when there is none. The caller holds the session lock.
 pub fn write(

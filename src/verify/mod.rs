@@ -208,7 +208,7 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
     };
 
     // An import's turn its transcript has not closed: a note.
-    for (key, open) in crate::layout::pending::read(sd) {
+    for (key, open) in crate::layout::pending::unwritten(sd) {
         c.push(
             "import_turn_open",
             Severity::Note,
