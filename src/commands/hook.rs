@@ -40,8 +40,8 @@ const HOOK_TIMEOUT: u64 = 60;
 /// it too, as `import --finish` does (`Status: interrupted` when it was cut
 /// off). `SubagentStop` also imports the subagent's transcript
 /// (`agent_transcript_path`) into its own session and ends it there;
-/// `SessionEnd` ends every subagent transcript under the session's
-/// `subagents/` directory too. So a session built by the hooks while the agent works is, to the
+/// `SessionEnd` ends every subagent transcript of the session too (under
+/// its `subagents/` directory, or `agent-*.jsonl` beside it naming it). So a session built by the hooks while the agent works is, to the
 /// commit id, the one a single import of the finished transcript makes,
 /// ended the same way, however many events came and whatever each saw (a
 /// transcript that lags the event is caught up by the next call). `hook
@@ -258,10 +258,12 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
     };
     let mut warnings = Vec::new();
     let mut warn = |w| warnings.push(w);
-    crate::import::transcript(ctx, agent, &path, None, false, finish, &mut warn)?;
+    let main = crate::import::transcript(ctx, agent, &path, None, false, finish, &mut warn);
     // A subagent's transcript is a session of its own, over when the
     // subagent stops; the ones a session's end finds (under
-    // `<session>/subagents/`) are over with it.
+    // `<session>/subagents/`, or, in the older layout, `agent-*.jsonl`
+    // beside the session's transcript, naming it) are over with it. Each is
+    // tried whatever became of the others.
     let mut subagents: Vec<PathBuf> = Vec::new();
     match text(&event.hook_event_name) {
         Some("SubagentStop") => {
@@ -276,13 +278,21 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
             if dir.is_dir() {
                 subagents = crate::import::transcripts(&dir, &mut warn)?;
             }
+            if let Ok(session) = &main
+                && let Some(beside) = path.parent()
+            {
+                subagents.extend(crate::import::subagents_beside(beside, &session.session));
+            }
         }
         _ => {}
     }
+    let mut failed = main.err();
     for sub in subagents {
-        crate::import::transcript(ctx, agent, &sub, None, false, true, &mut warn)?;
+        if let Err(e) = crate::import::transcript(ctx, agent, &sub, None, false, true, &mut warn) {
+            failed.get_or_insert(e);
+        }
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
 }
 
 /// The rollout of Codex thread `thread`: the file its session last read,

@@ -357,7 +357,12 @@ fn codex(s: &Script) -> Vec<Value> {
 pub(crate) fn state_of(env: &TestEnv, session: &str) -> Vec<String> {
     let dir = env.session_dir(session);
     let mut out = Vec::new();
-    for f in env.history_files(session) {
+    // (Not a temp file a killed process left: no part of the record.)
+    for f in env
+        .history_files(session)
+        .into_iter()
+        .filter(|f| !f.starts_with(".gs-tmp-"))
+    {
         out.push(f.clone());
         out.push(std::fs::read_to_string(dir.join("history").join(&f)).unwrap());
     }
@@ -397,24 +402,9 @@ impl Files {
     }
 }
 
-/// Run a hook command with `event` on stdin.
+/// Run `git-session hook AGENT` with `event` on stdin.
 pub(crate) fn hook(env: &TestEnv, agent: &str, event: &Value) -> std::process::Output {
-    use std::io::Write;
-    let mut child = env
-        .cmd()
-        .args(["hook", agent])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    crate::import::hook_with(env, &["hook", agent], event)
 }
 
 /// Feed `files` cut at `cuts` (of the main file) through imports of their
