@@ -49,8 +49,10 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// (`metadata.subagent_session`), in both layouts: under
 /// `<session>/subagents/`, and the older `agent-<agentId>.jsonl` beside
 /// the parent's file (whose `sessionId` names the parent). A subagent's
-/// transcript has no end record of its own: its turn waits until
-/// `--finish` or the `SubagentStop` hook ends it. A Codex fork
+/// transcript has no end record of its own: it is over once the parent's
+/// transcript holds the completed result of the call that ran it
+/// (`toolUseResult.agentId`), or at `--finish` or the `SubagentStop` hook;
+/// until then its turn waits. A Codex fork
 /// (`forked_from_id`) goes into the session it was forked from, its new
 /// turns on a retry branch. Codex rollouts from before `session_meta` (a
 /// first line with `id`, `timestamp` and `instructions`, then bare

@@ -660,6 +660,14 @@ pub fn transcript(
     // is a retry branch. (A fork imported before its original stays a
     // session of its own.)
     let (probed, forked_from) = probe(agent, path)?;
+    // A subagent is over once its parent has the result of the call that
+    // ran it (its own transcript has no end record).
+    let finish = finish
+        || (agent == Agent::ClaudeCode
+            && is_subagent_file(path)
+            && probed
+                .as_deref()
+                .is_some_and(|s| subagent_returned(path, s)));
     crate::out::trace("import: probed");
     let own = probed.clone().unwrap_or_else(|| {
         let stem = path
@@ -1323,6 +1331,45 @@ pub fn subagents_beside(dir: &Path, session: &str) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// Whether the parent of Claude Code subagent transcript `path` (session
+/// `claude-<sessionId>-<agentId>`) holds the completed result of the call
+/// that ran it (`toolUseResult.agentId`, status completed): the parent's
+/// transcript is `<session>.jsonl` above `<session>/subagents/`, or, in the
+/// older layout, `<sessionId>.jsonl` beside it. Complete lines only.
+fn subagent_returned(path: &Path, session: &str) -> bool {
+    use std::io::BufRead as _;
+    let Some((sid, agent_id)) = session
+        .strip_prefix("claude-")
+        .and_then(|s| s.rsplit_once('-'))
+    else {
+        return false;
+    };
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    let parent = if dir.file_name().is_some_and(|n| n == "subagents") {
+        match dir.parent() {
+            Some(d) => d.with_extension("jsonl"),
+            None => return false,
+        }
+    } else {
+        dir.join(format!("{sid}.jsonl"))
+    };
+    let Ok(f) = open_transcript(&parent) else {
+        return false;
+    };
+    let needle = format!("\"{agent_id}\"");
+    std::io::BufReader::new(f)
+        .split(b'\n')
+        .map_while(|l| l.ok())
+        .filter(|l| l.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        .filter_map(|l| serde_json::from_slice::<Value>(&l).ok())
+        .any(|r| {
+            let res = &r["toolUseResult"];
+            res["agentId"] == agent_id && res["status"].as_str().is_none_or(|s| s == "completed")
+        })
 }
 
 /// Whether a Claude Code transcript is a subagent's: one under a

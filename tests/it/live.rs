@@ -384,14 +384,20 @@ struct Files {
 }
 
 impl Files {
-    /// Writes each file cut at the same share of it as `cut` of the main
-    /// one (a file cut to nothing is not there yet); the main file's path.
+    /// Writes each file cut at the share of it that `cut` is of the main
+    /// one up to the line with the subagent's result (a file cut to
+    /// nothing is not there yet); the main file's path.
     fn write(&self, dir: &std::path::Path, cut: usize) -> std::path::PathBuf {
         std::fs::create_dir_all(dir).unwrap();
         let main = dir.join(format!("{SID}.jsonl"));
         std::fs::write(&main, &self.main[..cut]).unwrap();
         if let Some((rel, bytes)) = &self.sub {
-            let n = cut * bytes.len() / self.main.len();
+            // As a subagent runs: its transcript written whole before the
+            // parent's line with its result ends.
+            let result = find(&self.main, b"\"toolUseResult\"").unwrap_or(self.main.len());
+            let returned = result
+                + find(&self.main[result..], b"\n").map_or(self.main.len() - result, |n| n + 1);
+            let n = bytes.len() * cut.min(returned) / returned;
             if n > 0 {
                 let p = dir.join(rel);
                 std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -521,6 +527,10 @@ fn live_equals_replay(
         prop_assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
     }
     Ok(())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 fn text(lines: &[Value]) -> Vec<u8> {

@@ -281,6 +281,11 @@ fn a_real_subagent_through_subagent_stop_is_its_own_session() {
         assert_eq!(state_of(&env, s), state_of(&one, s), "{s}");
         sound(&env, s);
     }
+    // The parent holds the subagent's result: one import of the directory,
+    // not ended, ends the subagent all the same.
+    let dir_import = TestEnv::new();
+    import(&dir_import, "claude-code", &fixture(dir), false);
+    assert_eq!(state_of(&dir_import, &child), state_of(&one, &child));
 }
 
 const CODEX: &str = "codex/codemie-ai_codemie-code";
