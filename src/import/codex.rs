@@ -147,15 +147,19 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         .unwrap_or_default();
     let mut m = Mapped::default();
     // The format before `session_meta`, seen as envelopes.
+    // (Each with the header's time as it stands after its line.)
     let mut legacy_time = start.legacy_time.clone();
-    let views: Vec<Option<Value>> = lines
+    let views: Vec<(Option<Value>, Option<String>)> = lines
         .iter()
         .map(|l| {
-            let v = legacy_view(l.record.as_ref()?, legacy_time.as_deref())?;
-            if v["type"] == "session_meta" {
+            let v = l
+                .record
+                .as_ref()
+                .and_then(|r| legacy_view(r, legacy_time.as_deref()));
+            if let Some(v) = v.as_ref().filter(|v| v["type"] == "session_meta") {
                 legacy_time = v["timestamp"].as_str().map(str::to_string);
             }
-            Some(v)
+            (v, legacy_time.clone())
         })
         .collect();
     let mut legacy_time = start.legacy_time.clone();
@@ -164,7 +168,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         lines
             .iter()
             .zip(&views)
-            .filter_map(|(l, v)| v.as_ref().or(l.record.as_ref()))
+            .filter_map(|(l, (v, _))| v.as_ref().or(l.record.as_ref()))
             .any(|r| {
                 r["type"] == t
                     && r["payload"]["type"] == p
@@ -207,7 +211,7 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
     let mut leading: Vec<Line> = Vec::new();
     let mut cur: Option<usize> = None;
 
-    for (mut l, view) in lines.into_iter().zip(views) {
+    for (mut l, (view, time_after)) in lines.into_iter().zip(views) {
         let Some(record) = l.record.take() else {
             m.unparsed += 1;
             attach(&mut m.items, cur, &mut leading, l);
@@ -237,9 +241,9 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         // A bare item of the format before `session_meta` has no time of
         // its own: it is dated by the header, and named by its line (that
         // format has no forks that copy lines).
+        legacy_time = time_after;
         let (ts_raw, ts) = match &view {
             Some(v) if v["type"] == "session_meta" => {
-                legacy_time = v["timestamp"].as_str().map(str::to_string);
                 let t = legacy_time.clone().unwrap_or_default();
                 let ts = timestamp(&t).unwrap_or(0.0);
                 (t, ts)
