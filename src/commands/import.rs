@@ -41,7 +41,11 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// `show` and `nodes` list it as in progress, `verify` notes it, and no
 /// `commit-turn`, `backfill` or `verify --fix` commits it early. `--finish`
 /// (the `SessionEnd` hook) commits it, `Status: interrupted` when it was
-/// cut off. A record that goes on from a compaction through
+/// cut off. Where the user stopped the agent (Claude Code writes
+/// `[Request interrupted by user]` as a user record, no message of the
+/// user's; Codex writes `turn_aborted`), the turn is over at once, its last
+/// node keeps the marker (`metadata.interrupted`) and its commit says
+/// `Status: interrupted`. A record that goes on from a compaction through
 /// `logicalParentUuid` goes on from what came before it: one root.
 ///
 /// A Claude Code subagent's transcript is a session of its own,

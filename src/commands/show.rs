@@ -213,6 +213,12 @@ fn print_node(
     if let Some(line) = project_commit_line(n) {
         ctx.out.line(format!("{indent}  {line}"));
     }
+    // Where the user stopped the agent, in the transcript's own words.
+    if let Some(why) = n.metadata.get(session::INTERRUPTED) {
+        let why = why.as_str().map_or_else(|| why.to_string(), str::to_string);
+        ctx.out
+            .line(format!("(stopped here: {})", crate::out::in_one_line(&why)));
+    }
 }
 
 pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {

@@ -32,10 +32,31 @@ use serde_json::{Map, Value};
 use super::{Indexed, Item, Line, Mapped, Seed, attach, blocks_text, node_id, timestamp};
 use crate::layout::schema::ROOT;
 
+/// The marker Claude Code writes, as a user record, where the user stopped
+/// the agent (Esc): no message of the user's, the end of the turn.
+fn interrupt_marker(r: &Value) -> Option<&str> {
+    if r["type"] != "user" {
+        return None;
+    }
+    let text = match &r["message"]["content"] {
+        Value::String(s) => s.as_str(),
+        Value::Array(blocks) if blocks.len() == 1 && blocks[0]["type"] == "text" => {
+            blocks[0]["text"].as_str()?
+        }
+        _ => return None,
+    };
+    text.strip_prefix("[Request interrupted by user")
+        .filter(|rest| *rest == "]" || *rest == " for tool use]")
+        .map(|_| text)
+}
+
 /// The typed text of a user record, if it is one (not a tool result, not
-/// meta, not a compaction summary).
+/// meta, not a compaction summary, not an interrupt marker).
 fn typed_text(r: &Value) -> Option<String> {
-    if r["isMeta"].as_bool() == Some(true) || r["isCompactSummary"].as_bool() == Some(true) {
+    if r["isMeta"].as_bool() == Some(true)
+        || r["isCompactSummary"].as_bool() == Some(true)
+        || interrupt_marker(r).is_some()
+    {
         return None;
     }
     let content = &r["message"]["content"];
@@ -336,9 +357,17 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
             };
             m.items[i].metadata.insert("summary".into(), summary.into());
         }
-        // The end of a turn (Claude Code 2.x writes its duration): what
-        // follows, up to the next node, is the next turn's.
-        let turn_end = r["type"] == "system" && r["subtype"] == "turn_duration";
+        // The end of a turn (Claude Code 2.x writes its duration, and a
+        // marker where the user stopped the agent, which the turn's last
+        // node keeps): what follows, up to the next node, is the next turn's.
+        let interrupted = interrupt_marker(r).map(str::to_string);
+        let turn_end =
+            (r["type"] == "system" && r["subtype"] == "turn_duration") || interrupted.is_some();
+        if let (Some(marker), Some(c)) = (&interrupted, cur) {
+            m.items[c]
+                .metadata
+                .insert(super::INTERRUPTED.into(), marker.as_str().into());
+        }
         let lead_top = (made.is_none() && cur.is_none() && uuid.is_some())
             .then(|| top(&m.items, &owner, &logical_parent, &lead, seed, parent));
         l.record = Some(record);

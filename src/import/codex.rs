@@ -182,7 +182,8 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
     // reply is whole only then.
     let turns_end = start.task_events
         || has("event_msg", "task_started", None)
-        || has("event_msg", "task_complete", None);
+        || has("event_msg", "task_complete", None)
+        || has("event_msg", "turn_aborted", None);
     // The kinds seen so far, for the state before each line.
     let mut seen = (start.user_events, start.assistant_items, start.task_events);
 
@@ -235,7 +236,9 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
         match (r["type"].as_str(), p["type"].as_str()) {
             (Some("event_msg"), Some("user_message")) => seen.0 = true,
             (Some("response_item"), Some("message")) if p["role"] == "assistant" => seen.1 = true,
-            (Some("event_msg"), Some("task_started" | "task_complete")) => seen.2 = true,
+            (Some("event_msg"), Some("task_started" | "task_complete" | "turn_aborted")) => {
+                seen.2 = true
+            }
             _ => {}
         }
         // A bare item of the format before `session_meta` has no time of
@@ -292,6 +295,17 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
             // The turn is over: nothing later changes it, and what follows,
             // up to the next node, is the next turn's.
             ("event_msg", "task_complete") => {
+                close(&mut m.items, &turn);
+                ended = true;
+            }
+            // The user stopped the turn: over, as its last node says.
+            ("event_msg", "turn_aborted") => {
+                if let Some(c) = cur {
+                    let reason = p["reason"].as_str().unwrap_or("interrupted");
+                    m.items[c]
+                        .metadata
+                        .insert(super::INTERRUPTED.into(), reason.into());
+                }
                 close(&mut m.items, &turn);
                 ended = true;
             }

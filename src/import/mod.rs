@@ -161,6 +161,11 @@ impl Item {
     }
 }
 
+/// The metadata key of a node whose turn the user stopped (Claude Code's
+/// interrupt marker, Codex's `turn_aborted`): its commit says
+/// `Status: interrupted`.
+use crate::session::INTERRUPTED;
+
 /// What a mapping learned besides the nodes.
 #[derive(Debug, Default)]
 pub struct Mapped {

@@ -298,7 +298,7 @@ pub(super) fn plan(
                 parts.tokens = opts.tokens;
             }
             parts.failed = opts.failed;
-            parts.interrupted = opts.interrupted;
+            parts.interrupted |= opts.interrupted;
         }
         let retry_name = session::retry_name(nodes).unwrap_or_default().to_string();
         let range = (parts.first_seq, parts.last_seq);

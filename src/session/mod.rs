@@ -310,6 +310,11 @@ pub struct MessageParts {
     pub interrupted: bool,
 }
 
+/// The metadata key of a node whose turn was stopped before the agent was
+/// done (the user interrupted it): the turn's commit says
+/// `Status: interrupted`.
+pub const INTERRUPTED: &str = "interrupted";
+
 impl MessageParts {
     /// Gather what the nodes of one group say. `regenerated` is the user
     /// message a regenerated reply answers (its group starts with the reply).
@@ -379,7 +384,7 @@ impl MessageParts {
             first_seq: first.seq.max(0) as u64,
             last_seq: last.seq.max(0) as u64,
             failed: false,
-            interrupted: false,
+            interrupted: nodes.iter().any(|n| n.metadata.contains_key(INTERRUPTED)),
         }
     }
 

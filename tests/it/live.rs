@@ -36,6 +36,9 @@ struct TurnScript {
     rewind: bool,
     /// A compaction after the first step.
     compacts: bool,
+    /// The user stops the agent at the end of it (Claude Code's interrupt
+    /// marker, Codex's `turn_aborted`, in place of the end record).
+    interrupts: bool,
 }
 
 fn turn() -> impl Strategy<Value = TurnScript> {
@@ -43,11 +46,13 @@ fn turn() -> impl Strategy<Value = TurnScript> {
         proptest::collection::vec((1usize..4, any::<bool>()), 1..4),
         any::<bool>(),
         any::<bool>(),
+        proptest::bool::weighted(0.25),
     )
-        .prop_map(|(steps, rewind, compacts)| TurnScript {
+        .prop_map(|(steps, rewind, compacts, interrupts)| TurnScript {
             steps,
             rewind,
             compacts,
+            interrupts,
         })
 }
 
@@ -196,7 +201,20 @@ fn claude(s: &Script) -> Vec<Value> {
                 last = Some(cs);
             }
         }
-        if s.ends && !(s.cut_off && t + 1 == turns) {
+        if s.cut_off && t + 1 == turns {
+            // Cut off: no end.
+        } else if turn.interrupts {
+            let e = format!("i{t}");
+            out.push(rec(
+                "user",
+                e.clone(),
+                last.clone(),
+                ts(),
+                json!({"message": {"role": "user",
+                    "content": [{"type": "text", "text": "[Request interrupted by user]"}]}}),
+            ));
+            last = Some(e);
+        } else if s.ends {
             let e = format!("e{t}");
             out.push(rec(
                 "system",
@@ -342,7 +360,14 @@ fn codex(s: &Script) -> Vec<Value> {
             "event_msg",
             json!({"type": "token_count", "info": {"total_token_usage": {"total_tokens": 100 * (t + 1)}}}),
         ));
-        if s.ends && !(s.cut_off && last) {
+        if s.cut_off && last {
+            // Cut off: no end.
+        } else if turn.interrupts {
+            out.push(rec(
+                "event_msg",
+                json!({"type": "turn_aborted", "turn_id": tid, "reason": "interrupted"}),
+            ));
+        } else if s.ends {
             out.push(rec(
                 "event_msg",
                 json!({"type": "task_complete", "turn_id": tid}),

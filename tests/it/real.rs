@@ -218,6 +218,25 @@ fn a_real_compaction_keeps_one_root_and_whole_turns() {
         subjects.iter().all(|s| !s.contains("(continued)")),
         "{subjects:?}"
     );
+    // Where the user stopped the agent (three times), the marker Claude Code
+    // writes is no message: the turn it stopped is interrupted.
+    assert!(
+        subjects.iter().all(|s| !s.contains("[Request interrupted")),
+        "{subjects:?}"
+    );
+    let log = env.git(session, &["log", "--format=%B%x00", "HEAD"]);
+    let stopped: Vec<&str> = log
+        .split('\0')
+        .filter(|m| m.contains("\nStatus: interrupted"))
+        .collect();
+    assert_eq!(stopped.len(), 3, "{stopped:?}");
+    let shown = env.ok(&["show", session]);
+    assert_eq!(
+        shown
+            .matches("\n(stopped here: [Request interrupted by user])\n")
+            .count(),
+        3
+    );
     sound(&env, session);
     // Cut at every twentieth line (and torn there): the same session.
     let bytes = std::fs::read(&file).unwrap();
@@ -748,4 +767,55 @@ fn an_import_killed_anywhere_then_run_again_is_one_import() {
         );
         sound(&env, SIMPLE_SESSION);
     }
+}
+
+#[test]
+fn a_turn_the_user_stopped_is_committed_at_once_and_says_so() {
+    // Codex: `turn_aborted` where the user pressed Esc, then a new turn.
+    let mut lines = codex_cut_off();
+    let at = |n: usize| format!("2026-11-02T09:01:{n:02}.000Z");
+    for (n, (kind, payload)) in [
+        (
+            "event_msg",
+            json!({"type": "turn_aborted", "turn_id": "t1", "reason": "interrupted"}),
+        ),
+        (
+            "event_msg",
+            json!({"type": "task_started", "turn_id": "t2"}),
+        ),
+        (
+            "response_item",
+            json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "just build it"}]}),
+        ),
+        (
+            "event_msg",
+            json!({"type": "user_message", "message": "just build it"}),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        lines.push(json!({"timestamp": at(n), "type": kind, "payload": payload}));
+    }
+    let bytes = jsonl(&lines);
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("rollout.jsonl");
+    // Up to the abort: the turn is over, committed by a plain import.
+    let abort = line_ends(&bytes)[8];
+    std::fs::write(&file, &bytes[..abort]).unwrap();
+    import(&env, "codex", &file, false);
+    let body = env.git("codex-c1", &["log", "-1", "--format=%B"]);
+    assert!(body.starts_with("turn 1: fix the build"), "{body}");
+    assert!(body.contains("Status: interrupted"), "{body}");
+    let shown = env.ok(&["show", "codex-c1"]);
+    assert!(shown.contains("\n(stopped here: interrupted)\n"), "{shown}");
+    std::fs::write(&file, &bytes).unwrap();
+    import(&env, "codex", &file, true);
+    assert_eq!(
+        subjects(&env, "codex-c1")[1..],
+        ["turn 1: fix the build", "turn 2: just build it"]
+    );
+    sound(&env, "codex-c1");
+    prefixes_equal_one_import("codex", "rollout.jsonl", &bytes, &line_ends(&bytes), true);
 }
