@@ -786,6 +786,13 @@ pub fn transcript(
     // (interrupted when it was cut off), and the lines after the last node
     // go into a record node of their own.
     let closed = mapped.closed;
+    // A run that ended the session was cut short after it wrote the open
+    // turn's nodes: this one ends it as that one would have.
+    let finish = finish
+        || existing
+            .as_ref()
+            .and_then(|sd| saved_base(sd, &key))
+            .is_some_and(|(_, ended)| ended);
     let open = if finish {
         Vec::new()
     } else {
@@ -898,9 +905,17 @@ pub fn transcript(
         .find(|(i, _)| i.role == "user")
         .and_then(|(i, _)| i.output.as_str())
         .map(schema::preview);
-    let (written, base) = uncommitted(&sd, written)?;
     let before = Meta::read(&sd.meta())?;
-    let mut meta = base.unwrap_or_else(|| before.clone());
+    // An import of this transcript cut short: meta.json goes on from where
+    // that one began, over the nodes it wrote.
+    let (mut meta, written) = match saved_base(&sd, &key) {
+        Some((base, _)) => (moved_back(before.clone(), &base), written),
+        None => (before.clone(), Vec::new()),
+    };
+    let saving = !items.is_empty() || !written.is_empty();
+    if saving {
+        save_base(&sd, &key, Some((&meta, finish)))?;
+    }
     // Every new node, then one mirror run: one commit per unit (each dated
     // by its nodes, its meta.json as it stood after its last node), their
     // objects in one pack.
@@ -961,6 +976,9 @@ pub fn transcript(
         &mut |_| Ok(()),
         warn,
     )?;
+    if saving {
+        save_base(&sd, &key, None)?;
+    }
     // (Read whole, every row is known again: rows of a session imported
     // before rows were kept are written too.)
     let rows_from = if from.1 == 0 { 0 } else { read_before };
@@ -1029,52 +1047,62 @@ struct Fresh {
 /// A node an earlier import wrote of what this one read.
 struct Written {
     node: Node,
-    /// Its file name in `history/`.
-    file: String,
     /// It starts a commit.
     start: bool,
 }
 
-/// Of the nodes written before, those no commit holds (an import cut short
-/// between its nodes and its commits), and meta.json as HEAD's commit left
-/// it, for meta.json to follow them again from there: their commits are
-/// then the ones an import that was not cut short makes.
-fn uncommitted(sd: &SessionDir, written: Vec<Written>) -> Result<(Vec<Written>, Option<Meta>)> {
-    if written.is_empty() {
-        return Ok((written, None));
+/// meta.json before an import of transcript `key` that was cut short
+/// (killed after it wrote nodes, before it made their commits), if one
+/// was: a rerun goes on from it over the nodes that one wrote, so that the
+/// commits are those of an import not cut short. (Written in place without
+/// a flush: a torn or missing one is no base, and the rerun goes on from
+/// meta.json as it is.)
+fn saved_base(sd: &SessionDir, key: &str) -> Option<(Meta, bool)> {
+    let bytes = atomic::read_if_present(&sd.import_base()).ok()??;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    if v["transcript"] != key {
+        return None;
     }
-    let repo = crate::git::SessionRepo::open_for_reading(&sd.dir)?;
-    let Some(head) = repo.head()?.commit else {
-        return Ok((written, None));
+    let meta = Meta::parse(v["meta"].to_string().as_bytes()).ok()?;
+    Some((meta, v["finish"] == true))
+}
+
+/// Keep `meta` (and whether the import ends the session) as
+/// [`saved_base`] gives it back, or (`None`) say no import is in flight.
+fn save_base(sd: &SessionDir, key: &str, meta: Option<(&Meta, bool)>) -> Result<()> {
+    let bytes = match meta {
+        Some((m, finish)) => {
+            let meta: Value = serde_json::from_slice(&m.to_json()).expect("meta.json is JSON");
+            serde_json::to_vec(&json!({"transcript": key, "meta": meta, "finish": finish}))
+                .expect("serialises")
+        }
+        None => Vec::new(),
     };
-    let tree = repo.commit_info(head)?.tree;
-    let names: Vec<&str> = written.iter().map(|w| w.file.as_str()).collect();
-    let held = repo.dir_holds(tree, "history", &names)?;
-    let left: Vec<Written> = written
-        .into_iter()
-        .zip(held)
-        .filter_map(|(w, held)| (!held).then_some(w))
-        .collect();
-    if left.is_empty() {
-        return Ok((left, None));
+    let path = sd.import_base();
+    if bytes.is_empty() && std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
     }
-    let base = match repo.tree_entry(tree, "meta.json")? {
-        Some(blob) => Meta::parse(&repo.read_blob(blob)?).ok(),
-        // No turn committed yet: meta.json as the import made the session,
-        // what its nodes moved put back.
-        None => Meta::read(&sd.meta()).ok().map(|mut m| {
-            let created = m.f64("created_at").unwrap_or(0.0);
-            m.set("updated_at", created);
-            m.set("head_id", Value::Null);
-            if m.flag("_auto_titled") {
-                m.set("title", "");
-                m.0.remove("_auto_titled");
+    atomic::overwrite(&path, &bytes).io("write", &path)
+}
+
+/// `meta` with what an import's nodes move (its times, head, agent and,
+/// unless a person gave it, its title) as `base` had them.
+fn moved_back(mut meta: Meta, base: &Meta) -> Meta {
+    let mut keys = vec!["updated_at", "head_id", "view_tip", "agent_id"];
+    if !meta.flag("_user_titled") {
+        keys.extend(["title", "_auto_titled"]);
+    }
+    for k in keys {
+        match base.0.get(k) {
+            Some(v) => {
+                meta.0.insert(k.to_string(), v.clone());
             }
-            m.set("agent_id", crate::store::DEFAULT_AGENT);
-            m
-        }),
-    };
-    Ok((left, base))
+            None => {
+                meta.0.remove(k);
+            }
+        }
+    }
+    meta
 }
 
 /// Whether the last turn of a transcript stopped before its agent was done:
@@ -1171,7 +1199,6 @@ fn new_items(
             let node = crate::layout::history::read_node(&sd.history(), &entry).ok()?;
             Some(Written {
                 node,
-                file: entry.file,
                 start: *start,
             })
         })
@@ -1339,15 +1366,25 @@ pub fn subagents_beside(dir: &Path, session: &str) -> Vec<PathBuf> {
 }
 
 /// Whether the parent of Claude Code subagent transcript `path` (session
-/// `claude-<sessionId>-<agentId>`) holds the completed result of the call
-/// that ran it (`toolUseResult.agentId`, status completed): the parent's
-/// transcript is `<session>.jsonl` above `<session>/subagents/`, or, in the
-/// older layout, `<sessionId>.jsonl` beside it. Complete lines only.
+/// `claude-<sessionId>-<agentId>`) says the subagent is done: the last of
+/// its complete records that names the agent is the completed result of
+/// the call that ran it (`toolUseResult.agentId`, status completed; a later
+/// call that resumes the agent names it again). The parent's transcript is
+/// `<session>.jsonl` above `<session>/subagents/`, or, in the older layout,
+/// `<sessionId>.jsonl` beside it.
 fn subagent_returned(path: &Path, session: &str) -> bool {
     use std::io::BufRead as _;
-    let Some((sid, agent_id)) = session
+    let Some(agent_id) = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|s| s.strip_prefix("agent-"))
+    else {
+        return false;
+    };
+    let Some(sid) = session
         .strip_prefix("claude-")
-        .and_then(|s| s.rsplit_once('-'))
+        .and_then(|s| s.strip_suffix(agent_id))
+        .and_then(|s| s.strip_suffix('-'))
     else {
         return false;
     };
@@ -1366,15 +1403,26 @@ fn subagent_returned(path: &Path, session: &str) -> bool {
         return false;
     };
     let needle = format!("\"{agent_id}\"");
-    std::io::BufReader::new(f)
-        .split(b'\n')
-        .map_while(|l| l.ok())
-        .filter(|l| l.windows(needle.len()).any(|w| w == needle.as_bytes()))
-        .filter_map(|l| serde_json::from_slice::<Value>(&l).ok())
-        .any(|r| {
-            let res = &r["toolUseResult"];
-            res["agentId"] == agent_id && res["status"].as_str().is_none_or(|s| s == "completed")
-        })
+    let mut reader = std::io::BufReader::new(f);
+    let mut line = Vec::new();
+    let mut done = false;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            // A line the parent is still writing says nothing yet.
+            Ok(_) if line.last() == Some(&b'\n') => {}
+            _ => return done,
+        }
+        if !line.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            continue;
+        }
+        let Ok(r) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        let res = &r["toolUseResult"];
+        done =
+            res["agentId"] == agent_id && res["status"].as_str().is_none_or(|s| s == "completed");
+    }
 }
 
 /// Whether a Claude Code transcript is a subagent's: one under a

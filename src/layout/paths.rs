@@ -636,6 +636,12 @@ impl SessionDir {
     pub fn import_uuids(&self) -> PathBuf {
         self.private_dir().join("import.uuids")
     }
+    /// meta.json as it stood before an import began writing nodes, with
+    /// the transcript it read (`import`; emptied once its commits are
+    /// made): what a rerun of an import cut short goes on from.
+    pub fn import_base(&self) -> PathBuf {
+        self.private_dir().join("import.base")
+    }
     /// The turns its transcripts have not closed yet, kept whole outside
     /// `history/` ([`crate::layout::pending`]).
     pub fn import_pending(&self) -> PathBuf {
