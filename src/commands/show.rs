@@ -214,8 +214,7 @@ fn print_node(
         ctx.out.line(format!("{indent}  {line}"));
     }
     // Where the user stopped the agent, in the transcript's own words.
-    if let Some(why) = n.metadata.get(session::INTERRUPTED) {
-        let why = why.as_str().map_or_else(|| why.to_string(), str::to_string);
+    if let Some(why) = session::stopped(n) {
         ctx.out
             .line(format!("(stopped here: {})", crate::out::in_one_line(&why)));
     }

@@ -38,8 +38,9 @@ fn interrupt_marker(r: &Value) -> Option<&str> {
     if r["type"] != "user" {
         return None;
     }
+    // (As a text block: typed prompts are strings, and a prompt may say
+    // the same words.)
     let text = match &r["message"]["content"] {
-        Value::String(s) => s.as_str(),
         Value::Array(blocks) if blocks.len() == 1 && blocks[0]["type"] == "text" => {
             blocks[0]["text"].as_str()?
         }

@@ -315,6 +315,16 @@ pub struct MessageParts {
 /// `Status: interrupted`.
 pub const INTERRUPTED: &str = "interrupted";
 
+/// Where node `n` says its turn was stopped (its `interrupted` metadata: a
+/// reason, or `true`), in words.
+pub fn stopped(n: &Node) -> Option<String> {
+    match n.metadata.get(INTERRUPTED)? {
+        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        serde_json::Value::Bool(true) => Some("interrupted".into()),
+        _ => None,
+    }
+}
+
 impl MessageParts {
     /// Gather what the nodes of one group say. `regenerated` is the user
     /// message a regenerated reply answers (its group starts with the reply).
@@ -384,7 +394,7 @@ impl MessageParts {
             first_seq: first.seq.max(0) as u64,
             last_seq: last.seq.max(0) as u64,
             failed: false,
-            interrupted: nodes.iter().any(|n| n.metadata.contains_key(INTERRUPTED)),
+            interrupted: nodes.iter().any(|n| stopped(n).is_some()),
         }
     }
 
@@ -662,6 +672,27 @@ mod tests {
         let mut n = node(seq, role, caller, "", "", 0.0);
         n.predecessor = pred.map(str::to_string);
         n
+    }
+
+    #[test]
+    fn only_a_reason_or_true_says_a_turn_was_stopped() {
+        let mut n = node(1, "llm", "", "", "hi", 0.0);
+        for (v, said) in [
+            (
+                serde_json::json!("[Request interrupted by user]"),
+                Some("[Request interrupted by user]"),
+            ),
+            (serde_json::json!(true), Some("interrupted")),
+            (serde_json::json!(false), None),
+            (serde_json::json!(null), None),
+            (serde_json::json!(""), None),
+            (serde_json::json!({"by": "user"}), None),
+        ] {
+            n.metadata.insert(INTERRUPTED.into(), v.clone());
+            assert_eq!(stopped(&n).as_deref(), said, "{v}");
+            let parts = MessageParts::from_nodes("s", 1, true, &[n.clone()], None, &|_| None);
+            assert_eq!(parts.interrupted, said.is_some(), "{v}");
+        }
     }
 
     #[test]
