@@ -265,6 +265,7 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
     // beside the session's transcript, naming it) are over with it. Each is
     // tried whatever became of the others.
     let mut subagents: Vec<PathBuf> = Vec::new();
+    let mut listed = Ok(());
     match text(&event.hook_event_name) {
         Some("SubagentStop") => {
             subagents.extend(
@@ -276,17 +277,22 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
         Some("SessionEnd") if agent == Agent::ClaudeCode => {
             let dir = path.with_extension("").join("subagents");
             if dir.is_dir() {
-                subagents = crate::import::transcripts(&dir, &mut warn)?;
+                match crate::import::transcripts(&dir, &mut warn) {
+                    Ok(found) => subagents = found,
+                    Err(e) => listed = Err(e),
+                }
             }
-            if let Ok(session) = &main
-                && let Some(beside) = path.parent()
-            {
-                subagents.extend(crate::import::subagents_beside(beside, &session.session));
+            let session = match &main {
+                Ok(out) => Some(out.session.clone()),
+                Err(_) => text(&event.session_id).map(|s| format!("claude-{s}")),
+            };
+            if let (Some(session), Some(beside)) = (session, path.parent()) {
+                subagents.extend(crate::import::subagents_beside(beside, &session));
             }
         }
         _ => {}
     }
-    let mut failed = main.err();
+    let mut failed = main.err().or(listed.err());
     for sub in subagents {
         if let Err(e) = crate::import::transcript(ctx, agent, &sub, None, false, true, &mut warn) {
             failed.get_or_insert(e);

@@ -673,6 +673,64 @@ fn an_older_layout_subagent_is_a_session_of_its_own() {
     for s in ["claude-s1", "claude-s1-abc123"] {
         assert_eq!(state_of(&live, s), state_of(&env, s), "{s}");
     }
+    // The subagent resumed (a later call names it again, no result yet):
+    // not over while it runs, though its first result is there.
+    let mut resumed = main.clone();
+    let n = resumed.len();
+    resumed.extend([
+        user("u3", Some("a4"), 8, "go on"),
+        reply(
+            "a5",
+            "u3",
+            9,
+            "msg_4",
+            json!({"type": "tool_use", "id": "toolu_2", "name": "Task",
+                "input": {"resume": "abc123", "prompt": "more"}}),
+        ),
+    ]);
+    assert_eq!(resumed.len(), n + 2);
+    let later = TestEnv::new();
+    let dir2 = later.tmp.path().join("p");
+    std::fs::create_dir_all(&dir2).unwrap();
+    std::fs::write(dir2.join("s1.jsonl"), jsonl(&resumed)).unwrap();
+    std::fs::write(dir2.join("agent-abc123.jsonl"), jsonl(&sub)).unwrap();
+    later.ok(&["import", "claude-code", dir2.to_str().unwrap()]);
+    assert_eq!(subjects(&later, "claude-s1-abc123").len(), 1);
+    assert!(
+        later
+            .ok(&["nodes", "claude-s1-abc123"])
+            .contains("in progress")
+    );
+}
+
+#[test]
+fn a_typed_prompt_with_the_markers_words_is_a_message() {
+    // Claude Code writes its interrupt marker as a text block; a prompt the
+    // user typed is a string, whatever it says.
+    let lines = [
+        user("u1", None, 1, "start"),
+        reply(
+            "a1",
+            "u1",
+            2,
+            "msg_1",
+            json!({"type": "text", "text": "ok"}),
+        ),
+        user("u2", Some("a1"), 3, "[Request interrupted by user]"),
+        reply("a2", "u2", 4, "msg_2", json!({"type": "text", "text": "?"})),
+    ];
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("s1.jsonl");
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    import(&env, "claude-code", &file, true);
+    assert_eq!(
+        subjects(&env, "claude-s1")[1..],
+        ["turn 1: start", "turn 2: [Request interrupted by user]"]
+    );
+    assert!(
+        !env.git("claude-s1", &["log", "--format=%B"])
+            .contains("Status:")
+    );
 }
 
 #[test]
@@ -710,6 +768,69 @@ fn an_older_codex_rollout_imports() {
     prefixes_equal_one_import("codex", "r.jsonl", &bytes, &line_ends(&bytes), true);
 }
 
+/// Imports `first` (a prefix of `whole`), then `whole` by a process killed
+/// at `at` (ended when `killed_ends`), then again (`again`: a plain import,
+/// `--finish`, or the `SessionEnd` hook); the session must be the one an
+/// import of `whole` with `--finish` makes.
+fn killed_then_again(
+    one: &TestEnv,
+    session: &str,
+    (first, whole): (&[u8], &[u8]),
+    at: &str,
+    killed_ends: bool,
+    again: &str,
+) {
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("s1.jsonl");
+    std::fs::write(&file, first).unwrap();
+    import(&env, "claude-code", &file, false);
+    std::fs::write(&file, whole).unwrap();
+    let mut killed = env.cmd();
+    killed.env("GIT_SESSION_CRASH_AT", at);
+    killed.args(["import", "claude-code", file.to_str().unwrap()]);
+    if killed_ends {
+        killed.arg("--finish");
+    }
+    let out = crate::env::output(&mut killed);
+    assert!(
+        out.status.code() != Some(1),
+        "{at}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match again {
+        "import" => {
+            import(&env, "claude-code", &file, false);
+        }
+        "finish" => {
+            import(&env, "claude-code", &file, true);
+        }
+        _ => hooked(
+            &env,
+            "claude-code",
+            &json!({"session_id": "x", "transcript_path": file, "hook_event_name": "SessionEnd"}),
+        ),
+    }
+    // (A temp file the killed process left is `verify --fix`'s to remove.)
+    env.run(&["verify", "--fix", session]);
+    assert_eq!(
+        state_of(&env, session),
+        state_of(one, session),
+        "killed at {at} (ending: {killed_ends}), then {again}"
+    );
+    sound(&env, session);
+}
+
+fn crash_points() -> Vec<String> {
+    let mut points = Vec::new();
+    for n in [1, 2, 5, 9] {
+        points.push(format!("append-after-node#{n}"));
+        points.push(format!("object-written#{n}"));
+        points.push(format!("after-rename#{n}"));
+    }
+    points.push("index-replaced".into());
+    points
+}
+
 #[test]
 fn an_import_killed_anywhere_then_run_again_is_one_import() {
     // The real transcript after turn 1 imported, then the grown one
@@ -723,50 +844,45 @@ fn an_import_killed_anywhere_then_run_again_is_one_import() {
         &fixture(&format!("{SIMPLE}/turn-2.jsonl")),
         true,
     );
-    let mut points = Vec::new();
-    for n in [1, 2, 5, 9] {
-        points.push(format!("append-after-node#{n}"));
-        points.push(format!("object-written#{n}"));
-        points.push(format!("after-rename#{n}"));
-    }
-    points.push("index-replaced".into());
-    for (i, at) in points.iter().enumerate() {
-        let env = TestEnv::new();
-        let file = env.tmp.path().join("s.jsonl");
-        std::fs::write(&file, &turn1).unwrap();
-        import(&env, "claude-code", &file, false);
-        std::fs::write(&file, &turn2).unwrap();
-        let mut killed = env.cmd();
-        killed.env("GIT_SESSION_CRASH_AT", at);
-        killed.args(["import", "claude-code", file.to_str().unwrap()]);
-        // Every other one ended by the hook, the others by `--finish`.
-        if i % 2 == 0 {
-            killed.arg("--finish");
-        }
-        let out = crate::env::output(&mut killed);
-        assert!(
-            out.status.code() != Some(1),
-            "{at}: {}",
-            String::from_utf8_lossy(&out.stderr)
+    for (i, at) in crash_points().iter().enumerate() {
+        let again = if i % 2 == 0 { "finish" } else { "hook" };
+        killed_then_again(
+            &one,
+            SIMPLE_SESSION,
+            (&turn1, &turn2),
+            at,
+            i % 2 == 0,
+            again,
         );
-        if i % 2 == 0 {
-            import(&env, "claude-code", &file, true);
-        } else {
-            hooked(
-                &env,
-                "claude-code",
-                &json!({"session_id": "x", "transcript_path": file, "hook_event_name": "SessionEnd"}),
-            );
-        }
-        // (A temp file the killed process left is `verify --fix`'s to remove.)
-        env.run(&["verify", "--fix", SIMPLE_SESSION]);
-        assert_eq!(
-            state_of(&env, SIMPLE_SESSION),
-            state_of(&one, SIMPLE_SESSION),
-            "killed at {at}"
-        );
-        sound(&env, SIMPLE_SESSION);
     }
+}
+
+#[test]
+fn an_ending_import_killed_anywhere_is_ended_by_any_run_after_it() {
+    // A last turn the transcript never closes (a message without its
+    // reply): the run that ends the session is killed; whatever runs next,
+    // a plain import too, ends it as it would have.
+    let mut lines = multi_record_reply();
+    lines.pop();
+    let whole = jsonl(&lines);
+    let first = &whole[..line_ends(&whole)[2]];
+    let one = TestEnv::new();
+    let file = one.tmp.path().join("s1.jsonl");
+    std::fs::write(&file, &whole).unwrap();
+    import(&one, "claude-code", &file, true);
+    assert!(
+        env_body(&one, "claude-s1").contains("Status: interrupted"),
+        "{}",
+        env_body(&one, "claude-s1")
+    );
+    for (i, at) in crash_points().iter().enumerate() {
+        let again = ["import", "finish", "hook"][i % 3];
+        killed_then_again(&one, "claude-s1", (first, &whole), at, true, again);
+    }
+}
+
+fn env_body(env: &TestEnv, session: &str) -> String {
+    env.git(session, &["log", "-1", "--format=%B"])
 }
 
 #[test]
