@@ -22,7 +22,10 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// records sharing one message id; Codex: one turn's output) is one
 /// assistant node with its model and token usage; each tool call is a tool
 /// node called by its reply, with the call's arguments as input and the
-/// result as output; a compaction is a `context/compact` record node. Every
+/// result as output; what a local command (`/model`, `/clear`, …) printed
+/// (Claude Code's `<local-command-stdout>` record) is a `local-command` tool
+/// node of the command's message, not a message; a compaction is a
+/// `context/compact` record node. Every
 /// transcript record is kept, unchanged, in `metadata.source_records` of
 /// the node it went into. A transcript that grew adds only its new turns; a
 /// torn last line is left for next time.

@@ -14,6 +14,9 @@
 //!   `Task` call whose result names a subagent (`toolUseResult.agentId`)
 //!   links that subagent's session (`metadata.subagent_session`, the session
 //!   its own transcript becomes);
+//! - what a local command printed (`<local-command-stdout>`) is a
+//!   `local-command` tool node of the message that ran it; the interrupt
+//!   marker (`[Request interrupted by user]`) ends the turn it stopped;
 //! - a compaction (`system` `compact_boundary` and the summary that follows)
 //!   is a `context/compact` record node (visible, not a turn);
 //! - every other record (progress, system, snapshots, summaries, types not
@@ -51,12 +54,37 @@ fn interrupt_marker(r: &Value) -> Option<&str> {
         .map(|_| text)
 }
 
+/// What a local command the user ran (`/clear`, `/model`, …) printed:
+/// Claude Code writes it as a user record after the command's, its text
+/// wholly `<local-command-stdout>…</local-command-stdout>` (or stderr). No
+/// message of the user's: the output of the command.
+fn local_command_output(r: &Value) -> Option<String> {
+    if r["type"] != "user" || r["isMeta"].as_bool() == Some(true) {
+        return None;
+    }
+    let text = match &r["message"]["content"] {
+        Value::String(s) => s.as_str(),
+        Value::Array(blocks) if blocks.len() == 1 && blocks[0]["type"] == "text" => {
+            blocks[0]["text"].as_str()?
+        }
+        _ => return None,
+    };
+    let t = text.trim();
+    ["stdout", "stderr"].iter().find_map(|k| {
+        t.strip_prefix(&format!("<local-command-{k}>"))?
+            .strip_suffix(&format!("</local-command-{k}>"))
+            .map(str::to_string)
+    })
+}
+
 /// The typed text of a user record, if it is one (not a tool result, not
-/// meta, not a compaction summary, not an interrupt marker).
+/// meta, not a compaction summary, not an interrupt marker, not a local
+/// command's output).
 fn typed_text(r: &Value) -> Option<String> {
     if r["isMeta"].as_bool() == Some(true)
         || r["isCompactSummary"].as_bool() == Some(true)
         || interrupt_marker(r).is_some()
+        || local_command_output(r).is_some()
     {
         return None;
     }
@@ -204,6 +232,33 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
                         });
                         made = Some(m.items.len() - 1);
                     }
+                } else if let (Some(text), Some(u), Some(caller)) = (
+                    local_command_output(r),
+                    &uuid,
+                    // The message that ran it (the turn's node that calls
+                    // tools), not a record.
+                    cur.and_then(|c| match m.items[c].role {
+                        "code" => m.items[c].caller.clone(),
+                        _ => Some(m.items[c].id.clone()),
+                    })
+                    .filter(|c| c != ROOT),
+                ) {
+                    // A local command's output: a tool node of that message.
+                    m.items.push(Item {
+                        id: node_id("t-", u),
+                        role: "code",
+                        predecessor: None,
+                        caller: Some(caller),
+                        name: Some("local-command".into()),
+                        input: Value::Null,
+                        output: Value::String(text),
+                        created_at: ts.unwrap_or(0.0),
+                        metadata: Map::new(),
+                        lines: Vec::new(),
+                        open: false,
+                        made_at: (l.line, l.byte),
+                    });
+                    made = Some(m.items.len() - 1);
                 } else if let Value::Array(blocks) = &r["message"]["content"] {
                     // Tool results: each to its call's node (the record goes
                     // with the first).

@@ -935,3 +935,73 @@ fn a_turn_the_user_stopped_is_committed_at_once_and_says_so() {
     sound(&env, "codex-c1");
     prefixes_equal_one_import("codex", "rollout.jsonl", &bytes, &line_ends(&bytes), true);
 }
+
+#[test]
+fn a_local_commands_output_is_no_message() {
+    // `/model` run in Claude Code: the command's record, then what it
+    // printed as a record of its own; then a typed message.
+    let lines = [
+        user(
+            "u1",
+            None,
+            1,
+            "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>",
+        ),
+        user(
+            "o1",
+            Some("u1"),
+            2,
+            "<local-command-stdout>Set model to opus</local-command-stdout>",
+        ),
+        user("u2", Some("o1"), 3, "hello"),
+        reply(
+            "a2",
+            "u2",
+            4,
+            "msg_2",
+            json!({"type": "text", "text": "hi"}),
+        ),
+    ];
+    let bytes = jsonl(&lines);
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("s1.jsonl");
+    std::fs::write(&file, &bytes).unwrap();
+    import(&env, "claude-code", &file, true);
+    assert_eq!(
+        subjects(&env, "claude-s1")[1..],
+        [
+            "turn 1: <command-name>/model</command-name>",
+            "turn 2: hello"
+        ]
+    );
+    let out = nodes(&env, "claude-s1")
+        .into_iter()
+        .find(|n| n["name"] == "local-command")
+        .expect("the command's output");
+    assert_eq!(out["output"], "Set model to opus");
+    assert_eq!(out["caller"], "u-u1");
+    let hello = nodes(&env, "claude-s1")
+        .into_iter()
+        .find(|n| n["id"] == "u-u2")
+        .unwrap();
+    assert_eq!(hello["predecessor"], "u-u1");
+    sound(&env, "claude-s1");
+    prefixes_equal_one_import("claude-code", "s1.jsonl", &bytes, &line_ends(&bytes), true);
+    // The real one: `/clear` and its (empty) output are one turn.
+    let real = TestEnv::new();
+    import(
+        &real,
+        "claude-code",
+        &fixture("claude/codemie-ai_codemie-code/session-624a4a58.first180.jsonl"),
+        false,
+    );
+    let [session] = &sessions(&real)[..] else {
+        panic!()
+    };
+    let subjects = subjects(&real, session);
+    assert!(subjects[1].contains("/clear"), "{subjects:?}");
+    assert!(
+        !subjects.iter().any(|s| s.contains("local-command-stdout")),
+        "{subjects:?}"
+    );
+}
