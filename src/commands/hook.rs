@@ -10,7 +10,7 @@
 //! settings file (keeping every other key and hook); prints the change.
 
 use std::io::{BufRead, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -38,10 +38,12 @@ const HOOK_TIMEOUT: u64 = 60;
 /// message, or its `turn_duration` record), one commit each; the turn still
 /// open waits, whole, in the session's pending area; `SessionEnd` commits
 /// it too, as `import --finish` does (`Status: interrupted` when it was cut
-/// off). `SubagentStop` also imports the subagent's transcript
-/// (`agent_transcript_path`) into its own session and ends it there;
-/// `SessionEnd` ends every subagent transcript of the session too (under
-/// its `subagents/` directory, or `agent-*.jsonl` beside it naming it). So a session built by the hooks while the agent works is, to the
+/// off). Each event also imports the session's subagent transcripts
+/// (under its `subagents/` directory; `SubagentStop`'s
+/// `agent_transcript_path`; at `Stop`, `SubagentStop` and `SessionEnd`
+/// the older `agent-*.jsonl` beside it, naming it) into sessions of their
+/// own, each over once the parent holds its result, or with `SessionEnd`.
+/// So a session built by the hooks while the agent works is, to the
 /// commit id, the one a single import of the finished transcript makes,
 /// ended the same way, however many events came and whatever each saw (a
 /// transcript that lags the event is caught up by the next call). `hook
@@ -258,43 +260,54 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
     };
     let mut warnings = Vec::new();
     let mut warn = |w| warnings.push(w);
-    let main = crate::import::transcript(ctx, agent, &path, None, false, finish, &mut warn);
-    // A subagent's transcript is a session of its own, over when the
-    // subagent stops; the ones a session's end finds (under
-    // `<session>/subagents/`, or, in the older layout, `agent-*.jsonl`
-    // beside the session's transcript, naming it) are over with it. Each is
-    // tried whatever became of the others.
+    // A transcript not written yet (an event may come before the agent
+    // writes its file): nothing to record yet, no failure.
+    let absent = |p: &Path| {
+        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    };
+    let main = if absent(&path) {
+        Ok(crate::import::Outcome::default())
+    } else {
+        crate::import::transcript(ctx, agent, &path, None, false, finish, &mut warn)
+    };
+    // A subagent's transcript is a session of its own, over once the
+    // parent's transcript holds the result of the call that ran it (an
+    // import of it says so), or with the session's end. Every event looks
+    // at those under `<session>/subagents/` (so one whose file lagged its
+    // `SubagentStop` is caught up by the next event), `SubagentStop` at its
+    // own, and `Stop` and the session's end at the older layout's too
+    // (`agent-*.jsonl` beside the session's transcript, naming it). Each
+    // is tried whatever became of the others.
+    let name = text(&event.hook_event_name);
     let mut subagents: Vec<PathBuf> = Vec::new();
     let mut listed = Ok(());
-    match text(&event.hook_event_name) {
-        Some("SubagentStop") => {
-            subagents.extend(
-                text(&event.agent_transcript_path)
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from),
-            );
-        }
-        Some("SessionEnd") if agent == Agent::ClaudeCode => {
-            let dir = path.with_extension("").join("subagents");
-            if dir.is_dir() {
-                match crate::import::transcripts(&dir, &mut warn) {
-                    Ok(found) => subagents = found,
-                    Err(e) => listed = Err(e),
-                }
+    if agent == Agent::ClaudeCode {
+        let dir = path.with_extension("").join("subagents");
+        if dir.is_dir() {
+            match crate::import::transcripts(&dir, &mut warn) {
+                Ok(found) => subagents = found,
+                Err(e) => listed = Err(e),
             }
+        }
+        if matches!(name, Some("Stop" | "SubagentStop" | "SessionEnd")) {
             let session = match &main {
-                Ok(out) => Some(out.session.clone()),
-                Err(_) => text(&event.session_id).map(|s| format!("claude-{s}")),
+                Ok(out) if !out.session.is_empty() => Some(out.session.clone()),
+                _ => text(&event.session_id).map(|s| format!("claude-{s}")),
             };
             if let (Some(session), Some(beside)) = (session, path.parent()) {
                 subagents.extend(crate::import::subagents_beside(beside, &session));
             }
         }
-        _ => {}
+    }
+    if name == Some("SubagentStop")
+        && let Some(own) = text(&event.agent_transcript_path).filter(|p| !p.is_empty())
+        && !subagents.iter().any(|p| p == Path::new(own))
+    {
+        subagents.push(PathBuf::from(own));
     }
     let mut failed = main.err().or(listed.err());
-    for sub in subagents {
-        if let Err(e) = crate::import::transcript(ctx, agent, &sub, None, false, true, &mut warn) {
+    for sub in subagents.iter().filter(|p| !absent(p)) {
+        if let Err(e) = crate::import::transcript(ctx, agent, sub, None, false, finish, &mut warn) {
             failed.get_or_insert(e);
         }
     }

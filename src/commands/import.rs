@@ -59,7 +59,7 @@ use crate::out::records::{ImportSummary, Imported, SkippedLine};
 /// transcript has no end record of its own: it is over once the parent's
 /// transcript holds the completed result of the call that ran it
 /// (`toolUseResult.agentId`, no later call resuming it), or at `--finish`
-/// or the `SubagentStop` hook; until then its turn waits. A Codex fork
+/// or the `SessionEnd` hook; until then its turn waits. A Codex fork
 /// (`forked_from_id`) goes into the session it was forked from, its new
 /// turns on a retry branch. Codex rollouts from before `session_meta` (a
 /// first line with `id`, `timestamp` and `instructions`, then bare

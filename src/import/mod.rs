@@ -665,14 +665,6 @@ pub fn transcript(
     // is a retry branch. (A fork imported before its original stays a
     // session of its own.)
     let (probed, forked_from) = probe(agent, path)?;
-    // A subagent is over once its parent has the result of the call that
-    // ran it (its own transcript has no end record).
-    let finish = finish
-        || (agent == Agent::ClaudeCode
-            && is_subagent_file(path)
-            && probed
-                .as_deref()
-                .is_some_and(|s| subagent_returned(path, s)));
     crate::out::trace("import: probed");
     let own = probed.clone().unwrap_or_else(|| {
         let stem = path
@@ -792,7 +784,16 @@ pub fn transcript(
         || existing
             .as_ref()
             .and_then(|sd| saved_base(sd, &key))
-            .is_some_and(|(_, ended)| ended);
+            .is_some_and(|(_, ended)| ended)
+        // A subagent is over once its parent has the result of the call
+        // that ran it (its own transcript has no end record); asked only
+        // when something is left open.
+        || ((closed < mapped.items.len() || !mapped.leftover.is_empty())
+            && agent == Agent::ClaudeCode
+            && is_subagent_file(path)
+            && probed
+                .as_deref()
+                .is_some_and(|s| subagent_returned(path, s)));
     let open = if finish {
         Vec::new()
     } else {

@@ -867,7 +867,9 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     env.ok(&["init", "s1"]);
     for event in [
         json!({"session_id": SID, "hook_event_name": "Stop"}),
-        json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": "/nowhere/x.jsonl"}),
+        // (A directory: no transcript to read. One not there yet is no
+        // failure: the agent writes it after the event.)
+        json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": env.tmp.path().join("home")}),
     ] {
         let out = hook(&env, &event);
         assert_eq!(out.status.code(), Some(0));
@@ -876,7 +878,7 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     let log = std::fs::read_to_string(env.state().join("git-session-hooks.log")).unwrap();
     assert_eq!(log.lines().count(), 2, "{log}");
     assert!(
-        log.contains("names no `transcript_path`") && log.contains("/nowhere/x.jsonl"),
+        log.contains("names no `transcript_path`") && log.contains("not a transcript"),
         "{log}"
     );
     let out = env.run(&["verify", "--all"]);
@@ -902,7 +904,7 @@ fn a_hook_that_fails_exits_0_and_verify_reports_it() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("hook_failed: 3 hook call(s) failed")
-            && text.contains("/nowhere/x.jsonl")
+            && text.contains("/home`")
             && !text.contains("unreadable entry"),
         "{text}"
     );
@@ -953,7 +955,7 @@ fn the_hook_log_is_kept_to_two_parts_and_no_failure_is_lost_moving_it() {
         json!({"time": "2026-11-01T10:00:00Z", "error": "old failure", "pad": "x".repeat(1000)});
     let old: String = (0..1100).map(|_| format!("{old_line}\n")).collect();
     std::fs::write(&log, &old).unwrap();
-    let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": "/nowhere/x.jsonl"});
+    let event = json!({"session_id": SID, "hook_event_name": "Stop", "transcript_path": env.tmp.path().join("home")});
     let hooks: Vec<_> = (0..8)
         .map(|_| spawn_hook(&env, &["hook", "claude-code"], &event))
         .collect();

@@ -140,10 +140,12 @@ fn claude(s: &Script) -> Vec<Value> {
                 first_reply.get_or_insert(uuid.clone());
                 last = Some(uuid);
             }
-            if calls || cut_here {
+            // (A subagent is run by a call: turn 1's first step makes one.)
+            let runs_subagent = s.variant.is_some() && t == 0 && k == 0;
+            if calls || cut_here || runs_subagent {
                 let call = format!("toolu_{t}_{k}");
                 let uuid = format!("a{t}_{k}_call");
-                let task = s.variant.is_some() && t == 0 && k == 0 && !cut_here;
+                let task = runs_subagent && !cut_here;
                 out.push(rec(
                     "assistant",
                     uuid.clone(),
@@ -441,8 +443,8 @@ pub(crate) fn hook(env: &TestEnv, agent: &str, event: &Value) -> std::process::O
 /// Feed `files` cut at `cuts` (of the main file) through imports of their
 /// directory or through the hooks (a subagent's transcript at its
 /// `SubagentStop`), then compare with one import of each whole file, both
-/// ended (`finish`) or both not (a subagent's, which the hooks end when it
-/// stops, ended as the hooks end it).
+/// ended (`finish`) or both not (a subagent is over once the parent holds
+/// its result, either way).
 fn live_equals_replay(
     agent: &str,
     session: &str,
@@ -540,7 +542,7 @@ fn live_equals_replay(
     };
     import(&main, finish);
     if let Some((rel, _)) = &files.sub {
-        import(&whole.join(rel), finish || hooks);
+        import(&whole.join(rel), finish);
     }
     for s in sessions {
         prop_assert_eq!(state_of(&env, s), state_of(&one, s));

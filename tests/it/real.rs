@@ -1005,3 +1005,70 @@ fn a_local_commands_output_is_no_message() {
         "{subjects:?}"
     );
 }
+
+#[test]
+fn a_subagent_transcript_that_lags_its_stop_is_caught_up() {
+    // `SubagentStop` comes while the subagent's file lacks its last line,
+    // and before the parent holds the call's result; the next event sees
+    // both written.
+    let dir = "claude/codemie-ai_codemie-code/incremental-subagents";
+    let parent = "claude-e9fb405b-169f-40eb-9396-7e75076f045d";
+    let child = format!("{parent}-a485154");
+    let main_bytes = std::fs::read(fixture(&format!("{dir}/turn-2.jsonl"))).unwrap();
+    let sub_bytes = std::fs::read(fixture(&format!(
+        "{dir}/turn-2/subagents/agent-a485154.jsonl"
+    )))
+    .unwrap();
+    let result = main_bytes
+        .windows(b"\"agentId\":\"a485154\"".len())
+        .position(|w| w == b"\"agentId\":\"a485154\"")
+        .unwrap();
+    let before_result = main_bytes[..result]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
+    let sub_ends = line_ends(&sub_bytes);
+    let env = TestEnv::new();
+    let home = env.tmp.path().join("p");
+    let main = home.join("turn-2.jsonl");
+    let sub = home.join("turn-2/subagents/agent-a485154.jsonl");
+    std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
+    std::fs::write(&main, &main_bytes[..before_result]).unwrap();
+    std::fs::write(&sub, &sub_bytes[..sub_ends[sub_ends.len() - 2]]).unwrap();
+    let sid = "e9fb405b-169f-40eb-9396-7e75076f045d";
+    hooked(
+        &env,
+        "claude-code",
+        &json!({"session_id": sid, "transcript_path": main, "agent_id": "a485154",
+            "agent_transcript_path": sub, "hook_event_name": "SubagentStop"}),
+    );
+    std::fs::write(&main, &main_bytes).unwrap();
+    std::fs::write(&sub, &sub_bytes).unwrap();
+    hooked(
+        &env,
+        "claude-code",
+        &json!({"session_id": sid, "transcript_path": main, "hook_event_name": "Stop"}),
+    );
+    let one = TestEnv::new();
+    import(&one, "claude-code", &fixture(dir), false);
+    for s in [parent, &child] {
+        assert_eq!(state_of(&env, s), state_of(&one, s), "{s}");
+        sound(&env, s);
+    }
+    let body = env.git(&child, &["log", "--format=%B"]);
+    assert!(!body.contains("Status: interrupted"), "{body}");
+}
+
+#[test]
+fn an_event_before_its_transcript_is_written_is_no_failure() {
+    let env = TestEnv::new();
+    let file = env.tmp.path().join("p/not-yet.jsonl");
+    hooked(
+        &env,
+        "claude-code",
+        &json!({"session_id": "s1", "transcript_path": file, "hook_event_name": "UserPromptSubmit"}),
+    );
+    let v = env.run(&["verify", "--all"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
