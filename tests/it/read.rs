@@ -278,13 +278,15 @@ fn a_feed_killed_mid_output_repeats_and_never_skips() {
     // A reader that goes away mid-output: the cursor does not move either.
     env.ok(&["append", "s2", "--text", "new after the cursor"]);
     let before = std::fs::read(&cursor).unwrap();
+    // (Its stdout is closed before it starts: it cannot write first.)
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
     let mut child = env
         .cmd()
         .args(["--json", "feed", "--cursor", c])
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     let status = child.wait().unwrap();
     assert!(!status.success(), "a closed stdout is an error");
     assert_eq!(std::fs::read(&cursor).unwrap(), before);
