@@ -38,11 +38,11 @@ const HOOK_TIMEOUT: u64 = 60;
 /// message, or its `turn_duration` record), one commit each; the turn still
 /// open waits, whole, in the session's pending area; `SessionEnd` commits
 /// it too, as `import --finish` does (`Status: interrupted` when it was cut
-/// off). Each event also imports the session's subagent transcripts
-/// (under its `subagents/` directory; `SubagentStop`'s
-/// `agent_transcript_path`; at `Stop`, `SubagentStop` and `SessionEnd`
-/// the older `agent-*.jsonl` beside it, naming it) into sessions of their
-/// own, each over once the parent holds its result, or with `SessionEnd`.
+/// off). `Stop`, `SubagentStop` and `SessionEnd` also import the
+/// session's subagent transcripts (under its `subagents/` directory, the
+/// older `agent-*.jsonl` beside it naming it, `SubagentStop`'s
+/// `agent_transcript_path`) into sessions of their own, each over once the
+/// parent holds its result, or with `SessionEnd`.
 /// So a session built by the hooks while the agent works is, to the
 /// commit id, the one a single import of the finished transcript makes,
 /// ended the same way, however many events came and whatever each saw (a
@@ -272,16 +272,17 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
     };
     // A subagent's transcript is a session of its own, over once the
     // parent's transcript holds the result of the call that ran it (an
-    // import of it says so), or with the session's end. Every event looks
-    // at those under `<session>/subagents/` (so one whose file lagged its
-    // `SubagentStop` is caught up by the next event), `SubagentStop` at its
-    // own, and `Stop` and the session's end at the older layout's too
-    // (`agent-*.jsonl` beside the session's transcript, naming it). Each
-    // is tried whatever became of the others.
+    // import of it says so), or with the session's end. The events that
+    // end a turn or a subagent (`Stop`, `SubagentStop`, `SessionEnd`: about
+    // once a turn, not at every prompt) look at the session's subagents,
+    // under `<session>/subagents/` and the older layout's `agent-*.jsonl`
+    // beside the session's transcript, naming it (so one whose file lagged
+    // its `SubagentStop` is caught up by the next `Stop`); `SubagentStop`
+    // at its own. Each is tried whatever became of the others.
     let name = text(&event.hook_event_name);
     let mut subagents: Vec<PathBuf> = Vec::new();
     let mut listed = Ok(());
-    if agent == Agent::ClaudeCode {
+    if agent == Agent::ClaudeCode && matches!(name, Some("Stop" | "SubagentStop" | "SessionEnd")) {
         let dir = path.with_extension("").join("subagents");
         if dir.is_dir() {
             match crate::import::transcripts(&dir, &mut warn) {
@@ -289,14 +290,12 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
                 Err(e) => listed = Err(e),
             }
         }
-        if matches!(name, Some("Stop" | "SubagentStop" | "SessionEnd")) {
-            let session = match &main {
-                Ok(out) if !out.session.is_empty() => Some(out.session.clone()),
-                _ => text(&event.session_id).map(|s| format!("claude-{s}")),
-            };
-            if let (Some(session), Some(beside)) = (session, path.parent()) {
-                subagents.extend(crate::import::subagents_beside(beside, &session));
-            }
+        let session = match &main {
+            Ok(out) if !out.session.is_empty() => Some(out.session.clone()),
+            _ => text(&event.session_id).map(|s| format!("claude-{s}")),
+        };
+        if let (Some(session), Some(beside)) = (session, path.parent()) {
+            subagents.extend(crate::import::subagents_beside(beside, &session));
         }
     }
     if name == Some("SubagentStop")
