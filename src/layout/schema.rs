@@ -297,6 +297,25 @@ pub fn index_row(meta: &Meta, id: &str, preview_text: Option<&str>) -> Map<Strin
 mod tests {
     use super::*;
 
+    /// A time Python wrote is read and written back to the last digit
+    /// (serde_json's default float parser may be one unit off in the last
+    /// place: `list` and meta.json then showed two times for one write).
+    #[test]
+    fn times_round_trip_exactly() {
+        for src in [
+            "1796392460.5493977",
+            "1796392460.5493975",
+            "1796470378.1599395",
+            "1796017556.442044",
+            "0.1",
+        ] {
+            let v: Value = serde_json::from_str(src).unwrap();
+            assert_eq!(serde_json::to_string(&v).unwrap(), src);
+            let f: f64 = src.parse().unwrap();
+            assert_eq!(v.as_f64(), Some(f));
+        }
+    }
+
     #[test]
     fn python_node_round_trips_with_key_order() {
         let src = r#"{"id":"u1_reply","created_at":1796017556.5,"seq":2,"role":"llm","name":"m1","input":null,"output":"hi there","caller":"","predecessor":"u1","reads":[],"metadata":{"status":"completed"}}"#;
