@@ -216,8 +216,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Err(e) => return Err(e),
     };
-    match cli.command {
-        Command::Batch(Lazy(a)) => commands::batch::run(&cli.global, a),
+    let result = match cli.command {
+        Command::Batch(Lazy(a)) => return commands::batch::run(&cli.global, a),
         Command::Init(Lazy(a)) => commands::init::run(&ctx, a),
         Command::Append(Lazy(a)) => commands::append::run(&ctx, a),
         Command::CommitTurn(Lazy(a)) => commands::commit_turn::run(&ctx, a),
@@ -253,6 +253,27 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Push(Lazy(a)) => commands::remote::push(&ctx, a),
         Command::Fetch(Lazy(a)) => commands::remote::fetch(&ctx, a),
         Command::Clone(Lazy(a)) => commands::remote::clone(&ctx, a),
+    };
+    if !commands::batch::answering() {
+        settle_index(ctx.locks, &result);
+    }
+    result
+}
+
+/// Leave `index.json` itself current when a command ends (SPEC §3): the
+/// rows the command journaled are folded in. The command's work is done
+/// whatever becomes of this; a failure (the registry held past the lock
+/// wait) is said as a warning, the rows stay in the journal for the next
+/// writer, and `verify` names the row until then.
+pub fn settle_index(locks: crate::layout::lock::LockOptions, result: &Result<u8>) {
+    if !crate::layout::registry::folds_owed() {
+        return;
+    }
+    if let Err(e) = crate::layout::registry::fold_owed(locks) {
+        let said = if result.is_ok() { "warning" } else { "also" };
+        eprintln!(
+            "{said}: index.json was not brought up to date: {e}\n             (the rows wait in index.journal; the next command that writes the registry folds them in)"
+        );
     }
 }
 

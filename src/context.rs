@@ -26,6 +26,16 @@ pub struct Ctx {
     pub locks: LockOptions,
 }
 
+/// The lock waits the global flags ask for (`--lock-timeout` checked by
+/// [`Ctx::new`]).
+pub fn lock_options(g: &GlobalArgs) -> LockOptions {
+    LockOptions {
+        timeout: Duration::from_secs_f64(g.lock_timeout.max(0.0)),
+        no_wait: g.no_wait,
+        announce: !g.quiet,
+    }
+}
+
 impl Ctx {
     pub fn new(g: &GlobalArgs) -> Result<Ctx> {
         if !(g.lock_timeout.is_finite() && g.lock_timeout >= 0.0) {
@@ -42,11 +52,7 @@ impl Ctx {
                 quiet: g.quiet,
                 silent: false,
             },
-            locks: LockOptions {
-                timeout: Duration::from_secs_f64(g.lock_timeout),
-                no_wait: g.no_wait,
-                announce: !g.quiet,
-            },
+            locks: lock_options(g),
         })
     }
 

@@ -349,7 +349,8 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
         atomic::crash_point("append-before-registry");
         let preview =
             (node.role == "user" && node.is_top_level()).then(|| schema::preview(&node.text()));
-        registry::journal_append(
+        // A bare append: the row may wait for the command that ends the turn.
+        registry::journal_append_lagging(
             &ctx.state,
             &schema::index_row(&meta, &args.session, preview.as_deref()),
         )?;

@@ -254,7 +254,21 @@ fn answer(g: &GlobalArgs, parser: &mut clap::Command, line: String) -> u8 {
     }
 }
 
+/// Whether this process is a `batch` answering requests: `index.json` is
+/// then brought up to date by the batch loop, not by each request.
+static ANSWERING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn answering() -> bool {
+    ANSWERING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
+    ANSWERING.store(true, std::sync::atomic::Ordering::Relaxed);
+    // `index.json` is current whenever the batch waits for a request
+    // (SPEC §3): folded before the answer of a request after which no
+    // other is waiting, so a run fed many requests at once folds once per
+    // read, not once per request.
+    let locks = crate::context::lock_options(g);
     let mut last_failure = exit::OK;
     // One parser for every request: building it (the root, every
     // subcommand's name, the global options handed down) costs more than
@@ -267,7 +281,8 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     crate::out::hold_stdout(true);
     let mut out = crate::out::Stdout;
     let stdin = std::io::stdin();
-    let mut input = stdin.lock();
+    // Its own buffer, to see whether another request is already here.
+    let mut input = std::io::BufReader::with_capacity(64 * 1024, stdin.lock());
     loop {
         let refused = match read_request(&mut input, MAX_REQUEST) {
             Ok(None) => break,
@@ -278,6 +293,9 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
                 let code = answer(g, &mut parser, line);
                 if code != exit::OK {
                     last_failure = code;
+                }
+                if input.buffer().is_empty() {
+                    cli::settle_index(locks, &Ok(code));
                 }
                 emit(&mut out, &records::Exit { code });
                 let _ = out.flush();
@@ -300,6 +318,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
                 // Input that cannot be read (a directory, a device that
                 // failed) will not be readable on the next try either.
                 let code = exit::FATAL;
+                cli::settle_index(locks, &Ok(code));
                 let _ = writeln!(out, "{}", crate::out::error_record(&err, code));
                 emit(&mut out, &records::Exit { code });
                 let _ = out.flush();
@@ -313,6 +332,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
         emit(&mut out, &records::Exit { code: refused });
         let _ = out.flush();
     }
+    cli::settle_index(locks, &Ok(last_failure));
     crate::out::hold_stdout(false);
     Ok(last_failure)
 }

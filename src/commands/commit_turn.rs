@@ -140,6 +140,9 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     if meta != before {
         registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     }
+    // The turn's appends left their rows in the journal: index.json shows
+    // them once the turn is committed (SPEC §3).
+    registry::owe_fold(&ctx.state);
     let _ = std::fs::remove_file(&baseline_path);
     if made.is_empty() {
         ctx.out.note(format!(

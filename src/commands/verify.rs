@@ -446,6 +446,11 @@ fn targets(ctx: &Ctx, args: &VerifyArgs) -> Result<Vec<Target>> {
 
 pub fn run(ctx: &Ctx, args: VerifyArgs) -> Result<u8> {
     let jobs = backfill::jobs(args.jobs)?;
+    // What this process journaled and has not folded yet (a `batch` folds
+    // when it waits for input; the demo before it verifies) is in
+    // index.json before it is checked as a file, as after a one-shot
+    // command.
+    crate::layout::registry::fold_owed(ctx.locks)?;
     let targets = targets(ctx, &args)?;
     let progress = Progress::new(&ctx.out, targets.len() as u64, "verify");
     let mut remaining = 0usize;

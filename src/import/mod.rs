@@ -940,12 +940,15 @@ pub fn transcript(
     }
     if !items.is_empty() {
         let mut starts = Vec::with_capacity(items.len());
+        let naming = ctx.state.naming();
         let nodes: Vec<(NewNode, f64)> = items
             .into_iter()
             .map(|(item, start)| {
                 starts.push(start);
                 let time = item.created_at.max(0.0);
-                (node(agent, item, foreign), time)
+                let mut new = node(agent, item, foreign);
+                new.naming = naming;
+                (new, time)
             })
             .collect();
         let mut k = 0;

@@ -272,19 +272,99 @@ impl StateDir {
         self.root.join("git-session.json")
     }
 
-    /// The naming of new sessions' node files: `{"node_names": "python"}` in
-    /// the settings file asks for the Python store's (for installations
-    /// where it still writes); otherwise the layout's.
+    /// The naming of new sessions' node files (SPEC §2.2): the Python
+    /// store's (`{seq:04}-{u,l,c}-<id>.json`) in a state dir that store
+    /// uses, so that either writer can continue a session: its own state dir
+    /// (`~/.openprogram`, `~/.openprogram-<profile>`, `$OPENPROGRAM_HOME`,
+    /// reached by default or named with `--state-dir`), one whose settings
+    /// file says `{"node_names": "python"}`, or one that holds a session in
+    /// that naming; elsewhere the layout's. Found once per process and
+    /// state dir (a run that creates many sessions looks once).
     pub fn naming(&self) -> Naming {
-        let python = super::schema::read_bounded(&self.settings_file())
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| v.get("node_names").and_then(|n| n.as_str()) == Some("python"));
-        if python {
+        static FOUND: std::sync::Mutex<Vec<(PathBuf, Naming)>> = std::sync::Mutex::new(Vec::new());
+        let mut found = FOUND
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, n)) = found.iter().find(|(r, _)| *r == self.root) {
+            return *n;
+        }
+        let naming = if self.setting("node_names").as_deref() == Some("python")
+            || self.is_python_store_home()
+            || self.holds_python_named_session()
+        {
             Naming::Python
         } else {
             Naming::Layout
+        };
+        found.push((self.root.clone(), naming));
+        naming
+    }
+
+    /// A string setting of the settings file; `None` when it is missing,
+    /// unreadable or not a string.
+    pub fn setting(&self, key: &str) -> Option<String> {
+        let bytes = super::schema::read_bounded(&self.settings_file()).ok()?;
+        let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
+        v.get(key)?.as_str().map(str::to_string)
+    }
+
+    /// Whether this is a state dir the Python store resolves on its own:
+    /// `$OPENPROGRAM_HOME`, or `.openprogram` or `.openprogram-<profile>`
+    /// in `$HOME` (compared as the file system resolves them).
+    fn is_python_store_home(&self) -> bool {
+        let Ok(root) = self.root.canonicalize() else {
+            return false;
+        };
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        if var("OPENPROGRAM_HOME")
+            .is_some_and(|h| Path::new(&h).canonicalize().ok() == Some(root.clone()))
+        {
+            return true;
         }
+        let Some(home) = var("HOME").and_then(|h| Path::new(&h).canonicalize().ok()) else {
+            return false;
+        };
+        let python_named = |name: &str| {
+            name == ".openprogram"
+                || name
+                    .strip_prefix(".openprogram-")
+                    .is_some_and(|p| !p.is_empty())
+        };
+        // The directory as named (`~/.openprogram` a link to elsewhere), or
+        // as resolved.
+        let named = self
+            .root
+            .parent()
+            .and_then(|p| p.canonicalize().ok())
+            .is_some_and(|p| p == home)
+            && self
+                .root
+                .file_name()
+                .is_some_and(|n| python_named(&n.to_string_lossy()));
+        let profile =
+            var("OPENPROGRAM_PROFILE").map(|p| format!(".openprogram-{}", p.to_string_lossy()));
+        named
+            || std::iter::once(".openprogram".to_string())
+                .chain(profile)
+                .any(|n| home.join(n).canonicalize().ok().as_ref() == Some(&root))
+    }
+
+    /// Whether a session here has its node files in the Python store's
+    /// naming (the store writes here): the first node file of each is
+    /// looked at, until one is found.
+    fn holds_python_named_session(&self) -> bool {
+        let Ok(sessions) = super::registry::candidates(self) else {
+            return false;
+        };
+        sessions.iter().any(|(_, dir)| {
+            std::fs::read_dir(dir.join("history"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name())
+                .find(|n| parse_node_file_name(&n.to_string_lossy()).is_some())
+                .is_some_and(|n| Naming::of(&n.to_string_lossy()) == Naming::Python)
+        })
     }
 
     /// Refuse a state dir whose registry files are symlinks (the journal and

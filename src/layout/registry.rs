@@ -51,8 +51,36 @@ pub fn read_locations(state: &StateDir) -> Result<BTreeMap<String, String>> {
     Ok(map)
 }
 
-/// Append one row (or a partial row: only the keys given change) to the journal.
+/// The state dirs whose journal this process wrote rows to that
+/// `index.json` must show before the command ends ([`fold_owed`]).
+static OWED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn owed() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    OWED.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Append one row (or a partial row: only the keys given change) to the
+/// journal; `index.json` shows it when the command ends ([`fold_owed`]).
 pub fn journal_append(state: &StateDir, row: &Row) -> Result<()> {
+    journal_append_lagging(state, row)?;
+    owe_fold(state);
+    Ok(())
+}
+
+/// Have `index.json` show every journaled row when the command ends
+/// ([`fold_owed`]): a command that ends a turn folds in what the turn's
+/// bare appends left in the journal.
+pub fn owe_fold(state: &StateDir) {
+    let mut owed = owed();
+    if !owed.contains(&state.root) {
+        owed.push(state.root.clone());
+    }
+}
+
+/// [`journal_append`] for a bare `append`: its preview and `updated_at`
+/// may wait in the journal for the command that ends the turn (SPEC §3).
+pub fn journal_append_lagging(state: &StateDir, row: &Row) -> Result<()> {
     let path = state.index_journal();
     let mut f = atomic::no_follow(std::fs::OpenOptions::new().append(true).create(true))
         .open(&path)
@@ -265,6 +293,28 @@ fn read_index_file(state: &StateDir) -> Result<Option<Index>> {
     })
 }
 
+/// `index.json` as a file (as the Python store reads it), and as this
+/// tool's readers see it (the journal folded in), read under the journal's
+/// shared lock so that no fold falls between the two. `None` when
+/// `index.json` is missing or corrupt.
+pub fn load_index_as_file_and_folded(state: &StateDir) -> Result<Option<(Index, Index)>> {
+    let path = state.index_journal();
+    let journal = atomic::open_read(&path).ok();
+    if let Some(f) = &journal {
+        f.lock_shared().io("lock", &path)?;
+    }
+    let Some(file) = read_index_file(state)? else {
+        return Ok(None);
+    };
+    let mut folded = file.clone();
+    if let Some(mut f) = journal {
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).io("read", &path)?;
+        apply_journal(&mut folded, &bytes, index_written_at(state));
+    }
+    Ok(Some((file, folded)))
+}
+
 /// The index as a reader sees it: `index.json` with the journal folded in.
 /// Returns `None` when `index.json` is missing or corrupt.
 pub fn load_index(state: &StateDir) -> Result<Option<Index>> {
@@ -319,6 +369,7 @@ fn fold_locked(
     apply_journal(&mut index, &bytes, written);
     edit(&mut index);
     write_index(state, &index)?;
+    owed().retain(|r| *r != state.root);
     journal.set_len(0).io("empty", &jpath)?;
     if atomic::durable() {
         journal.sync_all().io("sync", &jpath)?;
@@ -454,6 +505,34 @@ pub fn stale_rows(index: &Index, fresh: &Index) -> Vec<(String, Vec<&'static str
 /// (the lock order is registry, then session).
 pub fn fold(state: &StateDir, opts: LockOptions) -> Result<()> {
     update_index(state, opts, || rebuild(state), |_| {}).map(|_| ())
+}
+
+/// Whether this process journaled rows `index.json` does not show yet.
+pub fn folds_owed() -> bool {
+    !owed().is_empty()
+}
+
+/// Fold the journal of every state dir this process journaled rows to
+/// since it last folded, so that `index.json` itself is current when the
+/// command ends (SPEC §3: the Python store reads it alone). Every state
+/// dir is tried; the first failure is returned.
+pub fn fold_owed(opts: LockOptions) -> Result<()> {
+    let roots = std::mem::take(&mut *owed());
+    let mut first = Ok(());
+    for root in roots {
+        let state = StateDir { root };
+        // An empty journal: index.json shows every row already.
+        if journal_len(&state) == 0 {
+            continue;
+        }
+        if let Err(e) = fold(&state, opts) {
+            owed().push(state.root);
+            if first.is_ok() {
+                first = Err(e);
+            }
+        }
+    }
+    first
 }
 
 /// Fold the journal if it grew large and nobody holds the registry; never waits.

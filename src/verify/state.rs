@@ -46,7 +46,11 @@ pub fn check_state(
     let discovered = registry::discover(state).unwrap_or_default();
     let valid: Vec<String> = discovered.iter().map(|(id, _)| id.clone()).collect();
     let valid: BTreeSet<&str> = valid.iter().map(String::as_str).collect();
-    match registry::load_index(state) {
+    // index.json as a file: the Python store reads it alone, so every
+    // command but a bare `append` leaves it current (SPEC §3); a bare
+    // append's `updated_at` and preview may wait in the journal for the
+    // command that ends its turn.
+    match registry::load_index_as_file_and_folded(state) {
         Ok(None) if !valid.is_empty() => add(
             &mut out,
             "index_missing",
@@ -56,7 +60,7 @@ pub fn check_state(
             true,
         ),
         Ok(None) => {}
-        Ok(Some(index)) => {
+        Ok(Some((index, folded))) => {
             for id in index.keys().filter(|k| !valid.contains(k.as_str())) {
                 add(
                     &mut out,
@@ -68,7 +72,19 @@ pub fn check_state(
                 );
             }
             if let Ok(fresh) = registry::rebuild(state) {
+                let folded_stale: BTreeSet<String> = registry::stale_rows(&folded, &fresh)
+                    .into_iter()
+                    .map(|(id, _)| id)
+                    .collect();
                 for (id, fields) in registry::stale_rows(&index, &fresh) {
+                    // What a bare append left for its turn's end to fold.
+                    let waiting = !folded_stale.contains(&id)
+                        && fields
+                            .iter()
+                            .all(|f| matches!(*f, "updated_at" | "preview"));
+                    if waiting {
+                        continue;
+                    }
                     add(
                         &mut out,
                         "index_row_stale",

@@ -66,6 +66,31 @@ def main() -> int:
     elif op == "archive":
         store.update_session(sid, archived=args.get("flag", True))
         out = None
+    elif op == "merge_node_metadata":
+        # As the newer store's merge_node_metadata does: the node as stored
+        # (every key kept), its metadata merged, the file rewritten under
+        # the name the store computes from seq, role and id (the released
+        # store's Call would drop `predecessor`, a key it does not know).
+        # Returns the history files holding that id.
+        git, _ = store._open(sid)
+        path = next(p for p in git.list_history() if p.name.endswith(f"-{args['node']}.json"))
+        node = json.loads(path.read_text(encoding="utf-8"))
+        node["metadata"] = {**(node.get("metadata") or {}), **args["metadata"]}
+        git.write_history(node["seq"], node["role"], node["id"], node)
+        out = sorted(p.name for p in git.list_history() if p.name.endswith(f"-{node['id']}.json"))
+    elif op == "rebuilt_preview":
+        # The preview the newer store rebuilds a lost index row with: the
+        # latest user node's text, the history read in file-name order.
+        git, _ = store._open(sid)
+        text = None
+        for p in git.list_history():
+            n = json.loads(p.read_text(encoding="utf-8"))
+            if n.get("role") == "user" and not (n.get("called_by") or n.get("caller")):
+                text = n.get("output")
+        if isinstance(text, str):
+            text = " ".join(text.strip().split("\n"))
+            text = text if len(text) <= 80 else text[:77] + "…"
+        out = text
     elif op == "session_dir":
         s = store.get_session(sid)
         out = None if s is None else True
