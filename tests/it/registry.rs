@@ -690,3 +690,108 @@ fn the_listing_shows_pins_unread_and_channels_and_pads_by_characters() {
         "{out}"
     );
 }
+
+/// `index.json` read as a file (as the Python store reads it: no journal),
+/// `list --json` and meta.json agree on `updated_at`, title and preview.
+fn index_agrees(env: &TestEnv, id: &str, what: &str) {
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("sessions/index.json")).unwrap())
+            .unwrap();
+    let row = &index[id];
+    let meta = env.meta(id);
+    let listed: serde_json::Value = env
+        .ok(&["--json", "list", "--include-archived"])
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["data"]["id"] == id)
+        .unwrap_or_else(|| panic!("{what}: {id} not listed"));
+    for key in ["updated_at", "title", "archived", "pinned"] {
+        // A flag meta.json does not hold yet is false.
+        let want = match &meta[key] {
+            serde_json::Value::Null if key != "updated_at" && key != "title" => false.into(),
+            v => v.clone(),
+        };
+        assert_eq!(row[key], want, "{what}: index.json {key}");
+        assert_eq!(listed["data"][key], row[key], "{what}: list {key}");
+    }
+    assert_eq!(listed["data"]["preview"], row["preview"], "{what}: preview");
+}
+
+#[test]
+fn index_json_is_current_after_the_last_command_of_each_kind() {
+    let mut env = TestEnv::new();
+    env.now = None;
+    // Create.
+    env.ok(&["init", "s1", "--title", "Made"]);
+    index_agrees(&env, "s1", "init");
+    env.append("s2", &["--create", "--text", "made by an append"]);
+    index_agrees(&env, "s2", "append --create");
+    // A turn: its title (phase 1), preview and time.
+    env.turn("s2", "a second question", &["read"]);
+    index_agrees(&env, "s2", "turn");
+    // A bare append may leave its row in the journal, until its turn ends.
+    env.append("s1", &["--text", "the first question of s1"]);
+    env.append("s1", &["--role", "assistant", "--text", "an answer"]);
+    env.ok(&["commit-turn", "s1"]);
+    index_agrees(&env, "s1", "commit-turn after bare appends");
+    // Title, flags.
+    env.ok(&["update", "s1", "--title", "Renamed"]);
+    index_agrees(&env, "s1", "update --title");
+    env.ok(&["update", "s1", "--pin"]);
+    index_agrees(&env, "s1", "update --pin");
+    env.ok(&["archive", "s1"]);
+    index_agrees(&env, "s1", "archive");
+    env.ok(&["unarchive", "s1"]);
+    index_agrees(&env, "s1", "unarchive");
+    // A turn with an attachment.
+    let file = env.tmp.path().join("notes.txt");
+    std::fs::write(&file, "attached").unwrap();
+    env.append(
+        "s2",
+        &["--text", "see the file", "--attach", file.to_str().unwrap()],
+    );
+    env.append("s2", &["--role", "assistant", "--text", "seen"]);
+    env.ok(&["commit-turn", "s2"]);
+    index_agrees(&env, "s2", "attachment turn");
+    // Begin-turn, then a turn by batch (index.json current when it waits).
+    env.ok(&["begin-turn", "s2"]);
+    index_agrees(&env, "s2", "begin-turn");
+    env.batch(&[
+        vec!["append".into(), "s2".into(), "--text".into(), "by batch".into()],
+        vec![
+            "append".into(),
+            "s2".into(),
+            "--role".into(),
+            "assistant".into(),
+            "--text".into(),
+            "ok".into(),
+        ],
+        vec!["commit-turn".into(), "s2".into()],
+    ]);
+    index_agrees(&env, "s2", "batch");
+    // An import and a hook call.
+    let dir = env.tmp.path().join("claude");
+    let full = crate::import::Transcript::two_turns();
+    let path = full.write(&dir, "");
+    env.ok(&["import", "claude-code", path.to_str().unwrap()]);
+    let imported = env
+        .ok(&["list", "--include-archived"])
+        .lines()
+        .find_map(|l| l.split_whitespace().find(|w| w.starts_with("claude-")).map(str::to_string))
+        .expect("the imported session is listed");
+    index_agrees(&env, &imported, "import");
+    crate::import::hook_with(
+        &env,
+        &["hook", "claude-code"],
+        &serde_json::json!({"session_id": imported.trim_start_matches("claude-"),
+            "transcript_path": path, "hook_event_name": "SessionEnd"}),
+    );
+    index_agrees(&env, &imported, "hook SessionEnd");
+    // Delete: no row left.
+    env.ok(&["delete", "s1", "--yes"]);
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.state().join("sessions/index.json")).unwrap())
+            .unwrap();
+    assert!(index.get("s1").is_none(), "a deleted session's row");
+    env.ok(&["verify", "--all"]);
+}
