@@ -492,3 +492,110 @@ fn a_full_disk_fails_cleanly_and_the_next_run_after_freeing_space_completes() {
     assert_eq!(env.ok(&["verify", "s1"]), "");
     drop(disk);
 }
+
+/// `delete` of a 300-turn session killed (SIGKILL) at points spread over
+/// its run, then `delete` again: the session is gone, no directory or temp
+/// of it is left, the other session is untouched, `verify --all` is clean.
+#[test]
+fn a_delete_killed_anywhere_is_finished_by_delete_again() {
+    use std::process::Stdio;
+    let template = TestEnv::new();
+    template.ok(&["init", "keep"]);
+    template.turn("keep", "kept", &[]);
+    let mut requests = Vec::new();
+    for t in 0..300 {
+        let text = format!("question {t}");
+        requests.push(vec![
+            "append".into(),
+            "s1".into(),
+            "--create".into(),
+            "--text".into(),
+            text,
+        ]);
+        requests.push(vec![
+            "append".into(),
+            "s1".into(),
+            "--role".into(),
+            "assistant".into(),
+            "--text".into(),
+            format!("answer {t}"),
+        ]);
+        requests.push(vec!["commit-turn".into(), "s1".into()]);
+    }
+    template.batch(&requests);
+    let kept = crate::env::tree_bytes(&template.session_dir("keep"));
+    let copy = |env: &TestEnv| {
+        let st = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(template.state())
+            .arg(env.state())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    // How long one delete takes here, to spread the kills over it.
+    let whole = {
+        let env = TestEnv::new();
+        copy(&env);
+        let start = std::time::Instant::now();
+        env.ok(&["delete", "s1", "--yes"]);
+        start.elapsed()
+    };
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut cut_short = 0;
+    for trial in 0..10u64 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let at = whole.mul_f64(((seed >> 33) % 1000) as f64 / 1000.0 * 1.2);
+        let env = TestEnv::new();
+        copy(&env);
+        let mut child = env
+            .cmd()
+            .args(["delete", "s1", "--yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        let _ = child.kill();
+        let _ = child.wait();
+        // Killed after it moved the session aside, before it was done.
+        cut_short += std::fs::read_dir(env.state().join("sessions"))
+            .unwrap()
+            .any(|e| {
+                e.unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".gs-tmp-delete-s1-")
+            }) as usize;
+        let again = env.run(&["delete", "s1", "--yes"]);
+        let said = String::from_utf8_lossy(&again.stderr);
+        assert!(
+            again.status.success() || said.contains("session::not_found"),
+            "trial {trial} (kill after {at:?}): {said}"
+        );
+        let left: Vec<String> = std::fs::read_dir(env.state().join("sessions"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("s1"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "trial {trial} (kill after {at:?}): {left:?}"
+        );
+        let index = std::fs::read_to_string(env.state().join("sessions/index.json")).unwrap();
+        assert!(!index.contains("\"s1\""), "trial {trial}: {index}");
+        assert!(
+            crate::env::tree_bytes(&env.session_dir("keep")) == kept,
+            "trial {trial}"
+        );
+        let v = env.run(&["verify", "--all"]);
+        assert!(
+            v.status.success(),
+            "trial {trial} (kill after {at:?}): {}",
+            String::from_utf8_lossy(&v.stdout)
+        );
+    }
+    assert!(cut_short > 0, "no kill landed inside a delete ({whole:?})");
+}

@@ -757,7 +757,12 @@ fn index_json_is_current_after_the_last_command_of_each_kind() {
     env.ok(&["begin-turn", "s2"]);
     index_agrees(&env, "s2", "begin-turn");
     env.batch(&[
-        vec!["append".into(), "s2".into(), "--text".into(), "by batch".into()],
+        vec![
+            "append".into(),
+            "s2".into(),
+            "--text".into(),
+            "by batch".into(),
+        ],
         vec![
             "append".into(),
             "s2".into(),
@@ -777,7 +782,11 @@ fn index_json_is_current_after_the_last_command_of_each_kind() {
     let imported = env
         .ok(&["list", "--include-archived"])
         .lines()
-        .find_map(|l| l.split_whitespace().find(|w| w.starts_with("claude-")).map(str::to_string))
+        .find_map(|l| {
+            l.split_whitespace()
+                .find(|w| w.starts_with("claude-"))
+                .map(str::to_string)
+        })
         .expect("the imported session is listed");
     index_agrees(&env, &imported, "import");
     crate::import::hook_with(
