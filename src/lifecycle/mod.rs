@@ -175,7 +175,9 @@ pub fn delete_unless(
     drop(session);
     atomic::sync_dir(&parent)?;
     atomic::crash_point("delete-after-rename");
-    let _ = std::fs::remove_dir_all(&grave);
+    // The session's row, location and bindings go while what was moved
+    // aside still says a delete is under way: a kill at any point leaves
+    // it, and `delete`, `recover` or `verify --fix` finish the rest.
     registry::journal_append(
         state,
         &serde_json::from_value(serde_json::json!({"id": id, "_deleted": true}))
@@ -185,6 +187,8 @@ pub fn delete_unless(
     registry::remove_locations(state, &[id.to_string()], locks)?;
     unbind_everywhere(state, id, locks)?;
     registry::fold(state, locks)?;
+    std::fs::remove_dir_all(&grave).io("remove", &grave)?;
+    atomic::sync_dir(&parent)?;
     Ok(Some(sd.dir))
 }
 
