@@ -2151,12 +2151,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__migrate)
-            opts="-q -h -V --dry-run --prune-sources --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            opts="-q -h -V --dry-run --prune-sources --node-names --session --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --node-names)
+                    COMPREPLY=($(compgen -W "python" -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -430,6 +430,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s q -
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l node-names -d 'Instead: rename the node files of every session (or of each `--session`) to the naming NAMING, `python` the Python store\'s (`0012-l-<id>.json`), so that it can continue them: the same blobs, one commit per branch that held an old name, the files renamed on disk. A session named so already is left as it is' -r -f -a "python\t''"
+complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l session -d 'With `--node-names`: this session only (repeatable)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''

@@ -5,6 +5,8 @@
 //! under `sessions/projects/<project>/<id>/`, `sessions/.file-recovery/`,
 //! the registries; with `--prune-sources`, removes sources that still match
 //! their published copy. Locks: the registry for each registry write.
+//! With `--node-names python`: each session's node files renamed
+//! (`mirror::rename`) under its session lock.
 //! Prints: what was migrated, resumed, blocked or failed.
 
 use crate::context::Ctx;
@@ -21,6 +23,11 @@ use crate::out::records;
 /// locations.json and the index are updated. A journal records each step:
 /// run it again after a crash and it resumes. The source stays in place
 /// unless `--prune-sources` (and then only when the copy still matches).
+///
+/// With `--node-names python` it renames sessions' node files instead, to
+/// the naming of the Python store (which lists `history/` by name: a
+/// session whose files are named both ways reads out of order there;
+/// `verify --fix` renames such a session too).
 #[derive(Debug, clap::Args)]
 pub struct MigrateArgs {
     /// Say what would be migrated, change nothing
@@ -29,9 +36,82 @@ pub struct MigrateArgs {
     /// Remove each source once its published copy is verified identical
     #[arg(long)]
     pub prune_sources: bool,
+    /// Instead: rename the node files of every session (or of each
+    /// `--session`) to the naming NAMING, `python` the Python store's
+    /// (`0012-l-<id>.json`), so that it can continue them: the same blobs,
+    /// one commit per branch that held an old name, the files renamed on
+    /// disk. A session named so already is left as it is
+    #[arg(long, value_name = "NAMING", value_parser = ["python"], conflicts_with = "prune_sources")]
+    pub node_names: Option<String>,
+    /// With `--node-names`: this session only (repeatable)
+    #[arg(long = "session", value_name = "SESSION", requires = "node_names")]
+    pub sessions: Vec<String>,
+}
+
+/// `migrate --node-names python`.
+fn rename_nodes(ctx: &Ctx, args: &MigrateArgs) -> Result<u8> {
+    let targets: Vec<(String, crate::layout::SessionDir)> = if args.sessions.is_empty() {
+        crate::layout::registry::discover(&ctx.state)?
+            .into_iter()
+            .map(|(id, dir)| (id, crate::layout::SessionDir::new(dir)))
+            .collect()
+    } else {
+        args.sessions
+            .iter()
+            .map(|id| Ok((id.clone(), ctx.state.find_session(id)?)))
+            .collect::<Result<_>>()?
+    };
+    let mut renamed = 0;
+    for (id, sd) in targets {
+        let _lock = ctx.lock_session(&sd, crate::layout::lock::Kind::Exclusive)?;
+        let (files, commits) = if args.dry_run {
+            (crate::mirror::rename::not_python_named(&sd), Vec::new())
+        } else {
+            let r = crate::mirror::rename::to_python_naming(&sd, &id, crate::out::now())?;
+            (
+                r.files,
+                r.commits.iter().map(|(_, c)| c.to_string()).collect(),
+            )
+        };
+        if files == 0 && commits.is_empty() {
+            continue;
+        }
+        renamed += 1;
+        ctx.out.record(&records::NodesRenamed {
+            session: id.clone(),
+            files,
+            commits: commits.clone(),
+            dry_run: args.dry_run,
+        });
+        ctx.out.line(format!(
+            "{} {id}: {files} node file(s){}",
+            if args.dry_run {
+                "would rename"
+            } else {
+                "renamed"
+            },
+            match commits.len() {
+                0 => String::new(),
+                1 => " in 1 commit".into(),
+                n => format!(" in {n} commits (one per branch)"),
+            }
+        ));
+    }
+    ctx.out.note(format!(
+        "{} {renamed} session(s) to the Python store's naming",
+        if args.dry_run {
+            "would rename"
+        } else {
+            "renamed"
+        }
+    ));
+    Ok(exit::OK)
 }
 
 pub fn run(ctx: &Ctx, args: MigrateArgs) -> Result<u8> {
+    if args.node_names.is_some() {
+        return rename_nodes(ctx, &args);
+    }
     let out = ctx.out;
     let r = migrate::run(
         &ctx.state,

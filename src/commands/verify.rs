@@ -250,7 +250,12 @@ fn rewrite_blob(
 /// The repairs done under the session's exclusive lock: locks and temp
 /// files, blobs stored again, damaged committed files, lost refs, the git
 /// index.
-fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec<String>> {
+fn repair_locked(
+    sd: &SessionDir,
+    id: &str,
+    check: &SessionCheck,
+    ctx: &Ctx,
+) -> Result<Vec<String>> {
     let mut done = Vec::new();
     let _l = ctx.lock_session(sd, lock::Kind::Exclusive)?;
     let mut repo = SessionRepo::open(&sd.dir)?;
@@ -325,6 +330,16 @@ fn repair_locked(sd: &SessionDir, check: &SessionCheck, ctx: &Ctx) -> Result<Vec
             ));
         }
     }
+    if check.mixed_names {
+        drop(repo);
+        let r = crate::mirror::rename::to_python_naming(sd, id, crate::out::now())?;
+        done.push(format!(
+            "renamed {} node file(s) as the Python store names them ({} commit(s))",
+            r.files,
+            r.commits.len()
+        ));
+        return Ok(done);
+    }
     if let Some(c) = index_from {
         let mut index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
         repo.write_index(&mut index)?;
@@ -374,7 +389,7 @@ fn commit_restamps(ctx: &Ctx, t: &Target) -> Result<Option<String>> {
 fn repair(ctx: &Ctx, t: &Target, check: &SessionCheck) -> Result<Vec<String>> {
     let mut done = Vec::new();
     if t.dir.git_dir().is_dir() {
-        done.extend(repair_locked(&t.dir, check, ctx)?);
+        done.extend(repair_locked(&t.dir, &t.id, check, ctx)?);
     } else {
         done.extend(remove_temps(&check.stray_temps));
     }

@@ -817,6 +817,25 @@ impl Naming {
         }
     }
 
+    /// The name node file `file` has in the other naming (`None`: not a
+    /// node file, or a letter that does not say the role). A node renamed
+    /// to one naming (`verify --fix`, `migrate --node-names`) is held
+    /// under its old name by the commits before.
+    pub fn other_name(file: &str) -> Option<String> {
+        let (seq, letter, id) = parse_node_file_name(file)?;
+        let role = match letter {
+            'u' => "user",
+            'a' | 'l' => "llm",
+            't' | 'c' => "code",
+            _ => return None,
+        };
+        let other = match Naming::of(file) {
+            Naming::Layout => Naming::Python,
+            Naming::Python => Naming::Layout,
+        };
+        Some(other.file_name(seq, role, id))
+    }
+
     /// The file name of a node with this naming.
     pub fn file_name(self, seq: u64, role: &str, id: &str) -> String {
         match self {

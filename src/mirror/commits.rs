@@ -55,10 +55,26 @@ impl plan::History for Commits<'_> {
         Ok((d.parents.clone(), d.trailers.clone()))
     }
 
+    /// A node's file under either naming: the commits before a session's
+    /// files were renamed to one naming hold the old names.
     fn tree_holds(&mut self, id: Oid, files: &[&str]) -> Result<Vec<bool>> {
         let tree = self.decoded(id)?.tree;
-        self.repo
-            .dir_holds(tree, crate::layout::paths::HISTORY, files)
+        let others: Vec<Option<String>> = files
+            .iter()
+            .map(|f| crate::layout::paths::Naming::other_name(f))
+            .collect();
+        let mut names: Vec<&str> = files.to_vec();
+        names.extend(others.iter().flatten().map(String::as_str));
+        let held = self
+            .repo
+            .dir_holds(tree, crate::layout::paths::HISTORY, &names)?;
+        let mut alt = held[files.len()..].iter();
+        Ok(files
+            .iter()
+            .zip(&others)
+            .enumerate()
+            .map(|(i, (_, o))| held[i] | (o.is_some() && *alt.next().unwrap_or(&false)))
+            .collect())
     }
 }
 

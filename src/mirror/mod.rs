@@ -19,6 +19,7 @@ mod commits;
 mod lookup;
 mod plan;
 mod recover;
+pub mod rename;
 mod scan;
 
 pub use apply::commit_pending;

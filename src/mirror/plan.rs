@@ -113,6 +113,22 @@ pub(super) fn plan(
         opts,
     } = *input;
     let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
+    // Commits that only renamed node files on top of HEAD's commit: a
+    // turn that goes on from the commit below them goes on from them.
+    let mut renamed_over: Option<(Oid, Oid)> = None;
+    if let Some(tip) = cur_tip {
+        let mut cur = tip;
+        loop {
+            let (parents, t) = history.commit(cur)?;
+            match parents.first() {
+                Some(p) if t.renamed => cur = *p,
+                _ => break,
+            }
+        }
+        if cur != tip {
+            renamed_over = Some((cur, tip));
+        }
+    }
     let mut planner = Planner::new(history);
     let mut plans: Vec<Planned> = Vec::new();
     let last_group = groups.len().saturating_sub(1);
@@ -257,6 +273,12 @@ pub(super) fn plan(
             (loc, turn)
         };
         let parent = match located {
+            Some(Located {
+                commit: Parent::Commit(c),
+                ..
+            }) if renamed_over.is_some_and(|(below, _)| below == c) => {
+                renamed_over.map(|(_, tip)| Parent::Commit(tip))
+            }
             Some(l) => Some(l.commit),
             None if g.starts_turn
                 && matches!(first.predecessor.as_deref(), None | Some("") | Some(ROOT)) =>

@@ -605,6 +605,21 @@ pub struct Migrated {
     pub resumed: bool,
 }
 
+/// `migrate --node-names python`: a session whose node files were renamed
+/// to the Python store's naming (or, with `--dry-run`, would be).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct NodesRenamed {
+    /// The session id.
+    pub session: String,
+    /// Node files renamed (to rename, with `--dry-run`).
+    pub files: usize,
+    /// The commits made, one per branch whose tree held an old name.
+    pub commits: Vec<String>,
+    /// Nothing was renamed (`--dry-run`).
+    pub dry_run: bool,
+}
+
 /// `migrate`: a legacy session that cannot be migrated now.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -989,6 +1004,7 @@ records! {
     SessionStats<'_> => "stats",
     VerifySummary => "verify_summary",
     Migrated => "migrated",
+    NodesRenamed => "nodes_renamed",
     Blocked => "blocked",
     MigrateFailed => "migrate_failed",
     Project => "project",

@@ -601,6 +601,9 @@ pub struct Trailers {
     pub nodes: Option<(u64, u64)>,
     pub failed: bool,
     pub interrupted: bool,
+    /// `Renamed:`: a commit that only renames node files (the same blobs
+    /// under another naming): a turn after it goes on from it.
+    pub renamed: bool,
 }
 
 impl Trailers {
@@ -621,6 +624,7 @@ impl Trailers {
                         .split_once("..")
                         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                 }
+                "Renamed" => t.renamed = true,
                 "Status" => {
                     t.failed = v.trim() == "failed";
                     t.interrupted = v.trim() == "interrupted";

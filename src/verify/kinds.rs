@@ -94,9 +94,9 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "mixed_node_names",
-        meaning: "a session's node files use both namings (the layout's and the Python store's)",
-        fix: "keep one naming per session",
-        repair: NOTHING,
+        meaning: "a session's node files use both namings (the layout's and the Python store's), or a rename to one was cut short",
+        fix: "verify --fix, or migrate --node-names python",
+        repair: "every node file renamed to the Python store's naming: the same blobs, one commit per branch",
     },
     Kind {
         code: "name_mismatch",
@@ -274,7 +274,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "index_row_stale",
-        meaning: "a list row disagrees with the session's meta.json",
+        meaning: "a row of index.json (read as a file, as the Python store reads it) disagrees with the session's meta.json, beyond a bare append's updated_at and preview waiting in the journal",
         fix: "git-session verify --all --fix",
         repair: "rebuilds the index",
     },

@@ -67,6 +67,9 @@ pub struct SessionCheck {
     pub index_from: Option<Oid>,
     /// Committed nodes whose metadata was stamped after their turn.
     pub restamped: bool,
+    /// Node files named both ways: `verify --fix` renames them all to the
+    /// Python store's naming.
+    pub mixed_names: bool,
     pub stray_temps: Vec<PathBuf>,
     /// The catalog cache names other files than `history/` holds.
     pub catalog_stale: bool,
@@ -90,6 +93,10 @@ struct Ctx<'a> {
     out: SessionCheck,
     /// meta.json says a turn is open (`status: running`).
     turn_open: bool,
+    /// Node files that are one node under both namings, the same bytes (a
+    /// rename to one naming cut short, which `verify --fix` finishes):
+    /// neither a duplicate nor a node to commit.
+    twins: HashSet<String>,
 }
 
 impl Ctx<'_> {
@@ -151,6 +158,7 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
         id,
         out: SessionCheck::default(),
         turn_open: false,
+        twins: HashSet::new(),
     };
 
     // The session's own directories are not links out of it.
@@ -248,7 +256,31 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
             true,
         );
     }
-    for dup in &catalog.duplicate_ids {
+    // One node under both namings, the same bytes: a rename cut short.
+    {
+        let names: HashSet<String> = catalog.entries().map(|e| e.file).collect();
+        for e in catalog.entries() {
+            if let Some(other) = crate::layout::paths::Naming::other_name(&e.file)
+                && names.contains(other.as_str())
+                && crate::layout::atomic::read(sd.history().join(&e.file)).ok()
+                    == crate::layout::atomic::read(sd.history().join(&other)).ok()
+            {
+                c.twins.insert(e.file.clone());
+            }
+        }
+    }
+    let twin_ids: HashSet<String> = c
+        .twins
+        .iter()
+        .filter_map(|f| {
+            crate::layout::paths::parse_node_file_name(f).map(|(_, _, id)| id.to_string())
+        })
+        .collect();
+    for dup in catalog
+        .duplicate_ids
+        .iter()
+        .filter(|d| !twin_ids.contains(d.as_str()))
+    {
         c.add(
             "duplicate_id",
             &sd.history(),
@@ -278,10 +310,18 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
         c.add(
             "mixed_node_names",
             &sd.history(),
-            "node files are named both as the layout (`000012-a-…`) and as the Python store (`0012-l-…`) names them; the Python store orders and rewrites them by name".into(),
-            "keep one naming per session (the Python store's for sessions it writes)".into(),
-            false,
+            if c.twins.is_empty() {
+                "node files are named both as the layout (`000012-a-…`) and as the Python store (`0012-l-…`) names them; the Python store orders and rewrites them by name".into()
+            } else {
+                format!(
+                    "a rename of the node files to the Python store's naming was cut short: {} node(s) are under both names",
+                    c.twins.len() / 2
+                )
+            },
+            format!("git-session verify --fix {} (renames them all as the Python store names them, one commit)", c.id),
+            true,
         );
+        c.out.mixed_names = true;
     }
     let mut nodes: Vec<Node> = Vec::new();
     let mut on_disk: Vec<OnDisk> = Vec::new();
@@ -331,7 +371,7 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
         });
     }
     for (seq, fs) in &files {
-        if fs.len() > 1 {
+        if fs.len() > 1 && !(fs.len() == 2 && fs.iter().all(|f| c.twins.contains(f))) {
             c.add(
                 "duplicate_seq",
                 &sd.history(),
@@ -773,7 +813,7 @@ fn check_mirror(
     let mut rest: Vec<&str> = uncommitted
         .iter()
         .map(|d| d.file.as_str())
-        .filter(|f| !unreached.contains(*f))
+        .filter(|f| !unreached.contains(*f) && !c.twins.contains(*f))
         .collect();
     let records: Vec<&str> = rest.iter().copied().filter(|f| is_record(f)).collect();
     rest.retain(|f| !is_record(f));

@@ -599,3 +599,84 @@ fn a_delete_killed_anywhere_is_finished_by_delete_again() {
     }
     assert!(cut_short > 0, "no kill landed inside a delete ({whole:?})");
 }
+
+/// `migrate --node-names python` on a session with a retry branch: one
+/// commit per branch, the same blobs; killed after its links or after its
+/// refs moved, `verify` names one finding and `verify --fix` (or the
+/// migrate again) finishes it.
+#[test]
+fn renaming_to_the_python_naming_is_one_commit_a_branch_and_survives_a_kill() {
+    for at in [None, Some("rename-after-links"), Some("rename-after-refs")] {
+        for finish in ["verify", "migrate"] {
+            let env = TestEnv::new();
+            env.ok(&["init", "s1"]);
+            env.turn("s1", "one", &["read"]);
+            env.turn("s1", "two", &[]);
+            env.ok(&["checkout", "s1", "1"]);
+            env.turn("s1", "two again", &[]);
+            let blobs = |rev: &str| {
+                let mut v: Vec<String> = env
+                    .git("s1", &["ls-tree", rev, "history/"])
+                    .lines()
+                    .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
+                    .collect();
+                v.sort();
+                v
+            };
+            let branches: Vec<String> = env
+                .git(
+                    "s1",
+                    &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
+                )
+                .lines()
+                .map(str::to_string)
+                .collect();
+            assert_eq!(branches.len(), 2);
+            let before: Vec<Vec<String>> = branches.iter().map(|b| blobs(b)).collect();
+            match at {
+                None => {
+                    let out = env.ok(&["migrate", "--node-names", "python", "--dry-run"]);
+                    assert!(out.contains("would rename s1: 7 node file(s)"), "{out}");
+                    assert!(env.history_files("s1")[0].starts_with("000001-"));
+                    let out = env.ok(&["migrate", "--node-names", "python"]);
+                    assert!(out.contains("in 2 commits"), "{out}");
+                }
+                Some(at) => {
+                    env.crash_at(at, &["migrate", "--node-names", "python"]);
+                    let v = env.run(&["verify", "--all"]);
+                    let said = String::from_utf8_lossy(&v.stdout);
+                    assert_eq!(v.status.code(), Some(1), "{at}: {said}");
+                    assert_eq!(
+                        said.lines().filter(|l| l.starts_with("s1: ")).count(),
+                        1,
+                        "{at}: {said}"
+                    );
+                    assert!(said.contains("mixed_node_names"), "{at}: {said}");
+                    if finish == "verify" {
+                        env.ok(&["verify", "--all", "--fix"]);
+                    } else {
+                        env.ok(&["migrate", "--node-names", "python", "--session", "s1"]);
+                    }
+                }
+            }
+            for (b, was) in branches.iter().zip(&before) {
+                assert_eq!(&blobs(b), was, "{at:?}: {b}");
+                assert_eq!(
+                    env.git("s1", &["log", "-1", "--format=%s", b]).trim(),
+                    "session: node files named as the Python store names them"
+                );
+            }
+            let files = env.history_files("s1");
+            assert_eq!(files.len(), 7);
+            assert!(files.iter().all(|f| &f[4..5] == "-"), "{at:?}: {files:?}");
+            env.ok(&["verify", "--all"]);
+            env.assert_clean("s1");
+            // Named so already: nothing more to do.
+            let out = env.ok(&["migrate", "--node-names", "python"]);
+            assert!(!out.contains("renamed s1"), "{out}");
+            if at.is_none() {
+                break;
+            }
+        }
+    }
+}

@@ -922,3 +922,83 @@ fn a_cloned_session_is_where_the_python_store_finds_it() {
     );
     a.ok(&["verify", "--all"]);
 }
+
+/// The blobs `history/` holds in the tree of `rev` (sorted), and the count.
+fn history_blobs(env: &TestEnv, id: &str, rev: &str) -> Vec<String> {
+    let mut v: Vec<String> = env
+        .git(id, &["ls-tree", rev, "history/"])
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A session git-session made in the layout's naming and the Python store
+/// continued (`0007-u-…` among `000006-a-…`: out of order for that store)
+/// is reported, and `verify --fix` renames every node file to the Python
+/// naming in one commit that holds the same blobs (`git mv`): every node
+/// kept, the Python store's order right, `verify` and `git fsck --strict`
+/// clean, and the next turn goes on on the same branch.
+#[test]
+fn a_mixed_session_is_renamed_to_one_naming_in_one_commit() {
+    let env = TestEnv::new();
+    // Made before the Python store used the state dir: the layout's names.
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "rust 1", &["read"]);
+    let (a, _) = env.turn("s1", "rust 2", &[]);
+    assert!(env.history_files("s1")[0].starts_with("000001-"));
+    let Some(py) = Py::new(&env) else { return };
+    python_turn(&py, &env, 3, Some(&a));
+    env.turn("s1", "rust 4", &[]);
+    let out = env.run(&["verify", "s1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mixed_node_names"));
+    let before = history_blobs(&env, "s1", "HEAD");
+    let commits = env.git("s1", &["rev-list", "--count", "HEAD"]);
+    env.ok(&["verify", "--fix", "s1"]);
+    // One commit, renames only, the same blobs.
+    assert_eq!(
+        env.git("s1", &["rev-list", "--count", "HEAD"])
+            .trim()
+            .parse::<u32>()
+            .unwrap(),
+        commits.trim().parse::<u32>().unwrap() + 1
+    );
+    let status = env.git("s1", &["diff", "--name-status", "-M100%", "HEAD~1", "HEAD"]);
+    assert!(
+        status.lines().all(|l| l.starts_with("R100")),
+        "renames only: {status}"
+    );
+    assert_eq!(history_blobs(&env, "s1", "HEAD"), before);
+    let files = env.history_files("s1");
+    assert_eq!(files.len(), before.len());
+    assert!(files.iter().all(|f| &f[4..5] == "-"), "{files:?}");
+    assert_eq!(
+        py.contents(&env, "s1"),
+        [
+            "rust 1",
+            "re: rust 1",
+            "ok",
+            "rust 2",
+            "re: rust 2",
+            "python 3",
+            "ok",
+            "rust 4",
+            "re: rust 4"
+        ]
+    );
+    clean(&env);
+    env.assert_clean("s1");
+    // Each node is still found in the commit that first held it.
+    let nodes = env.ok(&["--json", "nodes", "s1"]);
+    let renamed = env.git("s1", &["rev-parse", "HEAD"]);
+    assert!(!nodes.contains(renamed.trim()), "{nodes}");
+    // The next turn goes on from the rename, on the same branch, named the
+    // Python store's way.
+    env.turn("s1", "rust 5", &[]);
+    assert_eq!(env.ok(&["branch", "s1"]).lines().count(), 1);
+    assert!(env.history_files("s1").iter().all(|f| &f[4..5] == "-"));
+    clean(&env);
+    env.assert_clean("s1");
+}

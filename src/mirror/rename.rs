@@ -1,0 +1,222 @@
+//! One naming per session: every node file renamed to the Python store's
+//! naming (`{seq:04}-{u,l,c}-<id>.json`), so that the store, which lists
+//! `history/` by name and rewrites a node under the name it computes, reads
+//! and continues the session in order (SPEC §2.2). `verify --fix` applies
+//! it to a session whose files use both namings; `migrate --node-names
+//! python` to any.
+//!
+//! As `git mv` does: the same blobs under the new names, one commit on each
+//! branch whose tree holds a file to rename (and on a detached HEAD), the
+//! files renamed on disk, the index rebuilt. The caller holds the session
+//! lock.
+//!
+//! A kill at any point is finished by running it again: each new name is
+//! first made a hard link of the old file (both names on disk, the same
+//! bytes), then the commits and refs move in one transaction, then the old
+//! names go. A rerun links what is not linked yet, renames in each tree
+//! what is not renamed yet, and removes the old names left.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::error::{Error, IoContext, Result};
+use crate::git::{Oid, RefUpdate, SessionRepo};
+use crate::layout::paths::{Naming, Snapshot, parse_node_file_name};
+use crate::layout::{SessionDir, atomic};
+
+/// What a rename did.
+#[derive(Debug, Default)]
+pub struct Renamed {
+    /// Node files renamed on disk.
+    pub files: usize,
+    /// Each commit made: the branch (`None`: a detached HEAD) and its id.
+    pub commits: Vec<(Option<String>, Oid)>,
+}
+
+/// The Python store's name of the node file `name` (`None`: not a node
+/// file, or named so already). The letter is the role's first one, as that
+/// store writes it: the layout's `a` and `t` are `l` and `c`; for a letter
+/// that does not say the role (`x`), the node's own `role` is read.
+fn python_name(sd: &SessionDir, name: &str) -> Option<String> {
+    let (seq, letter, id) = parse_node_file_name(name)?;
+    let role = match letter {
+        'u' => "user".to_string(),
+        'a' | 'l' => "llm".to_string(),
+        't' | 'c' => "code".to_string(),
+        _ => crate::layout::schema::read_bounded(&sd.history().join(name))
+            .ok()
+            .and_then(|b| crate::layout::schema::Node::parse(&b).ok())
+            .map(|n| n.role)?,
+    };
+    let to = Naming::Python.file_name(seq, &role, id);
+    let to = if role.starts_with(['u', 'l', 'c']) {
+        to
+    } else {
+        // The store names any other role by its first letter.
+        format!("{seq:04}-{}-{id}.json", role.chars().next()?)
+    };
+    (to != name).then_some(to)
+}
+
+/// The renames of one list of `history/` names: old → new.
+fn renames<'a>(sd: &SessionDir, names: impl Iterator<Item = &'a str>) -> BTreeMap<String, String> {
+    names
+        .filter_map(|n| python_name(sd, n).map(|to| (n.to_string(), to)))
+        .collect()
+}
+
+/// How many node files of the session in `sd` are not named as the Python
+/// store names them (what [`to_python_naming`] would rename on disk).
+pub fn not_python_named(sd: &SessionDir) -> usize {
+    std::fs::read_dir(sd.history())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| python_name(sd, &e.file_name().to_string_lossy()).is_some())
+        .count()
+}
+
+/// Rename every node file of the session in `sd` to the Python store's
+/// naming, on disk and in git (see the module's documentation). `session`
+/// and `now` make the commits' message and time.
+pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Renamed> {
+    let mut done = Renamed::default();
+    let history = sd.history();
+    // 1. The new names on disk, as hard links of the old files.
+    let on_disk: Vec<String> = match std::fs::read_dir(&history) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).io("list", &history),
+    };
+    let on_disk_renames = renames(sd, on_disk.iter().map(String::as_str));
+    for (from, to) in &on_disk_renames {
+        let (src, dst) = (history.join(from), history.join(to));
+        if std::fs::symlink_metadata(&src).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::refused(
+                "rename::not_a_file",
+                format!("`{}` is not a regular file", src.display()),
+                Some("move it out of history/ (`git-session verify` says what it is)".into()),
+            ));
+        }
+        match std::fs::hard_link(&src, &dst) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // A rerun: the link is there; anything else is a conflict.
+                if atomic::read(&src).ok() != atomic::read(&dst).ok() {
+                    return Err(Error::refused(
+                        "rename::conflict",
+                        format!(
+                            "`{}` and `{}` are one node under two names with different contents",
+                            src.display(),
+                            dst.display()
+                        ),
+                        Some("keep the right one and move the other out of history/".into()),
+                    ));
+                }
+            }
+            Err(e) => return Err(e).io("link", &dst),
+        }
+    }
+    atomic::sync_dir(&history).ok();
+    atomic::crash_point("rename-after-links");
+    // 2. In git: each branch (and a detached HEAD) whose tree holds an old
+    // name gets one commit with the same blobs under the new names.
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+    let mut tips: Vec<(Option<String>, Oid)> = repo
+        .branches()?
+        .into_iter()
+        .map(|(b, c)| (Some(b), c))
+        .collect();
+    if let (None, Some(c)) = (&head.branch, head.commit) {
+        tips.push((None, c));
+    }
+    let msg = format!(
+        "session: node files named as the Python store names them\n\nSession: {session}\nRenamed: python\n"
+    );
+    let mut updates = Vec::new();
+    let mut head_tree = head
+        .commit
+        .map(|c| repo.commit_info(c).map(|i| i.tree))
+        .transpose()?;
+    for (branch, tip) in tips {
+        let tree = repo.commit_info(tip)?.tree;
+        let mut index = repo.index_from_tree(tree)?;
+        let prefix = crate::layout::paths::history_entry("");
+        let held: Vec<(String, Oid)> = index
+            .entries()
+            .filter_map(|(p, id)| {
+                let p = std::str::from_utf8(p).ok()?;
+                p.strip_prefix(prefix.as_str()).map(|n| (n.to_string(), id))
+            })
+            .collect();
+        let in_tree = renames(sd, held.iter().map(|(n, _)| n.as_str()));
+        if in_tree.is_empty() {
+            continue;
+        }
+        let gone: HashSet<Vec<u8>> = in_tree
+            .keys()
+            .map(|n| crate::layout::paths::history_entry(n).into_bytes())
+            .collect();
+        index.remove(&gone);
+        let staged = held
+            .iter()
+            .filter_map(|(n, id)| {
+                in_tree.get(n).map(|to| {
+                    crate::git::Staged::unstatted(
+                        crate::layout::paths::history_entry(to).into_bytes(),
+                        *id,
+                    )
+                })
+            })
+            .collect();
+        index.apply(staged);
+        let new_tree = repo.write_tree(&index)?;
+        let id = repo.write_commit(new_tree, &[tip], &msg, now)?;
+        if head.commit == Some(tip) && head.branch == branch {
+            head_tree = Some(new_tree);
+        }
+        updates.push(match &branch {
+            Some(b) => RefUpdate::Advance {
+                branch: b.clone(),
+                old: tip,
+                new: id,
+                message: "rename: node files in the Python store's naming".into(),
+            },
+            None => RefUpdate::DetachHead { commit: id },
+        });
+        done.commits.push((branch, id));
+    }
+    if !updates.is_empty() {
+        repo.sync_objects()?;
+        repo.update_refs(&updates)?;
+        repo.release_packs();
+    }
+    atomic::crash_point("rename-after-refs");
+    // 3. The index mirrors HEAD's tree (each file hashed again by the next
+    // sweep), and the mirror's snapshot names HEAD's commit.
+    if let Some(tree) = head_tree.filter(|_| !on_disk_renames.is_empty() || !updates.is_empty()) {
+        let mut index = repo.index_from_tree(tree)?;
+        repo.write_index(&mut index)?;
+        let now_head = repo.head()?.commit;
+        let snap = sd.read_snapshot();
+        sd.write_snapshot(&Snapshot {
+            commit: now_head.map(|c| c.to_string()),
+            pending: None,
+            ..snap
+        })?;
+    }
+    // 4. The old names go.
+    for from in on_disk_renames.keys() {
+        match std::fs::remove_file(history.join(from)) {
+            Ok(()) => done.files += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).io("remove", history.join(from)),
+        }
+    }
+    atomic::sync_dir(&history).ok();
+    crate::layout::history::invalidate(sd);
+    Ok(done)
+}
