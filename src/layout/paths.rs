@@ -312,12 +312,19 @@ impl StateDir {
     /// `$OPENPROGRAM_HOME`, or `.openprogram` or `.openprogram-<profile>`
     /// in `$HOME` (compared as the file system resolves them).
     fn is_python_store_home(&self) -> bool {
-        let Ok(root) = self.root.canonicalize() else {
+        // As the file system resolves it; one not made yet (the first
+        // session of a fresh state dir) by its parent.
+        let resolved = |p: &Path| {
+            p.canonicalize().ok().or_else(|| {
+                let parent = p.parent()?.canonicalize().ok()?;
+                Some(parent.join(p.file_name()?))
+            })
+        };
+        let Some(root) = resolved(&self.root) else {
             return false;
         };
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        if var("OPENPROGRAM_HOME")
-            .is_some_and(|h| Path::new(&h).canonicalize().ok() == Some(root.clone()))
+        if var("OPENPROGRAM_HOME").is_some_and(|h| resolved(Path::new(&h)).as_ref() == Some(&root))
         {
             return true;
         }
@@ -330,15 +337,10 @@ impl StateDir {
                     .strip_prefix(".openprogram-")
                     .is_some_and(|p| !p.is_empty())
         };
-        // The directory as named (`~/.openprogram` a link to elsewhere), or
-        // as resolved.
-        let named = self
-            .root
-            .parent()
-            .and_then(|p| p.canonicalize().ok())
-            .is_some_and(|p| p == home)
-            && self
-                .root
+        // `~/.openprogram` or `~/.openprogram-<profile>` as named, or the
+        // directory one of them leads to (a link to elsewhere).
+        let named = root.parent() == Some(home.as_path())
+            && root
                 .file_name()
                 .is_some_and(|n| python_named(&n.to_string_lossy()));
         let profile =
@@ -346,7 +348,7 @@ impl StateDir {
         named
             || std::iter::once(".openprogram".to_string())
                 .chain(profile)
-                .any(|n| home.join(n).canonicalize().ok().as_ref() == Some(&root))
+                .any(|n| resolved(&home.join(n)).as_ref() == Some(&root))
     }
 
     /// Whether a session here has its node files in the Python store's

@@ -1002,3 +1002,110 @@ fn a_mixed_session_is_renamed_to_one_naming_in_one_commit() {
     clean(&env);
     env.assert_clean("s1");
 }
+
+/// Which naming a new session gets: the Python store's in a state dir that
+/// store uses (its own, reached by default or named; one holding a session
+/// in its naming; one whose setting says so), the layout's elsewhere; an
+/// import names its nodes the same way.
+#[test]
+fn a_new_session_takes_the_naming_of_the_state_dir() {
+    let first_file = |env: &TestEnv, state: &std::path::Path, id: &str| -> String {
+        let mut names: Vec<String> =
+            std::fs::read_dir(state.join("sessions").join(id).join("history"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+        names.sort();
+        let _ = env;
+        names.remove(0)
+    };
+    let run =
+        |env: &TestEnv, state: Option<&std::path::Path>, vars: &[(&str, &str)], args: &[&str]| {
+            let mut c = std::process::Command::new(crate::env::BIN);
+            env.isolate(&mut c);
+            for (k, v) in vars {
+                c.env(k, v);
+            }
+            if let Some(s) = state {
+                c.arg("--state-dir").arg(s);
+            }
+            let out = c.args(args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+    // A state dir of its own: the layout's.
+    let env = TestEnv::new();
+    env.append("s1", &["--create", "--text", "hi"]);
+    assert!(env.history_files("s1")[0].starts_with("000001-u-"));
+    // One holding a session in the Python naming: the Python store's.
+    std::fs::create_dir_all(env.state().join("sessions/py/history")).unwrap();
+    std::fs::write(
+        env.state().join("sessions/py/meta.json"),
+        r#"{"id": "py", "agent_id": "main", "created_at": 1.0, "updated_at": 1.0}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        env.state().join("sessions/py/history/0001-u-pu1.json"),
+        r#"{"id": "pu1", "seq": 1, "role": "user", "output": "from python"}"#,
+    )
+    .unwrap();
+    env.append("s2", &["--create", "--text", "hi"]);
+    assert!(env.history_files("s2")[0].starts_with("0001-u-"));
+    // An existing session keeps its naming.
+    env.append("s1", &["--role", "assistant", "--text", "yo"]);
+    assert!(env.history_files("s1")[1].starts_with("000002-a-"));
+    // The Python store's own: by default, by name, by profile, by
+    // $OPENPROGRAM_HOME; an import there too.
+    let env = TestEnv::new();
+    let home = env.tmp.path().join("home");
+    run(
+        &env,
+        None,
+        &[],
+        &["append", "d1", "--create", "--text", "hi"],
+    );
+    assert!(first_file(&env, &home.join(".openprogram"), "d1").starts_with("0001-u-"));
+    let work = home.join(".openprogram-work");
+    run(
+        &env,
+        Some(&work),
+        &[],
+        &["append", "w1", "--create", "--text", "hi"],
+    );
+    assert!(first_file(&env, &work, "w1").starts_with("0001-u-"));
+    let elsewhere = env.tmp.path().join("op-home");
+    run(
+        &env,
+        Some(&elsewhere),
+        &[("OPENPROGRAM_HOME", elsewhere.to_str().unwrap())],
+        &["append", "e1", "--create", "--text", "hi"],
+    );
+    assert!(first_file(&env, &elsewhere, "e1").starts_with("0001-u-"));
+    let dir = env.tmp.path().join("claude");
+    let path = crate::import::Transcript::two_turns().write(&dir, "");
+    run(
+        &env,
+        None,
+        &[],
+        &["import", "claude-code", "--finish", path.to_str().unwrap()],
+    );
+    let imported: Vec<String> = std::fs::read_dir(home.join(".openprogram/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("claude-"))
+        .collect();
+    assert_eq!(imported.len(), 1);
+    assert!(first_file(&env, &home.join(".openprogram"), &imported[0]).starts_with("0001-u-"));
+    // A plain state dir beside them stays the layout's.
+    let plain = env.tmp.path().join("plain");
+    run(
+        &env,
+        Some(&plain),
+        &[],
+        &["append", "p1", "--create", "--text", "hi"],
+    );
+    assert!(first_file(&env, &plain, "p1").starts_with("000001-u-"));
+}
