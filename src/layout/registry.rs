@@ -1141,7 +1141,7 @@ mod tests {
                 root: dir.path().to_path_buf(),
             };
             std::fs::create_dir_all(state.sessions()).unwrap();
-            let mut row = |next: &mut dyn FnMut(u64) -> u64, id: &str| -> Row {
+            let row = |next: &mut dyn FnMut(u64) -> u64, id: &str| -> Row {
                 let mut r = Row::new();
                 r.insert("id".into(), id.into());
                 r.insert("status".into(), "idle".into());
