@@ -362,6 +362,28 @@ impl TestEnv {
         assert_eq!(status, "", "git status not clean in {session}");
     }
 
+    /// Make this test's state dir a copy of `other`'s (`cp -a`).
+    pub fn copy_state_from(&self, other: &TestEnv) {
+        let st = Command::new("cp")
+            .arg("-a")
+            .arg(other.state())
+            .arg(self.state())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+
+    /// The blob ids `history/` holds in the tree of `rev`, sorted.
+    pub fn history_blobs(&self, session: &str, rev: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .git(session, &["ls-tree", rev, "history/"])
+            .lines()
+            .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
     pub fn meta(&self, session: &str) -> serde_json::Value {
         let bytes = std::fs::read(self.session_dir(session).join("meta.json")).unwrap();
         serde_json::from_slice(&bytes).unwrap()

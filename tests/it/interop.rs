@@ -780,13 +780,7 @@ fn a_copied_state_dir_is_pointed_at_its_own_sessions() {
     original.ok(&["init", "b1", "--project", &pid]);
     original.turn("b1", "asked in the original", &[]);
     let copy = TestEnv::new();
-    let cp = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(original.state())
-        .arg(copy.state())
-        .status()
-        .unwrap();
-    assert!(cp.success());
+    copy.copy_state_from(&original);
     copy.turn("b1", "asked in the copy", &[]);
     let theirs = original
         .state()
@@ -923,17 +917,6 @@ fn a_cloned_session_is_where_the_python_store_finds_it() {
     a.ok(&["verify", "--all"]);
 }
 
-/// The blobs `history/` holds in the tree of `rev` (sorted), and the count.
-fn history_blobs(env: &TestEnv, id: &str, rev: &str) -> Vec<String> {
-    let mut v: Vec<String> = env
-        .git(id, &["ls-tree", rev, "history/"])
-        .lines()
-        .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
 /// A session git-session made in the layout's naming and the Python store
 /// continued (`0007-u-…` among `000006-a-…`: out of order for that store)
 /// is reported, and `verify --fix` renames every node file to the Python
@@ -954,7 +937,7 @@ fn a_mixed_session_is_renamed_to_one_naming_in_one_commit() {
     let out = env.run(&["verify", "s1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("mixed_node_names"));
-    let before = history_blobs(&env, "s1", "HEAD");
+    let before = env.history_blobs("s1", "HEAD");
     let commits = env.git("s1", &["rev-list", "--count", "HEAD"]);
     env.ok(&["verify", "--fix", "s1"]);
     // One commit, renames only, the same blobs.
@@ -970,7 +953,7 @@ fn a_mixed_session_is_renamed_to_one_naming_in_one_commit() {
         status.lines().all(|l| l.starts_with("R100")),
         "renames only: {status}"
     );
-    assert_eq!(history_blobs(&env, "s1", "HEAD"), before);
+    assert_eq!(env.history_blobs("s1", "HEAD"), before);
     let files = env.history_files("s1");
     assert_eq!(files.len(), before.len());
     assert!(files.iter().all(|f| &f[4..5] == "-"), "{files:?}");
