@@ -264,11 +264,19 @@ pub fn run(cli: Cli) -> Result<u8> {
 /// rows the command journaled are folded in. The command's work is done
 /// whatever becomes of this; a failure (the registry held past the lock
 /// wait) is said as a warning, the rows stay in the journal for the next
-/// writer, and `verify` names the row until then.
+/// writer, and `verify` names the row until then. The registry is waited
+/// for two seconds at most.
 pub fn settle_index(locks: crate::layout::lock::LockOptions, result: &Result<u8>) {
     if !crate::layout::registry::folds_owed() {
         return;
     }
+    // A short wait: the registry is held for milliseconds, but a `delete`
+    // waiting on a busy session holds it for as long as it waits, and a
+    // turn's end is not held up for that.
+    let locks = crate::layout::lock::LockOptions {
+        timeout: locks.timeout.min(std::time::Duration::from_secs(2)),
+        ..locks
+    };
     if let Err(e) = crate::layout::registry::fold_owed(locks) {
         let said = if result.is_ok() { "warning" } else { "also" };
         eprintln!(

@@ -304,11 +304,11 @@ fn report(ctx: &Ctx, session: &str, node: &Node) {
 pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
     crate::layout::ids::session_id(&args.session)?;
     let mut new = node_from_args(&args)?;
-    new.naming = ctx.state.naming();
     let now = crate::out::now();
     let sd = match ctx.state.find_session(&args.session) {
         Ok(sd) => sd,
         Err(Error::SessionNotFound { .. }) if args.create => {
+            new.naming = ctx.state.naming();
             let spec = crate::store::NewSession {
                 id: args.session.clone(),
                 agent_id: args.init.agent.clone(),
@@ -343,6 +343,7 @@ pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
     };
     let node = {
         let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
+        new.naming = ctx.state.naming_for(&sd);
         let mut meta = Meta::read(&sd.meta())?;
         let node = store::append(&sd, &mut meta, new, now)?;
         atomic::write(&sd.meta(), &meta.to_json())?;

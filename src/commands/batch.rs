@@ -284,6 +284,10 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     // Its own buffer, to see whether another request is already here.
     let mut input = std::io::BufReader::with_capacity(64 * 1024, stdin.lock());
     loop {
+        // About to wait for input (nothing buffered): index.json first.
+        if input.buffer().is_empty() {
+            cli::settle_index(locks, &Ok(exit::OK));
+        }
         let refused = match read_request(&mut input, MAX_REQUEST) {
             Ok(None) => break,
             Ok(Some(Request::Line(line))) => {

@@ -52,7 +52,7 @@ impl Demo<'_> {
                 name: (!name.is_empty()).then(|| name.to_string()),
                 output: text.into(),
                 predecessor: pred.map(|p| Some(p.to_string())),
-                naming: self.ctx.state.naming(),
+                naming: self.ctx.state.naming_for(sd),
                 ..Default::default()
             },
             now,

@@ -940,7 +940,7 @@ pub fn transcript(
     }
     if !items.is_empty() {
         let mut starts = Vec::with_capacity(items.len());
-        let naming = ctx.state.naming();
+        let naming = ctx.state.naming_for(&sd);
         let nodes: Vec<(NewNode, f64)> = items
             .into_iter()
             .map(|(item, start)| {

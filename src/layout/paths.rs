@@ -300,6 +300,22 @@ impl StateDir {
         naming
     }
 
+    /// The naming of the next node file of the session in `sd`: the naming
+    /// its files have, or for a session with none yet, the state dir's
+    /// ([`StateDir::naming`], which may look at every session: asked only
+    /// then).
+    pub fn naming_for(&self, sd: &SessionDir) -> Naming {
+        let first = std::fs::read_dir(sd.history()).ok().and_then(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|n| parse_node_file_name(n).is_some())
+        });
+        match first {
+            Some(f) => Naming::of(&f),
+            None => self.naming(),
+        }
+    }
+
     /// A string setting of the settings file; `None` when it is missing,
     /// unreadable or not a string.
     pub fn setting(&self, key: &str) -> Option<String> {
@@ -365,7 +381,7 @@ impl StateDir {
                 .flatten()
                 .map(|e| e.file_name())
                 .find(|n| parse_node_file_name(&n.to_string_lossy()).is_some())
-                .is_some_and(|n| Naming::of(&n.to_string_lossy()) == Naming::Python)
+                .is_some_and(|n| Naming::shown_by(&n.to_string_lossy()) == Some(Naming::Python))
         })
     }
 
@@ -806,16 +822,27 @@ pub enum Naming {
 }
 
 impl Naming {
-    /// The naming an existing file name shows.
+    /// The naming an existing file name shows (the layout's when it shows
+    /// neither: see [`Naming::shown_by`]).
     pub fn of(file: &str) -> Naming {
-        match parse_node_file_name(file) {
-            Some((_, letter, _))
-                if matches!(letter, 'l' | 'c')
-                    || file.split('-').next().is_some_and(|d| d.len() < 6) =>
-            {
-                Naming::Python
-            }
-            _ => Naming::Layout,
+        Naming::shown_by(file).unwrap_or(Naming::Layout)
+    }
+
+    /// The naming a node file's name shows: `None` when it fits both (a
+    /// `u`, `s` or `x` file past seq 99,999, which both name with six or
+    /// more digits) or is no node file.
+    pub fn shown_by(file: &str) -> Option<Naming> {
+        let (seq, letter, _) = parse_node_file_name(file)?;
+        let digits = file.split('-').next().map_or(0, str::len);
+        if digits < 6 || matches!(letter, 'l' | 'c') {
+            // The layout pads to six digits and writes `u a t x`.
+            Some(Naming::Python)
+        } else if matches!(letter, 'a' | 't') || seq < 100_000 {
+            // The Python store pads to four: six digits below 100,000 are
+            // the layout's.
+            Some(Naming::Layout)
+        } else {
+            None
         }
     }
 
@@ -831,11 +858,11 @@ impl Naming {
             't' | 'c' => "code",
             _ => return None,
         };
-        let other = match Naming::of(file) {
+        let other = match Naming::shown_by(file)? {
             Naming::Layout => Naming::Python,
             Naming::Python => Naming::Layout,
         };
-        Some(other.file_name(seq, role, id))
+        Some(other.file_name(seq, role, id)).filter(|o| o != file)
     }
 
     /// The file name of a node with this naming.
@@ -992,6 +1019,61 @@ pub(crate) fn test_session() -> (tempfile::TempDir, SessionDir) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Which naming a name shows, and its name in the other: a `u` file
+    /// past seq 99,999 has one name in both, which shows neither.
+    #[test]
+    fn a_name_shows_its_naming_unless_both_name_it_so() {
+        for (name, shown, other) in [
+            (
+                "000003-u-x.json",
+                Some(Naming::Layout),
+                Some("0003-u-x.json"),
+            ),
+            (
+                "000004-a-x.json",
+                Some(Naming::Layout),
+                Some("0004-l-x.json"),
+            ),
+            (
+                "000005-t-x.json",
+                Some(Naming::Layout),
+                Some("0005-c-x.json"),
+            ),
+            (
+                "0003-u-x.json",
+                Some(Naming::Python),
+                Some("000003-u-x.json"),
+            ),
+            (
+                "0004-l-x.json",
+                Some(Naming::Python),
+                Some("000004-a-x.json"),
+            ),
+            (
+                "12345-c-x.json",
+                Some(Naming::Python),
+                Some("012345-t-x.json"),
+            ),
+            ("123456-u-x.json", None, None),
+            ("1234567-u-x.json", None, None),
+            (
+                "123456-a-x.json",
+                Some(Naming::Layout),
+                Some("123456-l-x.json"),
+            ),
+            (
+                "123456-l-x.json",
+                Some(Naming::Python),
+                Some("123456-a-x.json"),
+            ),
+            ("000007-x-x.json", Some(Naming::Layout), None),
+            ("notes.txt", None, None),
+        ] {
+            assert_eq!(Naming::shown_by(name), shown, "{name}");
+            assert_eq!(Naming::other_name(name).as_deref(), other, "{name}");
+        }
+    }
 
     #[test]
     fn the_places_a_copy_leaves_out_or_refuses_as_links() {

@@ -187,7 +187,10 @@ pub fn delete_unless(
     registry::remove_locations(state, &[id.to_string()], locks)?;
     unbind_everywhere(state, id, locks)?;
     registry::fold(state, locks)?;
-    std::fs::remove_dir_all(&grave).io("remove", &grave)?;
+    // The session is gone from every registry: what cannot be removed (a
+    // read-only directory an agent's tool left in workdir/) stays under
+    // its temp name, which `verify` reports and `recover` tries again.
+    let _ = std::fs::remove_dir_all(&grave);
     atomic::sync_dir(&parent)?;
     Ok(Some(sd.dir))
 }

@@ -110,6 +110,27 @@ pub(super) fn recover_index(
         index_rebuilt = true;
         diff = diff_history(&index, catalog);
     }
+    // A node under both namings (a rename to one naming cut short, or the
+    // Python store's rewrite of a node under its own name): committing the
+    // new name would hold the node twice.
+    if let Some((f, other)) = diff.new_files.iter().find_map(|(f, e)| {
+        e.as_ref()?;
+        let other = crate::layout::paths::Naming::other_name(f)?;
+        index
+            .contains(crate::layout::paths::history_entry(&other).as_bytes())
+            .then(|| (f.clone(), other))
+    }) {
+        return Err(crate::error::Error::refused(
+            "mirror::node_named_twice",
+            format!(
+                "`{f}` is node `{other}` under the other naming (a rename to one naming cut short?): nothing was committed"
+            ),
+            Some(format!(
+                "`git-session verify --fix` finishes the rename; if the two files differ, keep one and move the other out of `{}`",
+                sd.history().display()
+            )),
+        ));
+    }
     Ok(Recovered {
         index,
         rebuilt: index_rebuilt,

@@ -37,6 +37,9 @@ pub struct Renamed {
 /// store writes it: the layout's `a` and `t` are `l` and `c`; for a letter
 /// that does not say the role (`x`), the node's own `role` is read.
 fn python_name(sd: &SessionDir, name: &str) -> Option<String> {
+    if Naming::shown_by(name) == Some(Naming::Python) {
+        return None;
+    }
     let (seq, letter, id) = parse_node_file_name(name)?;
     let role = match letter {
         'u' => "user".to_string(),
@@ -62,6 +65,21 @@ fn renames<'a>(sd: &SessionDir, names: impl Iterator<Item = &'a str>) -> BTreeMa
     names
         .filter_map(|n| python_name(sd, n).map(|to| (n.to_string(), to)))
         .collect()
+}
+
+/// Whether a node of the session in `sd` is in `history/` under both
+/// namings (a rename cut short, or one that came with a fetch).
+pub fn named_twice(sd: &SessionDir) -> bool {
+    let names: HashSet<String> = std::fs::read_dir(sd.history())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names
+        .iter()
+        .filter_map(|n| Naming::other_name(n))
+        .any(|o| names.contains(&o))
 }
 
 /// How many node files of the session in `sd` are not named as the Python
@@ -91,6 +109,8 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
         Err(e) => return Err(e).io("list", &history),
     };
     let on_disk_renames = renames(sd, on_disk.iter().map(String::as_str));
+    // Every pair checked before the first link: a refusal leaves nothing
+    // half done.
     for (from, to) in &on_disk_renames {
         let (src, dst) = (history.join(from), history.join(to));
         if std::fs::symlink_metadata(&src).is_ok_and(|m| !m.is_file()) {
@@ -100,22 +120,30 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
                 Some("move it out of history/ (`git-session verify` says what it is)".into()),
             ));
         }
+        // A rerun finds the link made; another file there is a conflict
+        // (the Python store rewrote the node under its own name).
+        if std::fs::symlink_metadata(&dst).is_ok()
+            && atomic::read(&src).ok() != atomic::read(&dst).ok()
+        {
+            return Err(Error::refused(
+                "rename::conflict",
+                format!(
+                    "`{}` and `{}` are one node under two names with different contents",
+                    src.display(),
+                    dst.display()
+                ),
+                Some(
+                    "keep the right one (the later writer's, as a rule) and move the other out of history/, then run it again"
+                        .into(),
+                ),
+            ));
+        }
+    }
+    for (from, to) in &on_disk_renames {
+        let (src, dst) = (history.join(from), history.join(to));
         match std::fs::hard_link(&src, &dst) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                // A rerun: the link is there; anything else is a conflict.
-                if atomic::read(&src).ok() != atomic::read(&dst).ok() {
-                    return Err(Error::refused(
-                        "rename::conflict",
-                        format!(
-                            "`{}` and `{}` are one node under two names with different contents",
-                            src.display(),
-                            dst.display()
-                        ),
-                        Some("keep the right one and move the other out of history/".into()),
-                    ));
-                }
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e).io("link", &dst),
         }
     }
@@ -134,7 +162,8 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
         tips.push((None, c));
     }
     let msg = format!(
-        "session: node files named as the Python store names them\n\nSession: {session}\nRenamed: python\n"
+        "{}\nSession: {session}\nRenamed: python\n",
+        crate::session::RENAME_SUBJECT
     );
     let mut updates = Vec::new();
     let mut head_tree = head

@@ -209,7 +209,9 @@ pub fn apply(
         {
             return Ok(Recorded::BoundAfter);
         }
-        let node = store::append(sd, &mut meta, record_node(&moved), now)?;
+        let mut new = record_node(&moved);
+        new.naming = state.naming_for(sd);
+        let node = store::append(sd, &mut meta, new, now)?;
         atomic::write(&sd.meta(), &meta.to_json())?;
         registry::journal_append(state, &schema::index_row(&meta, id, None))?;
         // The record is in history/ now; when it cannot be committed on its

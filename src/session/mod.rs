@@ -593,6 +593,10 @@ pub fn tool_summary(names: &[String]) -> String {
         .join(", ")
 }
 
+/// The subject of a commit that renames node files to one naming
+/// (`mirror::rename`).
+pub const RENAME_SUBJECT: &str = "session: node files named as the Python store names them\n";
+
 /// The trailers a turn commit carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trailers {
@@ -624,7 +628,9 @@ impl Trailers {
                         .split_once("..")
                         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                 }
-                "Renamed" => t.renamed = true,
+                // Only on the commit the rename makes (another writer's
+                // commit with such a line is no rename).
+                "Renamed" => t.renamed = message.starts_with(RENAME_SUBJECT),
                 "Status" => {
                     t.failed = v.trim() == "failed";
                     t.interrupted = v.trim() == "interrupted";

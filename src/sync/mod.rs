@@ -740,6 +740,13 @@ fn bring_in(
         (tree::Relation::Ahead, _) => (Outcome::Ahead, None),
         (tree::Relation::Behind, _) => {
             tree::fast_forward(sd, &mut repo, branches, newest)?;
+            // The remote renamed the node files to the Python store's
+            // naming (`migrate --node-names`, `verify --fix`): the old
+            // names go here too.
+            if crate::mirror::rename::named_twice(sd) {
+                drop(repo);
+                crate::mirror::rename::to_python_naming(sd, id, crate::out::now())?;
+            }
             (Outcome::FastForward, None)
         }
         (tree::Relation::Diverged, None) => (
@@ -773,7 +780,7 @@ pub fn divergences(sd: &SessionDir, repo: &SessionRepo) -> Vec<Divergence> {
     if tips.is_empty() {
         return Vec::new();
     }
-    let Ok(here) = tree::names_on_disk(sd) else {
+    let Ok(here) = tree::names_on_disk(sd).map(|n| tree::node_keys(&n)) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -785,7 +792,7 @@ pub fn divergences(sd: &SessionDir, repo: &SessionRepo) -> Vec<Divergence> {
             continue;
         };
         let missing = tree::history_names(repo, info.tree)
-            .map(|names| names.difference(&here).count())
+            .map(|names| tree::node_keys(&names).difference(&here).count())
             .unwrap_or(0);
         if missing > 0 {
             out.push(Divergence {

@@ -100,6 +100,19 @@ pub fn history_names(repo: &SessionRepo, tree: Oid) -> Result<BTreeSet<String>> 
     Ok(history_blobs(repo, tree)?.into_keys().collect())
 }
 
+/// The nodes a set of `history/` names holds, whatever their naming:
+/// `<seq>-<id>` for a node file, the name for anything else (a session
+/// renamed to one naming holds the same nodes under other names).
+pub fn node_keys(names: &BTreeSet<String>) -> BTreeSet<String> {
+    names
+        .iter()
+        .map(|n| match crate::layout::paths::parse_node_file_name(n) {
+            Some((seq, _, id)) => format!("{seq}-{id}"),
+            None => n.clone(),
+        })
+        .collect()
+}
+
 /// The node files in the session directory's `history/`.
 pub fn names_on_disk(sd: &SessionDir) -> Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
@@ -172,8 +185,8 @@ pub fn relation(
     branches: &BTreeMap<String, Oid>,
     newest: &Newest,
 ) -> Result<Relation> {
-    let local_files = names_on_disk(sd)?;
-    let remote_files = history_names(repo, newest.tree)?;
+    let local_files = node_keys(&names_on_disk(sd)?);
+    let remote_files = node_keys(&history_names(repo, newest.tree)?);
     let local: BTreeMap<String, Oid> = repo.branches()?.into_iter().collect();
     if branches.iter().all(|(b, t)| local.get(b) == Some(t)) {
         return Ok(if local_files.is_subset(&remote_files) {

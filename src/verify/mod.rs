@@ -304,7 +304,8 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
     }
     let namings: BTreeSet<String> = catalog
         .entries()
-        .map(|e| format!("{:?}", crate::layout::paths::Naming::of(&e.file)))
+        .filter_map(|e| crate::layout::paths::Naming::shown_by(&e.file))
+        .map(|n| format!("{n:?}"))
         .collect();
     if namings.len() > 1 {
         c.add(

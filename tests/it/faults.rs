@@ -667,3 +667,43 @@ fn renaming_to_the_python_naming_is_one_commit_a_branch_and_survives_a_kill() {
         }
     }
 }
+
+/// One node under both namings with different contents (the Python store
+/// rewrote a layout-named node under its own name): the rename refuses
+/// before it links anything, and no commit holds the node twice.
+#[test]
+fn a_node_rewritten_under_the_other_name_is_refused_not_committed_twice() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.turn("s1", "two", &[]);
+    let files = env.history_files("s1");
+    let layout = &files[1]; // 000002-a-<id>.json
+    let id = &layout["000002-a-".len()..];
+    let history = env.session_dir("s1").join("history");
+    let mut node: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(history.join(layout)).unwrap()).unwrap();
+    node["metadata"]["project_commit"] = "abc".into();
+    std::fs::write(history.join(format!("0002-l-{id}")), node.to_string()).unwrap();
+    let before = env.history_files("s1");
+    let out = env.run(&["migrate", "--node-names", "python"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rename::conflict"));
+    assert_eq!(env.history_files("s1"), before, "nothing linked");
+    env.append("s1", &["--text", "three"]);
+    let out = env.run(&["commit-turn", "s1"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mirror::node_named_twice"));
+    assert_eq!(
+        env.git("s1", &["ls-tree", "--name-only", "HEAD", "history/"])
+            .lines()
+            .filter(|l| l.contains(id))
+            .count(),
+        1
+    );
+    // Keeping one copy (here the later writer's, renamed as the layout
+    // names it) clears it.
+    std::fs::rename(history.join(format!("0002-l-{id}")), history.join(layout)).unwrap();
+    env.ok(&["commit-turn", "s1"]);
+    env.ok(&["verify", "--all"]);
+}

@@ -1146,3 +1146,43 @@ fn a_hand_edited_remote_url_that_is_an_option_runs_nothing() {
         assert!(!pwned(), "{cmd} ran the command");
     }
 }
+
+/// A session renamed to the Python store's naming on one machine
+/// (`migrate --node-names python`) and pushed is a fast-forward on the
+/// other, which drops the old names too: one naming, every node once,
+/// `verify` clean on both, and the turns both add afterwards go back and
+/// forth as before.
+#[test]
+fn a_rename_to_the_python_naming_travels_as_a_fast_forward() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    a.ok(&["init", "s1"]);
+    a.turn("s1", "first question", &["read"]);
+    a.turn("s1", "second question", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push", "origin"]);
+    b.ok(&["clone", &url]);
+    a.ok(&["migrate", "--node-names", "python"]);
+    a.ok(&["push", "origin"]);
+    let out = b.ok(&["--json", "fetch", "origin"]);
+    assert_eq!(
+        records(&out, "fetched")[0]["outcome"],
+        "fast_forward",
+        "{out}"
+    );
+    let files = b.history_files("s1");
+    assert_eq!(files, a.history_files("s1"));
+    assert!(files.iter().all(|f| &f[4..5] == "-"), "{files:?}");
+    verify_all(&b);
+    b.assert_clean("s1");
+    b.turn("s1", "third, on b", &[]);
+    b.ok(&["push", "origin"]);
+    a.ok(&["fetch", "origin"]);
+    assert_eq!(all_texts(&a, "s1"), all_texts(&b, "s1"));
+    assert!(a.history_files("s1").iter().all(|f| &f[4..5] == "-"));
+    verify_all(&a);
+    verify_all(&b);
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
