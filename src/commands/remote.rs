@@ -79,8 +79,9 @@ pub struct PushArgs {
 /// `verify` reports it, and `--take local|remote SESSION` resolves it: the
 /// remote's history stays as it is, this machine's extra turns are
 /// renumbered after it and committed as a retry branch, and the side named
-/// is the current conversation. Exit 1 when a session diverged or was
-/// refused.
+/// is the current conversation. A node of this machine whose id the remote
+/// gave another node is kept under an id of its own (`<id>.local-<hash>`),
+/// never dropped. Exit 1 when a session diverged or was refused.
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The remote [default: the only one, else `origin`], then the sessions

@@ -14,7 +14,7 @@
 //! machine's old tips are kept as `refs/kept/<remote>/<branch>-<commit>`.
 //! Everything is a fast-forward for the remote afterwards.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -43,9 +43,9 @@ pub fn apply(
     take: Take,
 ) -> Result<String> {
     let theirs = tree::history_blobs(repo, newest.tree)?;
-    let their_ids: HashSet<String> = theirs
-        .keys()
-        .filter_map(|f| parse_node_file_name(f).map(|(_, _, id)| id.to_string()))
+    let their_ids: BTreeMap<String, Oid> = theirs
+        .iter()
+        .filter_map(|(f, blob)| parse_node_file_name(f).map(|(_, _, id)| (id.to_string(), *blob)))
         .collect();
     let mut next = theirs
         .keys()
@@ -56,6 +56,9 @@ pub fn apply(
     // remote has under another seq is a copy left by an interrupted take).
     let mut ours: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut stale: Vec<String> = Vec::new();
+    // This machine's nodes whose id the remote gave another node: id → the
+    // id each is kept under here.
+    let mut conflicts: BTreeMap<String, String> = BTreeMap::new();
     for f in tree::names_on_disk(sd)? {
         if theirs.contains_key(&f) {
             continue;
@@ -63,18 +66,28 @@ pub fn apply(
         let Some((seq, _, nid)) = parse_node_file_name(&f) else {
             continue;
         };
-        if their_ids.contains(nid) {
-            stale.push(f.clone());
-            continue;
+        if let Some(blob) = their_ids.get(nid) {
+            // The same node under another seq (a copy an interrupted take
+            // renumbered) goes; another node under that id is kept, under
+            // an id of its own: never a deletion on an id's word alone.
+            let path = sd.history().join(&f);
+            let mine = atomic::read(&path).io("read", &path)?;
+            if same_but_seq(&mine, &repo.read_blob(*blob)?) {
+                stale.push(f.clone());
+                continue;
+            }
+            let kept = kept_id(nid, &mine);
+            conflicts.insert(nid.to_string(), kept);
         }
-        match ours.get(nid) {
+        let key = conflicts.get(nid).map_or(nid, String::as_str).to_string();
+        match ours.get(&key) {
             Some((s, _)) if *s >= seq => stale.push(f.clone()),
             Some((_, older)) => {
                 stale.push(older.clone());
-                ours.insert(nid.to_string(), (seq, f.clone()));
+                ours.insert(key, (seq, f.clone()));
             }
             None => {
-                ours.insert(nid.to_string(), (seq, f.clone()));
+                ours.insert(key, (seq, f.clone()));
             }
         }
     }
@@ -104,6 +117,41 @@ pub fn apply(
         let mut node: serde_json::Map<String, Value> = serde_json::from_slice(&bytes)
             .map_err(|e| Error::corrupt(&path, format!("the node does not parse: {e}")))?;
         let (_, _, nid) = parse_node_file_name(file).expect("a node file name");
+        // A node the remote's id conflicts with takes its kept id, and
+        // this machine's nodes that named it name that id.
+        let nid = match conflicts.get(nid) {
+            Some(kept) => {
+                node.insert("id".into(), kept.as_str().into());
+                let meta = node
+                    .entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(m) = meta {
+                    m.insert(
+                        "id_conflict".into(),
+                        serde_json::json!({"id": nid, "remote": remote}),
+                    );
+                }
+                kept.as_str()
+            }
+            None => nid,
+        };
+        for key in ["predecessor", "caller", "called_by"] {
+            if let Some(kept) = node
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(|p| conflicts.get(p))
+            {
+                node.insert(key.into(), kept.as_str().into());
+            }
+        }
+        if let Some(Value::Object(m)) = node.get_mut("metadata")
+            && let Some(kept) = m
+                .get("parent_id")
+                .and_then(Value::as_str)
+                .and_then(|p| conflicts.get(p))
+        {
+            m.insert("parent_id".into(), kept.as_str().into());
+        }
         let role = node
             .get("role")
             .and_then(Value::as_str)
@@ -117,7 +165,9 @@ pub fn apply(
         }
         node.insert("seq".into(), (next - 1).into());
         let out = serde_json::to_vec(&Value::Object(node)).expect("json");
-        if !atomic::create_new(&history.join(&name), &out)? {
+        if !atomic::create_new(&history.join(&name), &out)?
+            && atomic::read(history.join(&name)).ok().as_deref() != Some(&out[..])
+        {
             return Err(Error::corrupt(
                 history.join(&name),
                 "a node file of that name exists already",
@@ -145,7 +195,7 @@ pub fn apply(
     if take == Take::Local
         && let Some(h) = &local_head
     {
-        meta.set("head_id", h.as_str());
+        meta.set("head_id", conflicts.get(h).unwrap_or(h).as_str());
     }
     atomic::write(&sd.meta(), &meta.to_json())?;
     // 4. The old names go once the new ones are written.
@@ -225,8 +275,20 @@ pub fn apply(
         Take::Local => "this machine's".to_string(),
         Take::Remote => format!("`{remote}`'s"),
     };
+    let conflict_note = match conflicts.len() {
+        0 => String::new(),
+        _ => format!(
+            "; {} node(s) of this machine whose id the remote gave another node kept as {}",
+            conflicts.len(),
+            conflicts
+                .values()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     Ok(format!(
-        "{renamed} node(s) only this machine had were renumbered after the remote's and committed in {} turn(s){}; {current} conversation is current",
+        "{renamed} node(s) only this machine had were renumbered after the remote's and committed in {} turn(s){}{conflict_note}; {current} conversation is current",
         made.len(),
         if branch_note.is_empty() {
             String::new()
@@ -234,6 +296,35 @@ pub fn apply(
             format!(" on {}", branch_note.join(", "))
         }
     ))
+}
+
+/// Whether two node files are one node, but for their `seq`.
+fn same_but_seq(a: &[u8], b: &[u8]) -> bool {
+    let parse = |bytes: &[u8]| {
+        serde_json::from_slice::<serde_json::Map<String, Value>>(bytes)
+            .ok()
+            .map(|mut m| {
+                m.remove("seq");
+                m
+            })
+    };
+    match (parse(a), parse(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The id a node of this machine is kept under when the remote gave its id
+/// to another node: the id, `.local-` and eight hex digits of the node's
+/// bytes (the same on every run, so an interrupted take is finished).
+fn kept_id(id: &str, bytes: &[u8]) -> String {
+    let hash = crate::git::blob_id(bytes).to_hex_with_len(8).to_string();
+    let room = 128 - ".local-".len() - hash.len();
+    let mut cut = id.len().min(room);
+    while !id.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}.local-{hash}", &id[..cut])
 }
 
 fn keep(name: String, tip: Oid) -> RefUpdate {

@@ -1186,3 +1186,87 @@ fn a_rename_to_the_python_naming_travels_as_a_fast_forward() {
     fsck(&a, &remote);
     assert_nothing_forced(&a, &remote);
 }
+
+/// The remote holds a node with id `u_X`; this machine holds another node
+/// under that id at another seq (ids collide through `--id`, imports or a
+/// peer). `fetch --take` keeps both: the remote's under its id, this
+/// machine's under an id of its own (`u_X.local-<hash>`, the conflict in
+/// its metadata), with the nodes that went on from it; no node is lost.
+#[test]
+fn take_keeps_a_node_whose_id_the_remote_gave_another() {
+    for side in ["local", "remote"] {
+        let a = TestEnv::new();
+        let b = TestEnv::new();
+        let (remote, url) = bare_remote(&a, "remote.git");
+        a.ok(&["init", "s1"]);
+        a.turn("s1", "common", &[]);
+        a.ok(&["remote", "add", "origin", &url]);
+        a.ok(&["push"]);
+        b.ok(&["clone", &url]);
+        a.append("s1", &["--id", "u_X", "--text", "a's question"]);
+        a.append("s1", &["--role", "assistant", "--text", "a's answer"]);
+        a.ok(&["commit-turn", "s1"]);
+        a.ok(&["push"]);
+        b.append("s1", &["--text", "b's first"]);
+        b.append("s1", &["--role", "assistant", "--text", "b's first answer"]);
+        b.ok(&["commit-turn", "s1"]);
+        // Same id as a's node, another seq, not committed yet.
+        b.append("s1", &["--id", "u_X", "--text", "b's question"]);
+        b.append("s1", &["--role", "assistant", "--text", "b's answer"]);
+        b.fails(&["fetch"], 1);
+        let out = b.ok(&["--json", "fetch", "--take", side, "s1"]);
+        let f = &records(&out, "fetched")[0];
+        assert_eq!(f["outcome"], "taken", "{out}");
+        assert!(
+            f["message"].as_str().unwrap().contains("u_X.local-"),
+            "{out}"
+        );
+        let texts = all_texts(&b, "s1");
+        for t in [
+            "a's question",
+            "a's answer",
+            "b's question",
+            "b's answer",
+            "b's first",
+        ] {
+            assert!(texts.iter().any(|x| x == t), "{side}: {t} lost: {texts:?}");
+        }
+        let kept: Vec<String> = b
+            .history_files("s1")
+            .into_iter()
+            .filter(|f| f.contains("u_X.local-"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        let node: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(b.session_dir("s1").join("history").join(&kept[0])).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(node["output"], "b's question");
+        assert_eq!(node["metadata"]["id_conflict"]["id"], "u_X");
+        // b's answer goes on from b's question, not a's.
+        let answer = b
+            .history_files("s1")
+            .into_iter()
+            .map(|f| {
+                serde_json::from_slice::<serde_json::Value>(
+                    &std::fs::read(b.session_dir("s1").join("history").join(f)).unwrap(),
+                )
+                .unwrap()
+            })
+            .find(|n| n["output"] == "b's answer")
+            .unwrap();
+        assert_eq!(answer["predecessor"], node["id"]);
+        verify_all(&b);
+        if side == "local" {
+            // (Under `remote`, HEAD is the remote's branch, whose tree
+            // holds none of this machine's replayed turns.)
+            b.assert_clean("s1");
+        }
+        b.ok(&["push"]);
+        a.ok(&["fetch"]);
+        assert_eq!(all_texts(&a, "s1"), all_texts(&b, "s1"));
+        verify_all(&a);
+        fsck(&a, &remote);
+        assert_nothing_forced(&a, &remote);
+    }
+}
