@@ -113,8 +113,10 @@ fn result_output(content: &Value) -> Value {
 
 /// Map a transcript's lines to nodes, after what `seed` says of the lines
 /// before them (an import of a grown transcript; empty from the start).
-pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
+pub fn map(lines: Vec<Line>, seed: &Seed, taken: &super::Taken) -> Mapped {
     let mut m = Mapped::default();
+    // A message or tool id used again in a later turn: a node of its own.
+    let mut unique = super::Unique::new(taken);
     // The transcript's `sessionId`.
     let mut sid: Option<String> = None;
     // (line, uuid) of every record with one, for the seed of the next run.
@@ -311,7 +313,14 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
                             metadata.insert("usage".into(), msg["usage"].clone());
                         }
                         m.items.push(Item {
-                            id: node_id("a-", &mid),
+                            id: unique.id(
+                                node_id("a-", &mid),
+                                &super::Made {
+                                    at: ts.unwrap_or(0.0),
+                                    line: Some(l.line),
+                                    caller: None,
+                                },
+                            ),
                             role: "llm",
                             predecessor: Some(pred),
                             caller: None,
@@ -349,7 +358,14 @@ pub fn map(lines: Vec<Line>, seed: &Seed) -> Mapped {
                         Some("tool_use") => {
                             let call = b["id"].as_str().unwrap_or("").to_string();
                             m.items.push(Item {
-                                id: node_id("t-", &call),
+                                id: unique.id(
+                                    node_id("t-", &call),
+                                    &super::Made {
+                                        at: ts.unwrap_or(0.0),
+                                        line: None,
+                                        caller: Some(&reply_id),
+                                    },
+                                ),
                                 role: "code",
                                 predecessor: None,
                                 caller: Some(reply_id.clone()),
@@ -519,6 +535,7 @@ mod tests {
                 reply("a4", "r1", "msg_2", json!({"type": "text", "text": "done"})),
             ]),
             &Seed::default(),
+            &|_: &str, _: &crate::import::Made| false,
         );
         let ids: Vec<&str> = m.items.iter().map(|i| i.id.as_str()).collect();
         assert_eq!(ids, ["u-u1", "a-msg_1", "t-toolu_1", "a-msg_2"]);
@@ -529,6 +546,71 @@ mod tests {
         assert_eq!(m.items[2].metadata["is_error"], true);
         assert_eq!(m.items[3].predecessor.as_deref(), Some("a-msg_1"));
         assert_eq!(m.model.as_deref(), Some("m1"));
+    }
+
+    /// A message id and a tool id the agent uses again in a later turn are
+    /// nodes of their own (`-2`), in one import as against an id an earlier
+    /// import gave another node.
+    #[test]
+    fn a_message_or_tool_id_used_again_in_a_later_turn_is_a_node_of_its_own() {
+        let tool = |uuid: &str, parent: &str| {
+            reply(
+                uuid,
+                parent,
+                "msg_1",
+                json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}),
+            )
+        };
+        let result = |uuid: &str, parent: &str| {
+            json!({"type": "user", "uuid": uuid, "parentUuid": parent, "timestamp": "2026-11-01T10:00:06Z",
+                "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": uuid}]}})
+        };
+        let all = [
+            user("u1", None, "2026-11-01T10:00:00Z", "hi"),
+            tool("a1", "u1"),
+            result("r1", "a1"),
+            user("u2", Some("r1"), "2026-11-01T10:01:00Z", "again"),
+            tool("a2", "u2"),
+            result("r2", "a2"),
+        ];
+        let m = map(
+            lines(&all),
+            &Seed::default(),
+            &|_: &str, _: &crate::import::Made| false,
+        );
+        let ids: Vec<&str> = m.items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "u-u1",
+                "a-msg_1",
+                "t-toolu_1",
+                "u-u2",
+                "a-msg_1-2",
+                "t-toolu_1-2"
+            ]
+        );
+        assert_eq!(m.items[5].caller.as_deref(), Some("a-msg_1-2"));
+        assert_eq!(m.items[5].output, "r2");
+        assert_eq!(m.items[2].output, "r1");
+        // The later turn alone, the first imported before (the lines
+        // numbered as in the whole file): the same ids.
+        let earlier: Vec<(String, usize, Option<String>)> = m.items[..3]
+            .iter()
+            .map(|i| (i.id.clone(), i.made_at.0, i.caller.clone()))
+            .collect();
+        let taken = |id: &str, made: &crate::import::Made| {
+            earlier.iter().any(|(e, line, caller)| {
+                e == id
+                    && (made.line.is_some_and(|l| l != *line)
+                        || made.caller.is_some_and(|c| caller.as_deref() != Some(c)))
+            })
+        };
+        let mut later_lines = lines(&all);
+        let later_lines = later_lines.split_off(3);
+        let later = map(later_lines, &Seed::default(), &taken);
+        let ids: Vec<&str> = later.items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, ["u-u2", "a-msg_1-2", "t-toolu_1-2"]);
     }
 
     #[test]
@@ -546,6 +628,7 @@ mod tests {
                 json!("not an object"),
             ]),
             &Seed::default(),
+            &|_: &str, _: &crate::import::Made| false,
         );
         let users: Vec<(&str, Option<&str>)> = m
             .items

@@ -29,7 +29,7 @@
 //! made (a retry branch, once imported into the session it was forked
 //! from).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -141,7 +141,7 @@ fn context_cwd(text: &str) -> Option<String> {
 
 /// Map a rollout's lines to nodes, from `start` (the state before the
 /// first of them; `None` at the start of the rollout).
-pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
+pub fn map(lines: Vec<Line>, start: Option<&Value>, taken: &super::Taken) -> Mapped {
     let start: State = start
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
@@ -187,16 +187,9 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
     // The kinds seen so far, for the state before each line.
     let mut seen = (start.user_events, start.assistant_items, start.task_events);
 
-    let mut used: HashSet<String> = HashSet::new();
-    let mut unique = |id: String| -> String {
-        let mut cand = id.clone();
-        let mut n = 2;
-        while !used.insert(cand.clone()) {
-            cand = format!("{id}-{n}");
-            n += 1;
-        }
-        cand
-    };
+    // An id used again (in this rollout, or given another node by an
+    // earlier import of it): a node of its own.
+    let mut unique = super::Unique::new(taken);
     let mut turn = Turn {
         key: start.key.clone(),
         had_user: start.user,
@@ -347,7 +340,14 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                         .unwrap_or_else(|| ts_raw.clone());
                     turn.key = Some(key.clone());
                     turn.user_text = Some(text.clone());
-                    let id = unique(node_id("u-", &key));
+                    let id = unique.id(
+                        node_id("u-", &key),
+                        &super::Made {
+                            at: ts,
+                            line: None,
+                            caller: None,
+                        },
+                    );
                     m.items.push(Item {
                         id: id.clone(),
                         role: "user",
@@ -374,7 +374,14 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                     metadata.insert("summary".into(), s.into());
                 }
                 m.items.push(Item {
-                    id: unique(node_id("c-", &ts_raw)),
+                    id: unique.id(
+                        node_id("c-", &ts_raw),
+                        &super::Made {
+                            at: ts,
+                            line: None,
+                            caller: None,
+                        },
+                    ),
                     role: "code",
                     predecessor: None,
                     caller: Some(ROOT.into()),
@@ -400,7 +407,14 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                             .or_else(|| started.clone())
                             .unwrap_or_else(|| ts_raw.clone());
                         turn.key = Some(key.clone());
-                        let id = unique(node_id("a-", &key));
+                        let id = unique.id(
+                            node_id("a-", &key),
+                            &super::Made {
+                                at: ts,
+                                line: None,
+                                caller: None,
+                            },
+                        );
                         let mut metadata = Map::new();
                         if let Some(md) = &model {
                             metadata.insert("model".into(), md.clone().into());
@@ -446,7 +460,14 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>) -> Mapped {
                         _ => p["action"].clone(),
                     };
                     m.items.push(Item {
-                        id: unique(node_id("t-", &call)),
+                        id: unique.id(
+                            node_id("t-", &call),
+                            &super::Made {
+                                at: ts,
+                                line: None,
+                                caller: Some(&reply),
+                            },
+                        ),
                         role: "code",
                         predecessor: None,
                         caller: Some(reply),

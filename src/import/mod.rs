@@ -82,12 +82,77 @@ impl Agent {
     }
 
     /// Map lines to nodes: from the start, or after what `seed` (Claude
-    /// Code) or `state` (Codex) says of the lines before them.
-    fn map(self, lines: Vec<Line>, seed: &Seed, state: Option<&Value>) -> Mapped {
+    /// Code) or `state` (Codex) says of the lines before them; `taken` says
+    /// which node ids an earlier import gave other nodes ([`Taken`]).
+    fn map(self, lines: Vec<Line>, seed: &Seed, state: Option<&Value>, taken: &Taken) -> Mapped {
         match self {
-            Agent::ClaudeCode => claude::map(lines, seed),
-            Agent::Codex => codex::map(lines, state),
+            Agent::ClaudeCode => claude::map(lines, seed, taken),
+            Agent::Codex => codex::map(lines, state, taken),
         }
+    }
+}
+
+/// Whether the session holds a node of id `id` other than the one a
+/// transcript record made at time `at` (a message or tool id the agent used
+/// again in a later turn, imported before): the new node then takes a
+/// derived id ([`Unique`]). The node made at `at` itself (an import killed
+/// after it wrote it, run again) keeps its id.
+pub type Taken<'a> = dyn Fn(&str, &Made) -> bool + 'a;
+
+/// What tells the node a record made from another node of its id: its
+/// time, the line of the record that made it (kept in the node's
+/// `source_records`; none for a tool call, whose record is its reply's),
+/// and its caller.
+pub struct Made<'a> {
+    pub at: f64,
+    pub line: Option<usize>,
+    pub caller: Option<&'a str>,
+}
+
+impl Made<'_> {
+    /// Whether `node` is another node than the one this made.
+    pub fn is_not(&self, node: &crate::layout::schema::Node) -> bool {
+        let lines = || {
+            node.metadata
+                .get("source_records")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["line"].as_u64())
+        };
+        node.created_at != self.at
+            || self.caller.is_some_and(|c| node.caller != c)
+            || self.line.is_some_and(|l| !lines().any(|n| n == l as u64))
+    }
+}
+
+/// Node ids made unique within a mapping and against the session: an id
+/// used again gets `-2`, `-3`, … (the same on every import of the
+/// transcript, whole or grown a turn at a time).
+pub struct Unique<'a> {
+    used: HashSet<String>,
+    taken: &'a Taken<'a>,
+}
+
+impl<'a> Unique<'a> {
+    pub fn new(taken: &'a Taken<'a>) -> Self {
+        Unique {
+            used: HashSet::new(),
+            taken,
+        }
+    }
+
+    /// `id` for the node `made` describes, or the first derived id that
+    /// is free.
+    pub fn id(&mut self, id: String, made: &Made) -> String {
+        let mut cand = id.clone();
+        let mut n = 2;
+        while self.used.contains(&cand) || (self.taken)(&cand, made) {
+            cand = node_id("", &format!("{id}-{n}"));
+            n += 1;
+        }
+        self.used.insert(cand.clone());
+        cand
     }
 }
 
@@ -757,7 +822,21 @@ pub fn transcript(
     let torn = read.torn;
     let end = (read.end_line, read.end);
     crate::out::trace("import: read and parsed");
-    let mut mapped = agent.map(read.lines, &seed, state.as_ref());
+    // Node ids an earlier import gave other nodes.
+    let catalog = match &existing {
+        Some(sd) => Some((sd.history(), Catalog::load(sd)?)),
+        None => None,
+    };
+    let taken = |id: &str, made: &Made| -> bool {
+        let Some((history, catalog)) = &catalog else {
+            return false;
+        };
+        catalog.get(id).is_some_and(|e| {
+            crate::layout::history::read_node(history, &e).map_or(true, |n| made.is_not(&n))
+        })
+    };
+    let mut mapped = agent.map(read.lines, &seed, state.as_ref(), &taken);
+    drop(catalog);
     crate::out::trace("import: mapped");
     let key = own;
     // Lines of another transcript than the session's own name it.

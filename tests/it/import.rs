@@ -1522,3 +1522,97 @@ fn a_link_or_a_fifo_among_transcripts_is_named_not_read() {
     assert!(err.contains("fifo.jsonl`: not a regular file"), "{err}");
     assert!(err.contains("imported 1 transcript(s)"), "{err}");
 }
+
+/// A message id and a tool id that Claude Code uses again in a later turn
+/// (ids are not unique across a long session's API calls): each later use
+/// is a node of its own (`a-msg_1-2`, `t-toolu_1-2`), its result goes to its
+/// own call, nothing is merged into the first turn, and hooks at every line
+/// of the growing transcript end as one import of it.
+#[test]
+fn a_message_or_tool_id_used_again_in_a_later_turn_is_a_node_of_its_own() {
+    let mut full = Transcript::default();
+    full.user("u1", None, "first")
+        .reply(
+            "a1",
+            "u1",
+            "msg_1",
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"c": "ls"}}),
+        )
+        .tool_result("r1", "a1", "toolu_1", "out one")
+        .reply(
+            "a2",
+            "r1",
+            "msg_2",
+            json!({"type": "text", "text": "answer one"}),
+        )
+        .record(
+            "system",
+            "d1",
+            Some("a2"),
+            json!({"subtype": "turn_duration", "durationMs": 5}),
+        )
+        .user("u2", Some("d1"), "second")
+        .reply(
+            "a3",
+            "u2",
+            "msg_1",
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"c": "pwd"}}),
+        )
+        .tool_result("r2", "a3", "toolu_1", "out two")
+        .reply(
+            "a4",
+            "r2",
+            "msg_2",
+            json!({"type": "text", "text": "answer two"}),
+        )
+        .record(
+            "system",
+            "d2",
+            Some("a4"),
+            json!({"subtype": "turn_duration", "durationMs": 5}),
+        );
+    let one = TestEnv::new();
+    import(&one, &full.write(one.tmp.path(), ""));
+    let show = one.ok(&["show", SESSION]);
+    for line in ["answer one", "answer two", "→ out one", "→ out two"] {
+        assert!(show.contains(line), "{line}: {show}");
+    }
+    assert_eq!(
+        one.ok(&["log", SESSION])
+            .lines()
+            .filter(|l| l.contains("turn "))
+            .count(),
+        2
+    );
+    let files = one.history_files(SESSION);
+    for id in [
+        "a-msg_1.json",
+        "a-msg_1-2.json",
+        "t-toolu_1.json",
+        "t-toolu_1-2.json",
+        "a-msg_2-2.json",
+    ] {
+        assert!(files.iter().any(|f| f.ends_with(id)), "{id}: {files:?}");
+    }
+    one.ok(&["verify", "--all"]);
+    // Hooks as it grows: the same session.
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("claude");
+    let mut file = PathBuf::new();
+    for cut in 1..=full.lines.len() {
+        let mut part = full.clone();
+        part.lines.truncate(cut);
+        file = part.write(&dir, "");
+        let out = hook(
+            &env,
+            &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "PostToolUse"}),
+        );
+        assert!(out.status.success());
+        assert!(!env.state().join("git-session-hooks.log").exists());
+    }
+    hook(
+        &env,
+        &json!({"session_id": SID, "transcript_path": file, "hook_event_name": "SessionEnd"}),
+    );
+    assert_as_one_import(&env, &full, true);
+}
