@@ -62,16 +62,32 @@ fn rename_nodes(ctx: &Ctx, args: &MigrateArgs) -> Result<u8> {
             .collect::<Result<_>>()?
     };
     let mut renamed = 0;
+    let mut failed = 0;
     for (id, sd) in targets {
-        let _lock = ctx.lock_session(&sd, crate::layout::lock::Kind::Exclusive)?;
-        let (files, commits) = if args.dry_run {
-            (crate::mirror::rename::not_python_named(&sd), Vec::new())
-        } else {
-            let r = crate::mirror::rename::to_python_naming(&sd, &id, crate::out::now())?;
-            (
-                r.files,
-                r.commits.iter().map(|(_, c)| c.to_string()).collect(),
-            )
+        // Each session whatever became of the others.
+        let done = (|| -> Result<(usize, Vec<String>)> {
+            let _lock = ctx.lock_session(&sd, crate::layout::lock::Kind::Exclusive)?;
+            Ok(if args.dry_run {
+                (crate::mirror::rename::not_python_named(&sd), Vec::new())
+            } else {
+                let r = crate::mirror::rename::to_python_naming(&sd, &id, crate::out::now())?;
+                (
+                    r.files,
+                    r.commits.iter().map(|(_, c)| c.to_string()).collect(),
+                )
+            })
+        })();
+        let (files, commits) = match done {
+            Ok(d) => d,
+            Err(e) => {
+                failed += 1;
+                ctx.out.record(&records::MigrateFailed {
+                    session: id.clone(),
+                    message: e.to_string(),
+                });
+                eprint!("{id}: {}", crate::out::render_error(&e));
+                continue;
+            }
         };
         if files == 0 && commits.is_empty() {
             continue;
@@ -98,14 +114,19 @@ fn rename_nodes(ctx: &Ctx, args: &MigrateArgs) -> Result<u8> {
         ));
     }
     ctx.out.note(format!(
-        "{} {renamed} session(s) to the Python store's naming",
+        "{} {renamed} session(s) to the Python store's naming{}",
         if args.dry_run {
             "would rename"
         } else {
             "renamed"
+        },
+        if failed > 0 {
+            format!("; {failed} failed")
+        } else {
+            String::new()
         }
     ));
-    Ok(exit::OK)
+    Ok(if failed == 0 { exit::OK } else { exit::NO })
 }
 
 pub fn run(ctx: &Ctx, args: MigrateArgs) -> Result<u8> {

@@ -125,10 +125,17 @@ pub(super) fn recover_index(
             format!(
                 "`{f}` is node `{other}` under the other naming (a rename to one naming cut short?): nothing was committed"
             ),
-            Some(format!(
-                "`git-session verify --fix` finishes the rename; if the two files differ, keep one and move the other out of `{}`",
-                sd.history().display()
-            )),
+            Some(
+                match crate::layout::atomic::read(sd.history().join(&f)).ok()
+                    == crate::layout::atomic::read(sd.history().join(&other)).ok()
+                {
+                    true => "`git-session verify --fix` finishes the rename".to_string(),
+                    false => format!(
+                        "the two files differ (another writer rewrote the node under its naming): keep one, move the other out of `{}`, then commit again",
+                        sd.history().display()
+                    ),
+                },
+            ),
         ));
     }
     Ok(Recovered {

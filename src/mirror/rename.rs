@@ -28,7 +28,7 @@ use crate::layout::{SessionDir, atomic};
 pub struct Renamed {
     /// Node files renamed on disk.
     pub files: usize,
-    /// Each commit made: the branch (`None`: a detached HEAD) and its id.
+    /// Each commit made: the branch and its id.
     pub commits: Vec<(Option<String>, Oid)>,
 }
 
@@ -139,6 +139,21 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             ));
         }
     }
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+    if head.branch.is_none() && head.commit.is_some() && !on_disk_renames.is_empty() {
+        // Its own rename commit would leave the later turns of its branch
+        // behind HEAD, to be committed again.
+        return Err(Error::refused(
+            "rename::detached_head",
+            format!(
+                "HEAD of `{session}` is on an earlier turn (detached): the node files are renamed from the latest"
+            ),
+            Some(format!(
+                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
+            )),
+        ));
+    }
     for (from, to) in &on_disk_renames {
         let (src, dst) = (history.join(from), history.join(to));
         match std::fs::hard_link(&src, &dst) {
@@ -149,22 +164,14 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
     }
     atomic::sync_dir(&history).ok();
     atomic::crash_point("rename-after-links");
-    // 2. In git: each branch (and a detached HEAD) whose tree holds an old
-    // name gets one commit with the same blobs under the new names.
-    let mut repo = SessionRepo::open(&sd.dir)?;
-    let head = repo.head()?;
-    let mut tips: Vec<(Option<String>, Oid)> = repo
+    // 2. In git: each branch whose tree holds an old name gets one commit
+    // with the same blobs under the new names, of the turn its tip records
+    // (`Turn:`: checkout finds a turn's latest commit by it).
+    let tips: Vec<(Option<String>, Oid)> = repo
         .branches()?
         .into_iter()
         .map(|(b, c)| (Some(b), c))
         .collect();
-    if let (None, Some(c)) = (&head.branch, head.commit) {
-        tips.push((None, c));
-    }
-    let msg = format!(
-        "{}\nSession: {session}\nRenamed: python\n",
-        crate::session::RENAME_SUBJECT
-    );
     let mut updates = Vec::new();
     let mut head_tree = head
         .commit
@@ -203,6 +210,12 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             .collect();
         index.apply(staged);
         let new_tree = repo.write_tree(&index)?;
+        let turn = crate::session::Trailers::parse(&repo.commit_info(tip)?.message).turn;
+        let msg = format!(
+            "{}\nSession: {session}\n{}Renamed: python\n",
+            crate::session::RENAME_SUBJECT,
+            turn.map_or(String::new(), |t| format!("Turn: {t}\n"))
+        );
         let id = repo.write_commit(new_tree, &[tip], &msg, now)?;
         if head.commit == Some(tip) && head.branch == branch {
             head_tree = Some(new_tree);

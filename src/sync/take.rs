@@ -111,6 +111,10 @@ pub fn apply(
     let history = sd.history();
     let mut renamed = 0;
     let mut old_names = Vec::new();
+    // The remote's naming, when its files show one (it renamed them to
+    // the Python store's): the replayed nodes take it, so the session keeps
+    // one naming.
+    let their_naming = theirs.keys().find_map(|f| Naming::shown_by(f));
     for (_, file) in &replay {
         let path = history.join(file);
         let bytes = atomic::read(&path).io("read", &path)?;
@@ -157,7 +161,9 @@ pub fn apply(
             .and_then(Value::as_str)
             .unwrap_or("user")
             .to_string();
-        let name = Naming::of(file).file_name(next, &role, nid);
+        let name = their_naming
+            .unwrap_or_else(|| Naming::of(file))
+            .file_name(next, &role, nid);
         next += 1;
         renamed += 1;
         if name == *file {

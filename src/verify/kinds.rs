@@ -334,7 +334,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         code: "not_a_session_dir",
-        meaning: "note: a directory in sessions/ with neither meta.json nor history/ (no session: `list` and the Python store skip it)",
+        meaning: "note: a directory in sessions/ with neither meta.json nor history/ (no session: `list` skips it, as the Python store's documentation says that store does; its release 0.5.0 lists it, with no time)",
         fix: "nothing to do; move it out of the state dir to quiet the note",
         repair: NOTHING,
     },

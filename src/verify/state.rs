@@ -237,7 +237,7 @@ pub fn check_state(
                 continue;
             }
             // Neither meta.json nor history/: no session (a test leftover,
-            // which `list` and the Python store skip too): a note, so that a
+            // which `list` skips, as the Python store's docs say it does): a note, so that a
             // CI job over a real state dir does not fail on it.
             if crate::layout::ids::session_id(&name).is_ok() && !known.contains(name.as_str()) {
                 out.push(Finding {

@@ -261,8 +261,19 @@ fn turn_holding(dag: &Dag<'_>, n: &Node, repo: &SessionRepo) -> Result<Resolved>
 
 /// The turn a commit records.
 fn at_commit(c: Oid, dag: &Dag<'_>, repo: &SessionRepo) -> Result<Resolved> {
-    let info = repo.commit_info(c)?;
-    let t = Trailers::parse(&info.message);
+    let mut info = repo.commit_info(c)?;
+    let mut t = Trailers::parse(&info.message);
+    // A commit that changed files only (node files renamed to one naming,
+    // metadata stamped after a turn) records the turn of the commit below.
+    for _ in 0..64 {
+        match info.parents.first() {
+            Some(p) if t.nodes.is_none() && (t.renamed || t.turn.is_some()) => {
+                info = repo.commit_info(*p)?;
+                t = Trailers::parse(&info.message);
+            }
+            _ => break,
+        }
+    }
     let last = t.nodes.and_then(|(a, b)| {
         dag.nodes
             .iter()

@@ -707,3 +707,39 @@ fn a_node_rewritten_under_the_other_name_is_refused_not_committed_twice() {
     env.ok(&["commit-turn", "s1"]);
     env.ok(&["verify", "--all"]);
 }
+
+/// After a rename, `checkout` goes back and forth as before: a turn's
+/// latest commit is the rename (it carries the turn), `checkout S main`
+/// and `checkout S 2` put HEAD back on the branch, and the next turn goes
+/// on there. On an earlier turn (HEAD detached) the rename is refused
+/// before it touches anything.
+#[test]
+fn checkout_after_a_rename_and_a_rename_on_an_earlier_turn() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    env.turn("s1", "two", &[]);
+    env.ok(&["checkout", "s1", "1"]);
+    let before = env.history_files("s1");
+    let out = env.run(&["migrate", "--node-names", "python", "--session", "s1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rename::detached_head"));
+    assert_eq!(env.history_files("s1"), before);
+    env.ok(&["checkout", "s1", "main"]);
+    env.ok(&["migrate", "--node-names", "python"]);
+    for target in ["main", "2", "next"] {
+        env.ok(&["checkout", "s1", "1"]);
+        env.ok(&["checkout", "s1", target]);
+        assert_eq!(
+            env.git("s1", &["symbolic-ref", "HEAD"]).trim(),
+            "refs/heads/main",
+            "{target}"
+        );
+        env.assert_clean("s1");
+    }
+    env.turn("s1", "three", &[]);
+    assert_eq!(env.ok(&["branch", "s1"]).lines().count(), 1);
+    assert!(env.history_files("s1").iter().all(|f| &f[4..5] == "-"));
+    env.ok(&["verify", "--all"]);
+    env.assert_clean("s1");
+}

@@ -1270,3 +1270,32 @@ fn take_keeps_a_node_whose_id_the_remote_gave_another() {
         assert_nothing_forced(&a, &remote);
     }
 }
+
+/// One machine renamed a session's files to the Python naming and pushed;
+/// the other added a turn in the old naming meanwhile: `fetch --take`
+/// replays that turn in the remote's naming (one naming, verify clean).
+#[test]
+fn take_after_the_remote_renamed_keeps_one_naming() {
+    for side in ["local", "remote"] {
+        let x = TestEnv::new();
+        let y = TestEnv::new();
+        let (_, url) = bare_remote(&x, "remote.git");
+        x.ok(&["init", "s1"]);
+        x.turn("s1", "one", &[]);
+        x.ok(&["remote", "add", "origin", &url]);
+        x.ok(&["push"]);
+        y.ok(&["clone", &url]);
+        x.ok(&["migrate", "--node-names", "python"]);
+        x.ok(&["push"]);
+        y.turn("s1", "on y", &[]);
+        y.ok(&["fetch", "--take", side, "s1"]);
+        let files = y.history_files("s1");
+        assert!(files.iter().all(|f| &f[4..5] == "-"), "{side}: {files:?}");
+        assert_eq!(files.len(), 4, "{side}: {files:?}");
+        verify_all(&y);
+        y.ok(&["push"]);
+        x.ok(&["fetch"]);
+        assert_eq!(all_texts(&x, "s1"), all_texts(&y, "s1"));
+        verify_all(&x);
+    }
+}
