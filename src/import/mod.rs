@@ -824,15 +824,21 @@ pub fn transcript(
     crate::out::trace("import: read and parsed");
     // Node ids an earlier import gave other nodes.
     let catalog = match &existing {
-        Some(sd) => Some((sd.history(), Catalog::load(sd)?)),
+        // Without the session lock (mapping takes none): the cache is not
+        // written.
+        Some(sd) => Some((sd.history(), Catalog::peek(sd)?)),
         None => None,
     };
     let taken = |id: &str, made: &Made| -> bool {
         let Some((history, catalog)) = &catalog else {
             return false;
         };
+        // Read without the session lock: a node another import is writing
+        // this instant may not read whole yet, and is taken for the same
+        // node (what it most likely is; a wrong guess fails the write with
+        // node_exists, not a node written twice).
         catalog.get(id).is_some_and(|e| {
-            crate::layout::history::read_node(history, &e).map_or(true, |n| made.is_not(&n))
+            crate::layout::history::read_node(history, &e).is_ok_and(|n| made.is_not(&n))
         })
     };
     let mut mapped = agent.map(read.lines, &seed, state.as_ref(), &taken);
