@@ -596,6 +596,32 @@ pub fn fold(state: &StateDir, opts: LockOptions) -> Result<()> {
     fold_journal_locked(state)
 }
 
+/// Remove the temp files a registry write killed midway left (`index.json`,
+/// `locations.json`, `projects.json` are written under the registry lock,
+/// which the caller holds: no such temp is another writer's at work).
+pub fn sweep_temps(state: &StateDir) {
+    let registries = [
+        (
+            state.sessions(),
+            ["index.json", "locations.json"].as_slice(),
+        ),
+        (state.root.join("projects"), ["projects.json"].as_slice()),
+    ];
+    for (dir, names) in registries {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ours = name.strip_prefix(super::TEMP_PREFIX).is_some_and(|rest| {
+                names
+                    .iter()
+                    .any(|n| rest.strip_prefix(n).is_some_and(|tag| tag.starts_with('.')))
+            });
+            if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
 /// Whether this process journaled rows `index.json` does not show yet.
 pub fn folds_owed() -> bool {
     !owed().is_empty()

@@ -161,6 +161,7 @@ pub fn delete_unless(
         ));
     }
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
+    registry::sweep_temps(state);
     let session = session_lock(&sd, locks)?;
     if keep(&sd).is_some() {
         return Ok(None);
@@ -212,6 +213,8 @@ pub fn finish_deletes(
     let prefix = format!("{TEMP_PREFIX}delete-");
     let mut done: BTreeMap<String, PathBuf> = BTreeMap::new();
     let registry_lock = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
+    // What a registry write killed with the delete left.
+    registry::sweep_temps(state);
     for parent in state.session_parents() {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             continue;

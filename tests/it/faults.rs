@@ -593,6 +593,38 @@ fn a_delete_killed_anywhere_is_finished_by_delete_again() {
         );
     }
     assert!(cut_short > 0, "no kill landed inside a delete ({whole:?})");
+    // And at each registry file it writes (killed before a temp file took
+    // its place): the second delete leaves no temp either.
+    for n in 1..=4 {
+        let env = TestEnv::new();
+        copy(&env);
+        let at = format!("before-rename#{n}");
+        let out = env
+            .cmd()
+            .env("GIT_SESSION_CRASH_AT", &at)
+            .args(["delete", "s1", "--yes"])
+            .output()
+            .unwrap();
+        if out.status.code().is_some() {
+            break; // fewer registry writes than n
+        }
+        let again = env.run(&["delete", "s1", "--yes"]);
+        let said = String::from_utf8_lossy(&again.stderr);
+        assert!(
+            again.status.success() || said.contains("session::not_found"),
+            "{at}: {said}"
+        );
+        let v = env.run(&["verify", "--all"]);
+        assert!(
+            v.status.success(),
+            "{at}: {}",
+            String::from_utf8_lossy(&v.stdout)
+        );
+        assert!(
+            crate::env::tree_bytes(&env.session_dir("keep")) == kept,
+            "{at}"
+        );
+    }
 }
 
 /// `migrate --node-names python` on a session with a retry branch: one
