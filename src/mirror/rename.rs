@@ -29,7 +29,7 @@ pub struct Renamed {
     /// Node files renamed on disk.
     pub files: usize,
     /// Each commit made: the branch and its id.
-    pub commits: Vec<(Option<String>, Oid)>,
+    pub commits: Vec<(String, Oid)>,
 }
 
 /// The Python store's name of the node file `name` (`None`: not a node
@@ -167,11 +167,7 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
     // 2. In git: each branch whose tree holds an old name gets one commit
     // with the same blobs under the new names, of the turn its tip records
     // (`Turn:`: checkout finds a turn's latest commit by it).
-    let tips: Vec<(Option<String>, Oid)> = repo
-        .branches()?
-        .into_iter()
-        .map(|(b, c)| (Some(b), c))
-        .collect();
+    let tips = repo.branches()?;
     let mut updates = Vec::new();
     let mut head_tree = head
         .commit
@@ -217,17 +213,14 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             turn.map_or(String::new(), |t| format!("Turn: {t}\n"))
         );
         let id = repo.write_commit(new_tree, &[tip], &msg, now)?;
-        if head.commit == Some(tip) && head.branch == branch {
+        if head.commit == Some(tip) && head.branch.as_ref() == Some(&branch) {
             head_tree = Some(new_tree);
         }
-        updates.push(match &branch {
-            Some(b) => RefUpdate::Advance {
-                branch: b.clone(),
-                old: tip,
-                new: id,
-                message: "rename: node files in the Python store's naming".into(),
-            },
-            None => RefUpdate::DetachHead { commit: id },
+        updates.push(RefUpdate::Advance {
+            branch: branch.clone(),
+            old: tip,
+            new: id,
+            message: "rename: node files in the Python store's naming".into(),
         });
         done.commits.push((branch, id));
     }
