@@ -1531,46 +1531,38 @@ fn a_link_or_a_fifo_among_transcripts_is_named_not_read() {
 #[test]
 fn a_message_or_tool_id_used_again_in_a_later_turn_is_a_node_of_its_own() {
     let mut full = Transcript::default();
-    full.user("u1", None, "first")
-        .reply(
-            "a1",
-            "u1",
-            "msg_1",
-            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"c": "ls"}}),
-        )
-        .tool_result("r1", "a1", "toolu_1", "out one")
-        .reply(
-            "a2",
-            "r1",
-            "msg_2",
-            json!({"type": "text", "text": "answer one"}),
-        )
-        .record(
-            "system",
-            "d1",
-            Some("a2"),
-            json!({"subtype": "turn_duration", "durationMs": 5}),
-        )
-        .user("u2", Some("d1"), "second")
-        .reply(
-            "a3",
-            "u2",
-            "msg_1",
-            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"c": "pwd"}}),
-        )
-        .tool_result("r2", "a3", "toolu_1", "out two")
-        .reply(
-            "a4",
-            "r2",
-            "msg_2",
-            json!({"type": "text", "text": "answer two"}),
-        )
-        .record(
-            "system",
-            "d2",
-            Some("a4"),
-            json!({"subtype": "turn_duration", "durationMs": 5}),
-        );
+    let mut before: Option<String> = None;
+    // Two turns with the same ids: each a tool call, its result, a reply.
+    for (t, (text, cmd, out, answer)) in [
+        ("first", "ls", "out one", "answer one"),
+        ("second", "pwd", "out two", "answer two"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = |p: &str| format!("{p}{t}");
+        full.user(&id("u"), before.as_deref(), text)
+            .reply(
+                &id("a"),
+                &id("u"),
+                "msg_1",
+                json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"c": cmd}}),
+            )
+            .tool_result(&id("r"), &id("a"), "toolu_1", out)
+            .reply(
+                &id("b"),
+                &id("r"),
+                "msg_2",
+                json!({"type": "text", "text": answer}),
+            )
+            .record(
+                "system",
+                &id("d"),
+                Some(&id("b")),
+                json!({"subtype": "turn_duration", "durationMs": 5}),
+            );
+        before = Some(id("d"));
+    }
     let one = TestEnv::new();
     import(&one, &full.write(one.tmp.path(), ""));
     let show = one.ok(&["show", SESSION]);

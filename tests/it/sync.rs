@@ -1147,6 +1147,20 @@ fn a_hand_edited_remote_url_that_is_an_option_runs_nothing() {
     }
 }
 
+/// Two machines on one remote (`origin`): `a` made session `s1` with one
+/// turn and pushed it, `b` cloned it. Returns them and the remote's path.
+fn two_machines() -> (TestEnv, TestEnv, PathBuf) {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    a.ok(&["init", "s1"]);
+    a.turn("s1", "common", &["read"]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    (a, b, remote)
+}
+
 /// A session renamed to the Python store's naming on one machine
 /// (`migrate --node-names python`) and pushed is a fast-forward on the
 /// other, which drops the old names too: one naming, every node once,
@@ -1154,15 +1168,10 @@ fn a_hand_edited_remote_url_that_is_an_option_runs_nothing() {
 /// forth as before.
 #[test]
 fn a_rename_to_the_python_naming_travels_as_a_fast_forward() {
-    let a = TestEnv::new();
-    let b = TestEnv::new();
-    let (remote, url) = bare_remote(&a, "remote.git");
-    a.ok(&["init", "s1"]);
-    a.turn("s1", "first question", &["read"]);
+    let (a, b, remote) = two_machines();
     a.turn("s1", "second question", &[]);
-    a.ok(&["remote", "add", "origin", &url]);
     a.ok(&["push", "origin"]);
-    b.ok(&["clone", &url]);
+    b.ok(&["fetch", "origin"]);
     a.ok(&["migrate", "--node-names", "python"]);
     a.ok(&["push", "origin"]);
     let out = b.ok(&["--json", "fetch", "origin"]);
@@ -1195,14 +1204,7 @@ fn a_rename_to_the_python_naming_travels_as_a_fast_forward() {
 #[test]
 fn take_keeps_a_node_whose_id_the_remote_gave_another() {
     for side in ["local", "remote"] {
-        let a = TestEnv::new();
-        let b = TestEnv::new();
-        let (remote, url) = bare_remote(&a, "remote.git");
-        a.ok(&["init", "s1"]);
-        a.turn("s1", "common", &[]);
-        a.ok(&["remote", "add", "origin", &url]);
-        a.ok(&["push"]);
-        b.ok(&["clone", &url]);
+        let (a, b, remote) = two_machines();
         a.append("s1", &["--id", "u_X", "--text", "a's question"]);
         a.append("s1", &["--role", "assistant", "--text", "a's answer"]);
         a.ok(&["commit-turn", "s1"]);
@@ -1277,21 +1279,14 @@ fn take_keeps_a_node_whose_id_the_remote_gave_another() {
 #[test]
 fn take_after_the_remote_renamed_keeps_one_naming() {
     for side in ["local", "remote"] {
-        let x = TestEnv::new();
-        let y = TestEnv::new();
-        let (_, url) = bare_remote(&x, "remote.git");
-        x.ok(&["init", "s1"]);
-        x.turn("s1", "one", &[]);
-        x.ok(&["remote", "add", "origin", &url]);
-        x.ok(&["push"]);
-        y.ok(&["clone", &url]);
+        let (x, y, _) = two_machines();
         x.ok(&["migrate", "--node-names", "python"]);
         x.ok(&["push"]);
         y.turn("s1", "on y", &[]);
         y.ok(&["fetch", "--take", side, "s1"]);
         let files = y.history_files("s1");
         assert!(files.iter().all(|f| &f[4..5] == "-"), "{side}: {files:?}");
-        assert_eq!(files.len(), 4, "{side}: {files:?}");
+        assert_eq!(files.len(), 5, "{side}: {files:?}");
         verify_all(&y);
         y.ok(&["push"]);
         x.ok(&["fetch"]);
