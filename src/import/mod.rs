@@ -360,6 +360,32 @@ impl Seed<'_> {
     }
 }
 
+/// The deepest a transcript record is read as JSON: a node holds it four
+/// levels down (node, `metadata`, `source_records`, the entry), and a node
+/// file is read with serde_json's limit of 128 levels; a deeper record is
+/// kept as its text (`raw`), like a line that does not parse.
+const MAX_RECORD_DEPTH: usize = 120;
+
+/// How many arrays and objects are nested in `v` (a scalar: 0).
+fn depth(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 1usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Array(a) => {
+                deepest = deepest.max(d);
+                stack.extend(a.iter().map(|x| (x, d + 1)));
+            }
+            Value::Object(o) => {
+                deepest = deepest.max(d);
+                stack.extend(o.values().map(|x| (x, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// A node id from a transcript id (`uuid`, `msg_…`, `toolu_…`, a turn id):
 /// the characters node ids allow, at most 128. An id that had to be
 /// changed for that (another character, too long) ends in a hash of
@@ -539,9 +565,11 @@ pub fn read_lines(path: &Path, from: (u64, usize), max: u64) -> Result<Read> {
             }
             continue;
         }
+        // A record nested too deep to be read back once inside a node (its
+        // `metadata.source_records` adds levels) is kept as its text.
         let record = serde_json::from_str::<Value>(&text)
             .ok()
-            .filter(Value::is_object);
+            .filter(|r| r.is_object() && depth(r) <= MAX_RECORD_DEPTH);
         if record.is_none() && !complete {
             out.torn = Some(this);
             break;

@@ -1608,3 +1608,70 @@ fn a_message_or_tool_id_used_again_in_a_later_turn_is_a_node_of_its_own() {
     );
     assert_as_one_import(&env, &full, true);
 }
+
+/// A record nested deeper than a node file can hold it (a tool input 122
+/// levels deep: the transcript line reads, the node that keeps it would be
+/// 130 levels, past the reader's 128) is kept as its text, like a line
+/// that does not parse: the import and every later one go on, each node
+/// reads back, `verify` is clean.
+#[test]
+fn a_record_nested_too_deep_for_a_node_is_kept_as_its_text() {
+    let env = TestEnv::new();
+    let mut deep = json!("bottom");
+    for _ in 0..122 {
+        deep = json!([deep]);
+    }
+    let mut full = Transcript::default();
+    full.user("u1", None, "go deep")
+        .reply(
+            "a1",
+            "u1",
+            "msg_1",
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"x": deep}}),
+        )
+        .tool_result("r1", "a1", "toolu_1", "done")
+        .reply(
+            "a2",
+            "r1",
+            "msg_2",
+            json!({"type": "text", "text": "made it"}),
+        );
+    let dir = env.tmp.path().join("claude");
+    let mut part = full.clone();
+    part.lines.truncate(3);
+    let file = part.write(&dir, "");
+    import_open(&env, &file);
+    full.user("u2", Some("a2"), "and again");
+    full.reply(
+        "a3",
+        "u2",
+        "msg_3",
+        json!({"type": "text", "text": "again"}),
+    );
+    full.write(&dir, "");
+    let out = import(&env, &file);
+    assert!(out.contains("imported"), "{out}");
+    for f in env.history_files(SESSION) {
+        node(&env, SESSION, &f); // every node reads back
+    }
+    let show = env.ok(&["show", SESSION]);
+    assert!(show.contains("made it") && show.contains("again"), "{show}");
+    env.ok(&["verify", "--all"]);
+    // The deep line is kept whole, as its text.
+    let kept = env
+        .history_files(SESSION)
+        .iter()
+        .map(|f| node(&env, SESSION, f))
+        .flat_map(|n| {
+            n["metadata"]["source_records"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|r| {
+            r["raw"]
+                .as_str()
+                .is_some_and(|t| t.contains("toolu_1") && t.contains("bottom"))
+        });
+    assert!(kept.is_some(), "the deep record is kept as its text");
+}
