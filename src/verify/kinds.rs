@@ -339,6 +339,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "settings_unread",
+        meaning: "note: <state>/git-session.json does not parse as a JSON object, or holds a `node_names` that is neither `python` nor `layout`: it is ignored (new sessions take the naming the state dir shows)",
+        fix: "write {\"node_names\": \"python\"} (or remove the file)",
+        repair: NOTHING,
+    },
+    Kind {
         code: "migration_in_progress",
         meaning: "sessions are mid-migration, or the migration journal that names them cannot be read (a link or a special file, never followed)",
         fix: "git-session migrate",

@@ -254,6 +254,34 @@ pub fn check_state(
         }
     };
     state.session_parents().into_iter().for_each(&mut scan);
+    // The settings file: one that says nothing this tool reads is named.
+    let settings = state.settings_file();
+    if std::fs::symlink_metadata(&settings).is_ok() {
+        let value = crate::layout::schema::read_bounded(&settings)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        let why = match &value {
+            Some(serde_json::Value::Object(o)) => match o.get("node_names") {
+                None => None,
+                Some(v) if v == "python" || v == "layout" => None,
+                Some(v) => Some(format!(
+                    "`node_names` is {v}, neither \"python\" nor \"layout\""
+                )),
+            },
+            _ => Some("it does not parse as a JSON object".to_string()),
+        };
+        if let Some(why) = why {
+            out.push(Finding {
+                session: None,
+                kind: "settings_unread",
+                severity: Severity::Note,
+                path: settings,
+                message: format!("{why}: the settings file is ignored"),
+                fix: "write {\"node_names\": \"python\"} (or remove the file)".into(),
+                fixable: false,
+            });
+        }
+    }
     for linked in state.linked_project_dirs() {
         add(
             &mut out,

@@ -1082,8 +1082,15 @@ fn a_new_session_takes_the_naming_of_the_state_dir() {
         .collect();
     assert_eq!(imported.len(), 1);
     assert!(first_file(&env, &home.join(".openprogram"), &imported[0]).starts_with("0001-u-"));
-    // A plain state dir beside them stays the layout's.
+    // A plain state dir beside them stays the layout's; a settings file
+    // that says nothing this tool reads changes nothing and is a note.
     let plain = env.tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    std::fs::write(
+        plain.join("git-session.json"),
+        r#"{"node_names": "pyhton"}"#,
+    )
+    .unwrap();
     run(
         &env,
         Some(&plain),
@@ -1091,4 +1098,14 @@ fn a_new_session_takes_the_naming_of_the_state_dir() {
         &["append", "p1", "--create", "--text", "hi"],
     );
     assert!(first_file(&env, &plain, "p1").starts_with("000001-u-"));
+    let mut c = std::process::Command::new(crate::env::BIN);
+    env.isolate(&mut c);
+    let out = c
+        .arg("--state-dir")
+        .arg(&plain)
+        .args(["verify", "--all"])
+        .output()
+        .unwrap();
+    // (Exit 1 for the node appended without its commit-turn.)
+    assert!(String::from_utf8_lossy(&out.stdout).contains("note: settings_unread"));
 }
