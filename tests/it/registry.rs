@@ -734,7 +734,10 @@ fn index_json_is_current_after_the_last_command_of_each_kind() {
     env.append("s1", &["--role", "assistant", "--text", "an answer"]);
     env.ok(&["commit-turn", "s1"]);
     index_agrees(&env, "s1", "commit-turn after bare appends");
-    // Title, flags.
+    // Title (phase 2, from a command), flags.
+    env.ok(&["title", "s2", "--command", "echo Better Title"]);
+    index_agrees(&env, "s2", "title");
+    assert_eq!(env.meta("s2")["title"], "Better Title");
     env.ok(&["update", "s1", "--title", "Renamed"]);
     index_agrees(&env, "s1", "update --title");
     env.ok(&["update", "s1", "--pin"]);
