@@ -252,15 +252,22 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
         match r.status.as_str() {
             "rejected" => {
                 rejected += 1;
+                let session = r
+                    .session
+                    .as_ref()
+                    .map(|s| format!(" {s}"))
+                    .unwrap_or_default();
+                let hint = if crate::sync::refused_whole(&r.summary) {
+                    // Sent alone and still refused: an object of its own.
+                    format!(
+                        "the remote's checks refuse an object of it: `git fsck --strict` in the session's repository{session} names it; it stays queued"
+                    )
+                } else {
+                    format!("run `git-session fetch {name}{session}`")
+                };
                 ctx.out.warn(format!(
-                    "{} refused `{}`: {} (run `git-session fetch {name}{}`)",
-                    name,
-                    r.remote_ref,
-                    r.summary,
-                    r.session
-                        .as_ref()
-                        .map(|s| format!(" {s}"))
-                        .unwrap_or_default()
+                    "{} refused `{}`: {} ({hint})",
+                    name, r.remote_ref, r.summary
                 ));
             }
             "planned" => ctx

@@ -313,49 +313,76 @@ pub fn push(
     crate::out::trace("push: queue written");
     let size = batch_size();
     let progress_git = printer.progress_shown();
+    // Refused refs stay queued for the next run (after a fetch).
+    let mut refused: Vec<Update> = Vec::new();
     while !pending.is_empty() {
         let take = pending.len().min(size);
-        let batch: Vec<Update> = pending.drain(..take).collect();
-        let specs: Vec<(Oid, String)> = batch
-            .iter()
-            .map(|u| (u.new, u.remote_ref.clone()))
-            .collect();
-        atomic::crash_point("push-batch");
-        let answers = crate::git::transport::push(&transfer.dir, url, &specs, progress_git)?;
-        crate::out::trace("push: batch sent");
-        report.batches += 1;
-        let by_name: HashMap<&str, &crate::git::transport::PushedRef> =
-            answers.iter().map(|a| (a.name.as_str(), a)).collect();
-        let mut unconfirmed = Vec::new();
-        for u in batch {
-            let status = match by_name.get(u.remote_ref.as_str()) {
-                Some(a) if a.ok => {
-                    let status = if u.old.is_none() {
-                        "created"
-                    } else {
-                        "advanced"
-                    };
-                    report
-                        .refs
-                        .push(pushed_record(remote, &u, status, a.summary.clone()));
-                    continue;
-                }
-                Some(a) => ("rejected", a.summary.clone()),
-                None => ("rejected", "the remote did not answer for it".to_string()),
-            };
-            report
-                .refs
-                .push(pushed_record(remote, &u, status.0, status.1));
-            unconfirmed.push(u);
+        let mut work: Vec<Vec<Update>> = vec![pending.drain(..take).collect()];
+        while let Some(batch) = work.pop() {
+            let specs: Vec<(Oid, String)> = batch
+                .iter()
+                .map(|u| (u.new, u.remote_ref.clone()))
+                .collect();
+            atomic::crash_point("push-batch");
+            let answers = crate::git::transport::push(&transfer.dir, url, &specs, progress_git)?;
+            crate::out::trace("push: batch sent");
+            report.batches += 1;
+            let by_name: HashMap<&str, &crate::git::transport::PushedRef> =
+                answers.iter().map(|a| (a.name.as_str(), a)).collect();
+            // A pack the remote refused whole (its checks refused an object
+            // of one session: `receive.fsckObjects`) names every ref: each
+            // half is sent again, until every ref it can take has landed
+            // and the one it cannot is refused alone.
+            if batch.len() > 1
+                && batch.iter().all(|u| {
+                    by_name
+                        .get(u.remote_ref.as_str())
+                        .is_some_and(|a| !a.ok && refused_whole(&a.summary))
+                })
+            {
+                let mut first = batch;
+                let second = first.split_off(first.len() / 2);
+                work.push(second);
+                work.push(first);
+                continue;
+            }
+            for u in batch {
+                let status = match by_name.get(u.remote_ref.as_str()) {
+                    Some(a) if a.ok => {
+                        let status = if u.old.is_none() {
+                            "created"
+                        } else {
+                            "advanced"
+                        };
+                        report
+                            .refs
+                            .push(pushed_record(remote, &u, status, a.summary.clone()));
+                        continue;
+                    }
+                    Some(a) => ("rejected", a.summary.clone()),
+                    None => ("rejected", "the remote did not answer for it".to_string()),
+                };
+                report
+                    .refs
+                    .push(pushed_record(remote, &u, status.0, status.1));
+                refused.push(u);
+            }
+            // Only confirmed refs leave the queue.
+            let mut left: Vec<Update> = refused.clone();
+            left.extend(work.iter().flatten().cloned());
+            left.extend(pending.iter().cloned());
+            write_queue(&queue_path, &left)?;
         }
-        // Only confirmed refs leave the queue: refused ones stay for the
-        // next run, after a fetch.
-        let mut left: Vec<Update> = unconfirmed;
-        left.extend(pending.iter().cloned());
-        write_queue(&queue_path, &left)?;
     }
     compact(&transfer.dir, printer);
     Ok(report)
+}
+
+/// Whether git's summary of a refused ref says the remote refused the
+/// request's pack as a whole (`[remote rejected] (unpacker error)`, `(unpack
+/// failed)`), not that ref.
+pub fn refused_whole(summary: &str) -> bool {
+    summary.contains("unpacker error") || summary.contains("unpack failed")
 }
 
 fn pushed_record(remote: &str, u: &Update, status: &str, summary: String) -> records::PushedRef {

@@ -1294,3 +1294,54 @@ fn take_after_the_remote_renamed_keeps_one_naming() {
         verify_all(&x);
     }
 }
+
+/// A push of 1,000 sessions to a remote that checks what it receives
+/// (`receive.fsckObjects`, as hosting services do), one of which holds a
+/// commit those checks refuse (a NUL byte in its message, from an older
+/// version): the remote refuses the first request whole, each half is sent
+/// again, and the other 999 land; the refused one is named, stays queued,
+/// and pushes nothing else away.
+#[test]
+fn a_push_that_the_remote_refuses_whole_lands_every_other_session() {
+    let env = TestEnv::new();
+    let (remote, url) = bare_remote(&env, "remote.git");
+    env.git_ok(&remote, &["config", "receive.fsckObjects", "true"]);
+    many_sessions(&env, 1000);
+    let bad = env.session_dir("m0500");
+    let tree = env.git_ok(&bad, &["rev-parse", "HEAD^{tree}"]);
+    let parent = env.git_ok(&bad, &["rev-parse", "HEAD"]);
+    let commit = env.git_with_input(
+        &bad,
+        &["hash-object", "-t", "commit", "-w", "--literally", "--stdin"],
+        &format!(
+            "tree {}\nparent {}\nauthor a <a@b> 1796017556 +0000\ncommitter a <a@b> 1796017556 +0000\n\nturn 2: a \u{0} byte\n\nSession: m0500\n",
+            tree.trim(),
+            parent.trim()
+        ),
+    );
+    env.git_ok(&bad, &["update-ref", "refs/heads/main", commit.trim()]);
+    env.ok(&["remote", "add", "origin", &url]);
+    let out = env.run(&["--json", "push"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let refs = records(&stdout, "pushed_ref");
+    let created = refs.iter().filter(|r| r["status"] == "created").count();
+    let refused: Vec<&Value> = refs.iter().filter(|r| r["status"] == "rejected").collect();
+    assert_eq!(created, 999, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0]["session"], "m0500");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("git fsck --strict"));
+    let on_remote = env
+        .git_ok(
+            &remote,
+            &["for-each-ref", "--format=%(refname)", "refs/sessions/"],
+        )
+        .lines()
+        .count();
+    assert_eq!(on_remote, 999);
+    fsck(&env, &remote);
+    // Pushed again: the 999 are up to date, the one is refused again alone.
+    let again = env.run(&["--json", "push"]);
+    let refs = records(&String::from_utf8_lossy(&again.stdout), "pushed_ref");
+    assert_eq!(refs.iter().filter(|r| r["status"] == "rejected").count(), 1);
+    assert_eq!(refs.iter().filter(|r| r["status"] == "created").count(), 0);
+}
