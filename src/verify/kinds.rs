@@ -339,6 +339,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "commit_malformed",
+        meaning: "a commit git's own checks refuse (a NUL byte in its message, written by an older version): `git fsck --strict` fails, and a remote that checks what it receives refuses it",
+        fix: "the other sessions and refs still push; only a rewrite of the session's history removes it",
+        repair: NOTHING,
+    },
+    Kind {
         code: "settings_unread",
         meaning: "note: <state>/git-session.json does not parse as a JSON object, or holds a `node_names` that is neither `python` nor `layout`: it is ignored (new sessions take the naming the state dir shows)",
         fix: "write {\"node_names\": \"python\"} (or remove the file)",

@@ -649,6 +649,21 @@ fn all_commits(
         match repo.commit_info(id) {
             Ok(info) => {
                 stack.extend(info.parents.iter().copied());
+                // What `git fsck --strict` refuses (`nulInCommit`), and with
+                // it a remote that checks what it receives: an older
+                // version wrote a node's NUL byte into a subject.
+                if info.message.contains('\0') {
+                    c.add(
+                        "commit_malformed",
+                        git_dir,
+                        format!(
+                            "commit {} holds a NUL byte in its message: git fsck --strict refuses it, and so does a remote that checks what it is pushed",
+                            id.to_hex_with_len(10)
+                        ),
+                        "the session's other refs still push; only a rewrite of its history (a backfill into a new session) removes it".into(),
+                        false,
+                    );
+                }
                 out.push(info);
             }
             Err(e) => {

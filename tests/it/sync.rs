@@ -1320,6 +1320,10 @@ fn a_push_that_the_remote_refuses_whole_lands_every_other_session() {
         ),
     );
     env.git_ok(&bad, &["update-ref", "refs/heads/main", commit.trim()]);
+    // verify names it, as git fsck --strict does.
+    let v = env.run(&["verify", "m0500"]);
+    assert_eq!(v.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&v.stdout).contains("commit_malformed"));
     env.ok(&["remote", "add", "origin", &url]);
     let out = env.run(&["--json", "push"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
