@@ -255,7 +255,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Clone(Lazy(a)) => commands::remote::clone(&ctx, a),
     };
     if !commands::batch::answering() {
-        settle_index(ctx.locks, &result);
+        settle_index(ctx.locks);
     }
     result
 }
@@ -266,7 +266,7 @@ pub fn run(cli: Cli) -> Result<u8> {
 /// wait) is said as a warning, the rows stay in the journal for the next
 /// writer, and `verify` names the row until then. The registry is waited
 /// for two seconds at most.
-pub fn settle_index(locks: crate::layout::lock::LockOptions, result: &Result<u8>) {
+pub fn settle_index(locks: crate::layout::lock::LockOptions) {
     if !crate::layout::registry::folds_owed() {
         return;
     }
@@ -278,9 +278,8 @@ pub fn settle_index(locks: crate::layout::lock::LockOptions, result: &Result<u8>
         ..locks
     };
     if let Err(e) = crate::layout::registry::fold_owed(locks) {
-        let said = if result.is_ok() { "warning" } else { "also" };
         eprintln!(
-            "{said}: index.json was not brought up to date: {e}\n             (the rows wait in index.journal; the next command that writes the registry folds them in)"
+            "git-session: warning: index.json was not brought up to date ({e}); its rows wait in index.journal for the next command that writes the registry"
         );
     }
 }

@@ -286,7 +286,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
     loop {
         // About to wait for input (nothing buffered): index.json first.
         if input.buffer().is_empty() {
-            cli::settle_index(locks, &Ok(exit::OK));
+            cli::settle_index(locks);
         }
         let refused = match read_request(&mut input, MAX_REQUEST) {
             Ok(None) => break,
@@ -299,7 +299,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
                     last_failure = code;
                 }
                 if input.buffer().is_empty() {
-                    cli::settle_index(locks, &Ok(code));
+                    cli::settle_index(locks);
                 }
                 emit(&mut out, &records::Exit { code });
                 let _ = out.flush();
@@ -322,7 +322,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
                 // Input that cannot be read (a directory, a device that
                 // failed) will not be readable on the next try either.
                 let code = exit::FATAL;
-                cli::settle_index(locks, &Ok(code));
+                cli::settle_index(locks);
                 let _ = writeln!(out, "{}", crate::out::error_record(&err, code));
                 emit(&mut out, &records::Exit { code });
                 let _ = out.flush();
@@ -336,7 +336,7 @@ pub fn run(g: &GlobalArgs, _args: BatchArgs) -> Result<u8> {
         emit(&mut out, &records::Exit { code: refused });
         let _ = out.flush();
     }
-    cli::settle_index(locks, &Ok(last_failure));
+    cli::settle_index(locks);
     crate::out::hold_stdout(false);
     Ok(last_failure)
 }

@@ -807,3 +807,33 @@ fn index_json_is_current_after_the_last_command_of_each_kind() {
     assert!(index.get("s1").is_none(), "a deleted session's row");
     env.ok(&["verify", "--all"]);
 }
+
+/// The registry held by another process past the wait when a turn ends:
+/// the turn is committed (exit 0), a warning says index.json waits, and the
+/// next command that writes the registry brings it up to date.
+#[test]
+fn a_turn_end_does_not_wait_long_for_a_held_registry() {
+    let env = TestEnv::new();
+    env.append("s1", &["--create", "--text", "first"]);
+    env.append("s1", &["--role", "assistant", "--text", "ok"]);
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(env.state().join("sessions/.registry.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let out = env.run(&["--lock-timeout", "0.2", "commit-turn", "s1"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("index.json was not brought up to date"),
+        "{err}"
+    );
+    drop(lock);
+    let v = env.run(&["verify", "--all"]);
+    assert!(String::from_utf8_lossy(&v.stdout).contains("index_row_stale"));
+    env.ok(&["update", "s1", "--pin"]);
+    index_agrees(&env, "s1", "the next registry writer");
+    env.ok(&["verify", "--all"]);
+}
