@@ -187,9 +187,12 @@ pub fn map(lines: Vec<Line>, start: Option<&Value>, taken: &super::Taken) -> Map
     // The kinds seen so far, for the state before each line.
     let mut seen = (start.user_events, start.assistant_items, start.task_events);
 
-    // An id used again (in this rollout, or given another node by an
-    // earlier import of it): a node of its own.
-    let mut unique = super::Unique::new(taken);
+    // An id used again in this rollout: a node of its own. Only within
+    // it: a fork copies its history with new times, so an id an earlier
+    // import wrote is that same node here.
+    let _ = taken;
+    let never = |_: &str, _: &super::Made| false;
+    let mut unique = super::Unique::new(&never);
     let mut turn = Turn {
         key: start.key.clone(),
         had_user: start.user,
