@@ -113,10 +113,19 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
     // half done.
     for (from, to) in &on_disk_renames {
         let (src, dst) = (history.join(from), history.join(to));
-        if std::fs::symlink_metadata(&src).is_ok_and(|m| !m.is_file()) {
+        // Neither name a link or a special file (one planted at the new
+        // name is never kept as a node).
+        if [&src, &dst]
+            .iter()
+            .any(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_file()))
+        {
             return Err(Error::refused(
                 "rename::not_a_file",
-                format!("`{}` is not a regular file", src.display()),
+                format!(
+                    "`{}` or `{}` is not a regular file",
+                    src.display(),
+                    dst.display()
+                ),
                 Some("move it out of history/ (`git-session verify` says what it is)".into()),
             ));
         }
