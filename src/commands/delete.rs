@@ -13,6 +13,11 @@ use crate::lifecycle;
 /// Delete a session: its repository with every turn, its index row, its
 /// location and project bindings. There is no undo.
 ///
+/// A session with turns leaves a tombstone (`<state>/sync/tombstones/`):
+/// `push` carries it, so that `fetch` and `clone` do not bring the session
+/// back, and another machine's `fetch` deletes its copy too when that copy
+/// holds nothing the deletion did not see (else it keeps it, and says so).
+///
 /// On a terminal it asks first; from a script, pass `--yes` (without it the
 /// command refuses, exit 2). Run again after a delete a crash cut short, it
 /// finishes that delete (as `recover` and `verify --all --fix` do).

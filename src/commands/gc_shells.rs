@@ -56,7 +56,7 @@ pub fn collect(ctx: &Ctx, older_than: f64, dry_run: bool) -> Result<usize> {
             Err(_) => Some("meta.json unreadable"),
         };
         if !dry_run {
-            match lifecycle::delete_unless(&ctx.state, id, ctx.locks, still_a_shell) {
+            match lifecycle::delete_unless(&ctx.state, id, ctx.locks, still_a_shell, None) {
                 Ok(Some(_)) => {}
                 Ok(None) => continue,
                 // Kept: one session that cannot go (busy, say) is no reason

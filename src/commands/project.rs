@@ -68,7 +68,8 @@ pub enum ProjectCommand {
         project: String,
     },
     /// Remove a project from the registry (its directory, repository and
-    /// sessions are untouched; the sessions keep their history and project_id)
+    /// sessions are untouched; the sessions keep their history and project_id;
+    /// `push` carries the removal, so no fetch registers it again)
     Remove {
         /// Project id, name or path
         project: String,
@@ -241,6 +242,16 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                 ps.remove(&p.id);
                 Ok(())
             })?;
+            // `push` carries the removal: no remote registers it again here.
+            crate::sync::tombstones::record(
+                &ctx.state,
+                &crate::sync::tombstones::Tombstone::new(
+                    crate::sync::tombstones::Kind::Project,
+                    &p.id,
+                    crate::out::now(),
+                    &[],
+                ),
+            )?;
             ctx.out.record(&records::ProjectRemoved {
                 project: p.id.clone(),
             });

@@ -50,8 +50,11 @@ pub enum RemoteCommand {
 /// this machine has not fetched) is reported and stays queued: run `fetch`,
 /// resolve, push again. A push that is killed leaves its queue
 /// (`sync/queue-<remote>`), which the next `push` sends; only refs the
-/// remote confirmed leave it. Exit 1 when a ref was refused or a session
-/// could not be read.
+/// remote confirmed leave it. Sessions deleted and projects removed here
+/// go as tombstones (`refs/tombstones/…`) when the remote has them; a
+/// session the remote has a tombstone of that is here again (made again,
+/// or with turns the deletion did not see) revives it. Exit 1 when a ref
+/// was refused or a session could not be read.
 #[derive(Debug, clap::Args)]
 pub struct PushArgs {
     /// The remote [default: the only one, else `origin`], then the sessions
@@ -81,7 +84,12 @@ pub struct PushArgs {
 /// renumbered after it and committed as a retry branch, and the side named
 /// is the current conversation. A node of this machine whose id the remote
 /// gave another node is kept under an id of its own (`<id>.local-<hash>`),
-/// never dropped. Exit 1 when a session diverged or was refused.
+/// never dropped. A session deleted on the remote (its tombstone, left by
+/// `delete` and carried by `push`) is not brought in, and this machine's
+/// copy is deleted when it holds nothing the deletion did not see, else
+/// kept and reported (`kept`); a project removed there is not registered
+/// again. Exit 1 when a session diverged, was refused or was kept though
+/// deleted.
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The remote [default: the only one, else `origin`], then the sessions
@@ -351,6 +359,8 @@ fn run_fetch(
         diverged: 0,
         taken: 0,
         refused: 0,
+        deleted: 0,
+        kept: 0,
     };
     let mut count = |f: &records::Fetched| {
         summary.sessions += 1;
@@ -360,6 +370,8 @@ fn run_fetch(
             "diverged" => summary.diverged += 1,
             "taken" => summary.taken += 1,
             "refused" => summary.refused += 1,
+            "deleted" => summary.deleted += 1,
+            "kept" => summary.kept += 1,
             _ => {}
         }
     };
@@ -374,13 +386,14 @@ fn run_fetch(
         &mut |f| {
             count(&f);
             match f.outcome.as_str() {
-                "refused" | "diverged" => out.warn(format!(
+                "refused" | "diverged" | "kept" => out.warn(format!(
                     "session `{}` {}: {}",
                     f.session,
                     f.outcome,
                     f.message.as_deref().unwrap_or("")
                 )),
-                "up_to_date" | "ahead" => {}
+                // A deletion honoured before: said in the records only.
+                "up_to_date" | "ahead" | "tombstoned" => {}
                 _ => out.line(format!(
                     "{}\t{}{}",
                     f.session,
@@ -394,8 +407,16 @@ fn run_fetch(
             out.record(&f);
         },
     )?;
+    let deletions = if summary.deleted + summary.kept > 0 {
+        format!(
+            ", {} deleted, {} kept though deleted",
+            summary.deleted, summary.kept
+        )
+    } else {
+        String::new()
+    };
     ctx.out.line(format!(
-        "{name}: {} session(s): {} new, {} brought up to date, {} diverged, {} resolved, {} refused",
+        "{name}: {} session(s): {} new, {} brought up to date, {} diverged, {} resolved, {} refused{deletions}",
         summary.sessions,
         summary.created,
         summary.fast_forward,
@@ -403,7 +424,7 @@ fn run_fetch(
         summary.taken,
         summary.refused
     ));
-    let failed = summary.diverged + summary.refused > 0;
+    let failed = summary.diverged + summary.refused + summary.kept > 0;
     ctx.out.record(&summary);
     Ok(if failed { exit::NO } else { exit::OK })
 }

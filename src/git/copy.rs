@@ -158,14 +158,15 @@ impl SessionRepo {
         Ok(())
     }
 
-    /// A commit (in bulk mode) whose tree holds one file, `name`: a
-    /// project's record on the remote.
+    /// A commit (in bulk mode) whose tree holds one file, `name`, on
+    /// `parents`: a project's record or a tombstone on the remote.
     pub fn write_file_commit(
         &mut self,
         name: &str,
         data: Vec<u8>,
         message: &str,
         time: f64,
+        parents: &[ObjectId],
     ) -> Result<ObjectId> {
         self.begin_bulk();
         let blob = self.write_blob(data)?;
@@ -177,7 +178,7 @@ impl SessionRepo {
             }],
         };
         let tree = self.write(tree)?;
-        self.write_commit(tree, &[], message, time)
+        self.write_commit(tree, parents, message, time)
     }
 
     /// The bytes of object `id`, which must be of `kind`.

@@ -275,7 +275,7 @@ mod tests {
         for i in 0..COMPACT_AT_PACKS {
             let mut repo = crate::git::SessionRepo::open(dir.path()).unwrap();
             let id = repo
-                .write_file_commit("f", format!("{i}").into_bytes(), "m\n", 1.0)
+                .write_file_commit("f", format!("{i}").into_bytes(), "m\n", 1.0, &[])
                 .unwrap();
             repo.sync_objects().unwrap();
             repo.release_packs();

@@ -130,19 +130,25 @@ fn session_lock(sd: &SessionDir, locks: LockOptions) -> Result<Option<lock::Lock
 // What a session directory may hold: a directory with anything else in it
 // (a path `locations.json` names inside a user's tree) is not deleted.
 use crate::layout::paths::SESSION_ENTRIES;
+use crate::sync::tombstones;
 
 pub fn delete(state: &StateDir, id: &str, locks: LockOptions) -> Result<PathBuf> {
-    Ok(delete_unless(state, id, locks, |_| None)?.expect("nothing keeps it"))
+    Ok(delete_unless(state, id, locks, |_| None, None)?.expect("nothing keeps it"))
 }
 
 /// [`delete`], unless `keep`, asked once the session's lock is held (no
 /// append can land after it), gives a reason to keep the session: then
 /// nothing is deleted (`None`).
+///
+/// A session with turns leaves a tombstone (`push` carries it, so that no
+/// remote brings the session back): `tombstone` when given (a peer's, which
+/// a fetch honours), else one naming the session's tips as they are.
 pub fn delete_unless(
     state: &StateDir,
     id: &str,
     locks: LockOptions,
     keep: impl Fn(&SessionDir) -> Option<&'static str>,
+    tombstone: Option<&tombstones::Tombstone>,
 ) -> Result<Option<PathBuf>> {
     let sd = state.find_session(id)?;
     let foreign = foreign_entries(&sd)?;
@@ -165,6 +171,18 @@ pub fn delete_unless(
     let session = session_lock(&sd, locks)?;
     if keep(&sd).is_some() {
         return Ok(None);
+    }
+    // Written before the session goes: a kill after it leaves a session
+    // and its tombstone, which a `push` drops (the session is here), never
+    // a deleted session without one.
+    let tips = tombstones::tips_of(&sd)?;
+    match tombstone {
+        Some(t) => tombstones::record(state, t)?,
+        None if !tips.is_empty() => tombstones::record(
+            state,
+            &tombstones::Tombstone::new(tombstones::Kind::Session, id, crate::out::now(), &tips),
+        )?,
+        None => {}
     }
     let parent = sd
         .dir

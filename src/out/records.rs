@@ -922,7 +922,10 @@ pub struct Fetched {
     /// The session id.
     pub session: String,
     /// `created`, `fast_forward`, `up_to_date`, `ahead` (push sends this machine's turns),
-    /// `diverged` (see `message`), `taken` (`--take` resolved it) or `refused` (see `message`).
+    /// `diverged` (see `message`), `taken` (`--take` resolved it), `refused` (see `message`),
+    /// `deleted` (the remote's tombstone covered this machine's copy: removed here),
+    /// `tombstoned` (not brought in: the remote's copy is what a deletion removed) or
+    /// `kept` (deleted elsewhere, but this machine has turns the deletion did not see).
     pub outcome: String,
     /// The session directory; null when refused.
     pub path: Option<PathBuf>,
@@ -950,6 +953,12 @@ pub struct FetchSummary {
     pub taken: usize,
     /// Not brought in.
     pub refused: usize,
+    /// Deleted here, as a tombstone on the remote said (sessions not
+    /// brought in because a deletion removed them are not counted).
+    pub deleted: usize,
+    /// Deleted elsewhere, kept here: this machine has turns the deletion
+    /// did not see.
+    pub kept: usize,
 }
 
 /// `batch`: the end of one request's answer.

@@ -20,6 +20,7 @@
 
 pub mod remotes;
 mod take;
+pub mod tombstones;
 mod tree;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -162,18 +163,59 @@ pub fn push(
     let _sync = remotes::lock(state, locks)?;
     let mut transfer = transfer_repo(state)?;
     let mut report = PushReport::default();
+    let buried = tombstones::local(state, tombstones::Kind::Session)?;
     let targets: Vec<(String, PathBuf)> = match selection {
         Selection::All => registry::candidates(state)?,
         Selection::Some(ids) => ids
             .iter()
-            .map(|id| Ok((id.clone(), state.find_session(id)?.dir)))
+            .filter_map(|id| match state.find_session(id) {
+                Ok(sd) => Some(Ok((id.clone(), sd.dir))),
+                // Deleted here: its tombstone is what is pushed.
+                Err(Error::SessionNotFound { .. }) if buried.contains_key(id) => None,
+                Err(e) => Some(Err(e)),
+            })
             .collect::<Result<_>>()?,
     };
-    let on_remote: HashMap<String, Oid> =
-        crate::git::transport::ls_remote(&transfer.dir, url, &[SESSION_REFS, PROJECT_REFS])?
-            .into_iter()
-            .collect();
+    let on_remote: HashMap<String, Oid> = crate::git::transport::ls_remote(
+        &transfer.dir,
+        url,
+        &[SESSION_REFS, PROJECT_REFS, tombstones::TOMBSTONE_REFS],
+    )?
+    .into_iter()
+    .collect();
     crate::out::trace("push: remote listed");
+    // The remote's tombstones, read when it has any: a deletion pushed from
+    // here goes on from the remote's last, and a session here that one
+    // covers is revived by this push.
+    let track = tracking(remote);
+    let listed: BTreeMap<String, Oid> = on_remote
+        .iter()
+        .filter_map(|(n, id)| Some((n.strip_prefix(tombstones::TOMBSTONE_REFS)?.to_string(), *id)))
+        .collect();
+    let tracked: BTreeMap<String, Oid> = transfer
+        .refs_under(&format!("{track}tombstones/"))?
+        .into_iter()
+        .collect();
+    let remote_tombs = if listed.is_empty() {
+        BTreeMap::new()
+    } else {
+        // Fetched only when they moved since this machine last looked.
+        if listed != tracked {
+            crate::git::transport::fetch(
+                &transfer.dir,
+                url,
+                &[format!(
+                    "+{}*:{track}tombstones/*",
+                    tombstones::TOMBSTONE_REFS
+                )],
+                false,
+            )?;
+            transfer = SessionRepo::open(&transfer.dir)?;
+        }
+        tombstones::fetched(&transfer, &track, &mut |w| {
+            printer.warn(format!("remote `{remote}`: {w}"))
+        })?
+    };
     // The sessions the remote has a branch of: only theirs are worth a
     // look before the lock (the rest have everything to send).
     let remote_sessions: HashSet<String> = on_remote
@@ -260,7 +302,13 @@ pub fn push(
         let commit = if dry_run {
             crate::git::blob_id(&record)
         } else {
-            transfer.write_file_commit("project.json", record, &format!("project {pid}\n"), time)?
+            transfer.write_file_commit(
+                "project.json",
+                record,
+                &format!("project {pid}\n"),
+                time,
+                &[],
+            )?
         };
         updates.push(Update {
             session: String::new(),
@@ -270,6 +318,18 @@ pub fn push(
             old: None,
         });
     }
+    updates.extend(tombstone_updates(
+        state,
+        &mut transfer,
+        selection,
+        &targets,
+        &on_remote,
+        &remote_sessions,
+        &remote_tombs,
+        &buried,
+        &mut report,
+        dry_run,
+    )?);
     if !dry_run {
         transfer.sync_objects()?;
         transfer.release_packs();
@@ -376,6 +436,125 @@ pub fn push(
     }
     compact(&transfer.dir, printer);
     Ok(report)
+}
+
+/// The tombstone refs a push sends: this machine's deletions of what the
+/// remote has (sessions the selection names, projects with a push of
+/// everything), each merged with the remote's tombstone of it; and a
+/// revival of each remote tombstone that covers a session pushed now which
+/// is here again after this machine deleted it, or holds turns the
+/// deletion did not see. Tombstones of things that exist here again are
+/// dropped.
+#[allow(clippy::too_many_arguments)]
+fn tombstone_updates(
+    state: &StateDir,
+    transfer: &mut SessionRepo,
+    selection: &Selection,
+    targets: &[(String, PathBuf)],
+    on_remote: &HashMap<String, Oid>,
+    remote_sessions: &HashSet<String>,
+    remote_tombs: &BTreeMap<(tombstones::Kind, String), (Oid, tombstones::Tombstone)>,
+    buried: &BTreeMap<String, tombstones::Tombstone>,
+    report: &mut PushReport,
+    dry_run: bool,
+) -> Result<Vec<Update>> {
+    use tombstones::{Kind, Tombstone};
+    let mut out = Vec::new();
+    let mut send =
+        |transfer: &mut SessionRepo, kind: Kind, id: &str, t: &Tombstone| -> Result<()> {
+            let Some(name) = tombstones::remote_ref(kind, id) else {
+                return Ok(());
+            };
+            let last = remote_tombs.get(&(kind, id.to_string()));
+            if last.is_some_and(|(_, r)| r == t) {
+                report.up_to_date += 1;
+                return Ok(());
+            }
+            let parent = last.map(|(c, _)| *c);
+            let new = if dry_run {
+                crate::git::blob_id(&serde_json::to_vec(t).expect("a tombstone serialises"))
+            } else {
+                tombstones::write_commit(transfer, t, parent)?
+            };
+            out.push(Update {
+                session: id.to_string(),
+                branch: None,
+                remote_ref: name,
+                new,
+                old: parent,
+            });
+            Ok(())
+        };
+    let pushed: HashMap<&str, &PathBuf> = targets.iter().map(|(id, p)| (id.as_str(), p)).collect();
+    for (id, t) in buried {
+        if !selection.wants(id) {
+            continue;
+        }
+        if state.find_session_if_any(id)?.is_some() {
+            if !dry_run {
+                tombstones::forget(state, Kind::Session, id)?;
+            }
+            continue;
+        }
+        let last = remote_tombs
+            .get(&(Kind::Session, id.clone()))
+            .map(|(_, r)| r);
+        // A revival on the remote after this deletion: someone went on
+        // with the session since; this machine's deletion is older.
+        if last.is_some_and(|r| r.supersedes(t)) {
+            continue;
+        }
+        if !remote_sessions.contains(id) && last.is_none() {
+            continue;
+        }
+        send(transfer, Kind::Session, id, &t.merged(last))?;
+    }
+    for ((kind, id), (_, r)) in remote_tombs {
+        let Some(dir) = pushed.get(id.as_str()).filter(|_| *kind == Kind::Session) else {
+            continue;
+        };
+        if r.revived() {
+            continue;
+        }
+        let sd = SessionDir::new((*dir).clone());
+        let tips = tombstones::tips_of(&sd)?;
+        let covered =
+            SessionRepo::open_for_reading(&sd.dir).is_ok_and(|repo| r.covers(&repo, &tips));
+        if buried.contains_key(id) || !covered {
+            let mut revived = r.clone();
+            revived.tips.clear();
+            revived.revived_at = Some(crate::out::now());
+            send(transfer, Kind::Session, id, &revived)?;
+        }
+    }
+    if matches!(selection, Selection::All) {
+        let registered = projects::read(state)?;
+        for (pid, t) in tombstones::local(state, Kind::Project)? {
+            let last = remote_tombs
+                .get(&(Kind::Project, pid.clone()))
+                .map(|(_, r)| r);
+            // Registered again here after it was removed: alive.
+            if registered.contains_key(&pid) {
+                if !dry_run {
+                    tombstones::forget(state, Kind::Project, &pid)?;
+                }
+                if let Some(r) = last.filter(|r| !r.revived()) {
+                    let mut revived = r.clone();
+                    revived.revived_at = Some(crate::out::now());
+                    send(transfer, Kind::Project, &pid, &revived)?;
+                }
+                continue;
+            }
+            if last.is_some_and(|r| r.supersedes(&t)) {
+                continue;
+            }
+            if !on_remote.contains_key(&format!("{PROJECT_REFS}{pid}")) && last.is_none() {
+                continue;
+            }
+            send(transfer, Kind::Project, &pid, &t.merged(last))?;
+        }
+    }
+    Ok(out)
 }
 
 /// Whether git's summary of a refused ref says the remote refused the
@@ -565,6 +744,15 @@ pub enum Outcome {
     Taken,
     /// Not brought in (its records say why).
     Refused,
+    /// Deleted here: the remote's tombstone covers this machine's copy,
+    /// which held nothing the deletion did not see.
+    Deleted,
+    /// Not brought in: the remote's copy is what a deletion (here or on
+    /// another machine) removed.
+    Tombstoned,
+    /// Deleted on another machine, kept here: this machine has turns the
+    /// deletion did not see.
+    Kept,
 }
 
 impl Outcome {
@@ -577,6 +765,9 @@ impl Outcome {
             Outcome::Diverged => "diverged",
             Outcome::Taken => "taken",
             Outcome::Refused => "refused",
+            Outcome::Deleted => "deleted",
+            Outcome::Tombstoned => "tombstoned",
+            Outcome::Kept => "kept",
         }
     }
 }
@@ -597,7 +788,12 @@ pub fn fetch(
     let _sync = remotes::lock(state, locks)?;
     let transfer = transfer_repo(state)?;
     let track = tracking(remote);
-    let mut specs = vec![format!("+{PROJECT_REFS}*:{track}projects/*")];
+    let mut specs = vec![
+        format!("+{PROJECT_REFS}*:{track}projects/*"),
+        // Every tombstone (they are small): what the remote's sessions and
+        // projects are, deleted.
+        format!("+{}*:{track}tombstones/*", tombstones::TOMBSTONE_REFS),
+    ];
     match selection {
         Selection::All => specs.push(format!("+{SESSION_REFS}*:{track}sessions/*")),
         Selection::Some(ids) => {
@@ -630,6 +826,46 @@ pub fn fetch(
             )),
         }
     }
+    let remote_tombs = tombstones::fetched(&transfer, &track, &mut |w| {
+        printer.warn(format!("remote `{remote}`: {w}"))
+    })?;
+    let local_tombs = tombstones::local(state, tombstones::Kind::Session)?;
+    // Projects removed, here or on the remote: a fetched session bound to
+    // one does not register it again.
+    let registered = projects::read(state)?;
+    let mut removed_projects: BTreeSet<String> =
+        tombstones::local(state, tombstones::Kind::Project)?
+            .into_keys()
+            .collect();
+    for ((kind, id), (_, t)) in &remote_tombs {
+        if *kind != tombstones::Kind::Project {
+            continue;
+        }
+        if t.revived() {
+            if let Some(h) = tombstones::read_local(state, *kind, id)?
+                && t.supersedes(&h)
+            {
+                tombstones::forget(state, *kind, id)?;
+                removed_projects.remove(id);
+            }
+            continue;
+        }
+        // Kept here too (what `verify` reads) unless the project is
+        // registered here: then it stays, the user's to remove.
+        if !registered.contains_key(id) {
+            if !removed_projects.contains(id) {
+                tombstones::record(state, t)?;
+            }
+            removed_projects.insert(id.clone());
+        }
+    }
+    // A session the remote has only a tombstone of is looked at too: this
+    // machine's copy may be what it deleted.
+    for (kind, id) in remote_tombs.keys() {
+        if *kind == tombstones::Kind::Session && selection.wants(id) {
+            sessions.entry(id.clone()).or_default();
+        }
+    }
     if let Selection::Some(ids) = selection {
         for id in ids {
             if !sessions.contains_key(id) {
@@ -649,27 +885,58 @@ pub fn fetch(
     let mut unbound = Vec::new();
     for (id, branches) in &sessions {
         progress.inc();
-        let result = fetch_one(
-            state,
-            remote,
-            &transfer,
-            id,
-            branches,
-            take,
-            locks,
-            &mut unbound,
-        );
+        let last = remote_tombs
+            .get(&(tombstones::Kind::Session, id.clone()))
+            .map(|(_, t)| t);
+        let mut here = local_tombs.get(id);
+        let mut past = None;
+        // Revived on the remote after this machine deleted it: someone went
+        // on with it (or made it again); this deletion is past.
+        if let Some(h) = here
+            && last.is_some_and(|r| r.supersedes(h))
+        {
+            tombstones::forget(state, tombstones::Kind::Session, id)?;
+            (here, past) = (None, Some(h));
+        }
+        let deleted = Deleted {
+            remote: last.filter(|t| !t.revived()),
+            here,
+            past,
+        };
+        let result = match honour(state, remote, &transfer, id, branches, &deleted, locks) {
+            Ok(Some(done)) => Ok(done),
+            // Only a tombstone on the remote, which this machine's copy
+            // holds turns it did not see.
+            Ok(None) if branches.is_empty() => match state.find_session_if_any(id) {
+                Ok(Some(sd)) => deleted.noted(state, remote, id, Outcome::Ahead, sd.dir, None),
+                Ok(None) => Ok((Outcome::Tombstoned, None, None)),
+                Err(e) => Err(e),
+            },
+            Ok(None) => fetch_one(
+                state,
+                remote,
+                &transfer,
+                id,
+                branches,
+                take,
+                locks,
+                &mut unbound,
+            )
+            .and_then(|(o, p, m)| deleted.noted(state, remote, id, o, p, m)),
+            Err(e) => Err(e),
+        };
         if unbound.len() >= BIND_EVERY {
             ensure_bound(
                 state,
                 remote,
                 &transfer,
                 &std::mem::take(&mut unbound),
+                &removed_projects,
                 locks,
             )?;
         }
         let (outcome, path, message) = match result {
-            Ok((o, p, m)) => (o, Some(p), m),
+            Ok(done) => done,
             Err(e) => (Outcome::Refused, None, Some(e.to_string())),
         };
         outcomes.push(outcome);
@@ -685,11 +952,135 @@ pub fn fetch(
         });
     }
     progress.finish();
-    ensure_bound(state, remote, &transfer, &unbound, locks)?;
+    ensure_bound(state, remote, &transfer, &unbound, &removed_projects, locks)?;
     // index.json is current when the command ends (SPEC §3).
     registry::fold(state, locks)?;
     compact(&transfer.dir, printer);
     Ok(outcomes)
+}
+
+/// The tombstones of one session: the remote's (not revived) and this
+/// machine's.
+struct Deleted<'a> {
+    remote: Option<&'a tombstones::Tombstone>,
+    here: Option<&'a tombstones::Tombstone>,
+    /// This machine's, which a revival on the remote came after.
+    past: Option<&'a tombstones::Tombstone>,
+}
+
+/// What `fetch` did to one session: the outcome, its directory (none when
+/// it is not here), a note.
+type Done = (Outcome, Option<PathBuf>, Option<String>);
+
+impl Deleted<'_> {
+    /// [`fetch_one`]'s result, with what the tombstones say of it: a
+    /// session this machine had deleted and the remote holds turns of that
+    /// the deletion did not see is here again (its tombstone dropped); one
+    /// the remote deleted that this machine has turns of is kept, the
+    /// conflict reported.
+    fn noted(
+        &self,
+        state: &StateDir,
+        remote: &str,
+        id: &str,
+        outcome: Outcome,
+        path: PathBuf,
+        note: Option<String>,
+    ) -> Result<Done> {
+        let joined = |m: String| Some(note.clone().map_or(m.clone(), |n| format!("{m}; {n}")));
+        if outcome == Outcome::Created {
+            let Some(t) = self.here.or(self.past).or(self.remote) else {
+                return Ok((outcome, Some(path), note));
+            };
+            let whence = if self.here.is_some() || self.past.is_some() {
+                tombstones::forget(state, tombstones::Kind::Session, id)?;
+                "here".to_string()
+            } else {
+                format!("on `{remote}`")
+            };
+            return Ok((
+                outcome,
+                Some(path),
+                joined(format!(
+                    "deleted {whence} at {}, but `{remote}` has turns the deletion did not see: brought in (`git-session delete {id}` drops it)",
+                    t.when()
+                )),
+            ));
+        }
+        if let Some(t) = self.remote {
+            return Ok((
+                Outcome::Kept,
+                Some(path),
+                joined(format!(
+                    "deleted on `{remote}` at {}, but this machine has turns or nodes the deletion did not see: kept; `git-session push {remote} {id}` keeps it everywhere, `git-session delete {id}` deletes it here too",
+                    t.when()
+                )),
+            ));
+        }
+        Ok((outcome, Some(path), note))
+    }
+}
+
+/// What the tombstones of session `id` settle before anything is fetched:
+/// `Some` when the session is not to be brought in (the remote's copy is
+/// what was deleted, here or there) or was deleted here now (the remote's
+/// tombstone covers this machine's copy, which holds nothing it did not
+/// see); `None`: fetch it as any other.
+fn honour(
+    state: &StateDir,
+    remote: &str,
+    transfer: &SessionRepo,
+    id: &str,
+    branches: &BTreeMap<String, Oid>,
+    deleted: &Deleted,
+    locks: LockOptions,
+) -> Result<Option<Done>> {
+    let here = state.find_session_if_any(id)?;
+    if here.is_some() {
+        // Made again here after this machine deleted it: alive.
+        if deleted.here.is_some() {
+            tombstones::forget(state, tombstones::Kind::Session, id)?;
+        }
+        let Some(t) = deleted.remote else {
+            return Ok(None);
+        };
+        let gone = crate::lifecycle::delete_unless(
+            state,
+            id,
+            locks,
+            |sd| tombstones::keeps(sd, t),
+            Some(t),
+        )?;
+        return Ok(gone.map(|path| {
+            (
+                Outcome::Deleted,
+                Some(path),
+                Some(format!(
+                    "deleted on `{remote}` at {}; this machine's copy held nothing the deletion did not see",
+                    t.when()
+                )),
+            )
+        }));
+    }
+    let tips: Vec<Oid> = branches.values().copied().collect();
+    let tomb = match (deleted.remote, deleted.here) {
+        (Some(r), h) => r.merged(h),
+        (None, Some(h)) => h.clone(),
+        (None, None) => return Ok(None),
+    };
+    if tips.is_empty() || tomb.covers(transfer, &tips) {
+        let whence = if deleted.here.is_some() && deleted.remote.is_none() {
+            "deleted here (`push` carries the deletion)".to_string()
+        } else {
+            format!("deleted on `{remote}`")
+        };
+        return Ok(Some((
+            Outcome::Tombstoned,
+            None,
+            Some(format!("{whence} at {}: not brought in", tomb.when())),
+        )));
+    }
+    Ok(None)
 }
 
 /// Sessions brought in between two [`ensure_bound`] calls: each call reads
@@ -961,6 +1352,7 @@ fn ensure_bound(
     remote: &str,
     transfer: &SessionRepo,
     unbound: &[(String, PathBuf)],
+    removed: &BTreeSet<String>,
     locks: LockOptions,
 ) -> Result<()> {
     let mut bound = Vec::new();
@@ -981,8 +1373,12 @@ fn ensure_bound(
         return Ok(());
     }
     let ps = projects::read(state)?;
+    // A removed project this machine does not have is not made again (its
+    // sessions keep their project_id, as `project remove` leaves them).
+    let registered = |p: &String| ps.contains_key(p) || !removed.contains(p);
     let unlisted: Vec<(String, String)> = bound
         .iter()
+        .filter(|(_, p, _)| registered(p))
         .filter(|(id, p, _)| {
             !ps.get(p).is_some_and(|row| {
                 row.get("session_ids")

@@ -303,6 +303,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "binding_removed_project",
+        meaning: "note: a session's meta.json names a project `project remove` unregistered (the session keeps its history and project_id; a fetch does not register the project again)",
+        fix: "nothing to do; git-session project add <dir> registers it again",
+        repair: NOTHING,
+    },
+    Kind {
         code: "binding_mismatch",
         meaning: "projects.json lists a session under another project than its meta.json names",
         fix: "git-session verify --all --fix",

@@ -555,8 +555,25 @@ fn check_projects(
             }
         }
     }
+    // Projects `project remove` took out: their sessions keep the binding.
+    let removed = crate::sync::tombstones::local(state, crate::sync::tombstones::Kind::Project)
+        .unwrap_or_default();
+    let mut notes = Vec::new();
     for b in bindings(state, discovered) {
-        if !b.known {
+        if !b.known && removed.contains_key(&b.bound) {
+            notes.push(Finding {
+                session: None,
+                kind: "binding_removed_project",
+                severity: Severity::Note,
+                path: state.projects_json(),
+                message: format!(
+                    "session `{}` is bound to project `{}`, which `project remove` unregistered; it keeps its history and project_id",
+                    b.session, b.bound
+                ),
+                fix: "nothing to do; `git-session project add <dir>` registers the project again".into(),
+                fixable: false,
+            });
+        } else if !b.known {
             add(
                 "binding_unknown_project",
                 format!(
@@ -588,6 +605,7 @@ fn check_projects(
             );
         }
     }
+    out.extend(notes);
 }
 
 /// The directory of project `p` where agent commits are made: none for the

@@ -219,63 +219,248 @@ fn two_machines_push_clone_continue_and_fetch() {
     assert_nothing_forced(&a, &remote);
 }
 
+/// `git daemon` serving the repositories in `env`'s temp dir on a free
+/// loopback port, pushes enabled; killed when dropped.
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(env: &TestEnv) -> Daemon {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let mut c = Command::new("git");
+        env.isolate(&mut c);
+        let child = c
+            .args([
+                "daemon",
+                "--enable=receive-pack",
+                "--export-all",
+                "--reuseaddr",
+                "--listen=127.0.0.1",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", env.tmp.path().display()))
+            .arg(env.tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git daemon starts");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "git daemon did not listen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Daemon { child, port }
+    }
+
+    fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn push_and_clone_through_git_daemon() {
     let a = TestEnv::new();
     let b = TestEnv::new();
     let (remote, _) = bare_remote(&a, "served.git");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
+    let daemon = Daemon::start(&a);
+    let url = daemon.url("served.git");
+    a.ok(&["init", "d1"]);
+    a.turn("d1", "over the daemon", &["grep"]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push", "origin", "d1"]);
+    b.ok(&["clone", &url]);
+    assert_eq!(conversation(&a, "d1"), conversation(&b, "d1"));
+    b.turn("d1", "and back", &[]);
+    b.ok(&["push", "origin"]);
+    a.ok(&["fetch", "origin", "d1"]);
+    assert_eq!(conversation(&a, "d1"), conversation(&b, "d1"));
+    verify_all(&a);
+    verify_all(&b);
+    a.assert_clean("d1");
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
+
+/// A loopback server set up as hosting services are (objects checked on
+/// receipt, no non-fast-forward, no deletion, a hook that protects refs):
+/// a ref it refuses is reported and stays queued while every other lands;
+/// a server that dies mid-push loses nothing, and the next push finishes
+/// the queue; a deletion travels; the remote passes `git fsck --strict`.
+#[test]
+fn sync_against_a_server_configured_as_hosts_are() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, _) = bare_remote(&a, "hosted.git");
+    for (k, v) in [
+        ("receive.fsckObjects", "true"),
+        ("transfer.fsckObjects", "true"),
+        ("receive.denyNonFastForwards", "true"),
+        ("receive.denyDeletes", "true"),
+    ] {
+        a.git_ok(&remote, &["config", k, v]);
+    }
+    // The host's own rules: one session's refs are protected; and, while
+    // `die` exists, the server process dies as a push arrives.
+    let die = a.tmp.path().join("die");
+    let hooks = remote.join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let script = |name: &str, body: String| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = hooks.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     };
-    let mut c = Command::new("git");
-    a.isolate(&mut c);
-    let mut daemon = c
-        .args([
-            "daemon",
-            "--enable=receive-pack",
-            "--export-all",
-            "--reuseaddr",
-            "--listen=127.0.0.1",
-        ])
-        .arg(format!("--port={port}"))
-        .arg(format!("--base-path={}", a.tmp.path().display()))
-        .arg(a.tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("git daemon starts");
-    let url = format!("git://127.0.0.1:{port}/served.git");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "git daemon did not listen"
+    script(
+        "update",
+        "case \"$1\" in */protected/*) echo \"protected by the host\" >&2; exit 1;; esac\n".into(),
+    );
+    script(
+        "pre-receive",
+        format!(
+            "cat >/dev/null\nif [ -e '{}' ]; then kill -9 $PPID; sleep 5; exit 1; fi\n",
+            die.display()
+        ),
+    );
+    let daemon = Daemon::start(&a);
+    let url = daemon.url("hosted.git");
+    for s in ["h1", "h2", "protected"] {
+        a.ok(&["init", s]);
+        a.turn(s, &format!("{s} over the host"), &["read"]);
+    }
+    a.ok(&["remote", "add", "origin", &url]);
+    let out = a.run(&["--json", "push"]);
+    assert_eq!(out.status.code(), Some(1));
+    let refs = records(&String::from_utf8_lossy(&out.stdout), "pushed_ref");
+    let by = |status: &str| -> Vec<String> {
+        refs.iter()
+            .filter(|r| r["status"] == status)
+            .map(|r| r["session"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(by("created"), ["h1", "h2"]);
+    assert_eq!(by("rejected"), ["protected"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("refused `refs/sessions/ed/protected/heads/main`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        a.ok(&["remote", "list"]).contains("(1 ref(s) queued)"),
+        "the refused ref stays queued"
+    );
+    // The server dies mid-push: an error, nothing lost, all still queued.
+    a.turn("h1", "second turn of h1", &[]);
+    std::fs::write(&die, "").unwrap();
+    let out = a.run(&["push"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("failed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&die).unwrap();
+    verify_all(&a);
+    let out = a.run(&["--json", "push"]);
+    let refs = records(&String::from_utf8_lossy(&out.stdout), "pushed_ref");
+    assert!(
+        refs.iter()
+            .any(|r| r["session"] == "h1" && r["status"] == "advanced"),
+        "{refs:?}"
+    );
+    // Another machine clones, with the one refused session missing, and a
+    // deletion travels through the host.
+    b.ok(&["clone", &url]);
+    assert_eq!(sessions_here(&b), ["h1", "h2"]);
+    assert_eq!(conversation(&a, "h1"), conversation(&b, "h1"));
+    a.ok(&["delete", "h2", "--yes"]);
+    a.run(&["push"]);
+    let out = b.ok(&["--json", "fetch"]);
+    assert!(
+        records(&out, "fetched")
+            .iter()
+            .any(|f| f["session"] == "h2" && f["outcome"] == "deleted"),
+        "{out}"
+    );
+    verify_all(&b);
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
+
+/// No credential prompt ever waits: a remote that asks for a password
+/// (HTTP 401 on loopback) fails the push and the fetch at once, naming
+/// the remote, with stdin and the terminal left alone.
+#[test]
+fn a_remote_that_asks_for_credentials_fails_at_once() {
+    use std::io::{Read, Write};
+    let env = TestEnv::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"host\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    env.ok(&["init", "c1"]);
+    env.turn("c1", "secret work", &[]);
+    let url = format!("http://127.0.0.1:{port}/sessions.git");
+    env.ok(&["remote", "add", "origin", &url]);
+    for verb in ["push", "fetch"] {
+        let mut c = env.cmd();
+        c.args([verb, "origin"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = crate::env::wait_within(
+            c.spawn().unwrap(),
+            &verb,
+            std::time::Duration::from_secs(30),
         );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(out.status.code(), Some(1), "{verb}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&url) && err.contains("failed"),
+            "{verb}: {err}"
+        );
     }
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        a.ok(&["init", "d1"]);
-        a.turn("d1", "over the daemon", &["grep"]);
-        a.ok(&["remote", "add", "origin", &url]);
-        a.ok(&["push", "origin", "d1"]);
-        b.ok(&["clone", &url]);
-        assert_eq!(conversation(&a, "d1"), conversation(&b, "d1"));
-        b.turn("d1", "and back", &[]);
-        b.ok(&["push", "origin"]);
-        a.ok(&["fetch", "origin", "d1"]);
-        assert_eq!(conversation(&a, "d1"), conversation(&b, "d1"));
-        verify_all(&a);
-        verify_all(&b);
-        a.assert_clean("d1");
-        fsck(&a, &remote);
-        assert_nothing_forced(&a, &remote);
-    }));
-    let _ = daemon.kill();
-    let _ = daemon.wait();
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    assert!(a_clean_queue_or_one(&env));
+    verify_all(&env);
+}
+
+/// The push queue after a push that reached nothing: it holds what is
+/// still to send (or nothing), never garbage.
+fn a_clean_queue_or_one(env: &TestEnv) -> bool {
+    let q = env.state().join("sync").join("queue-origin");
+    !q.exists()
+        || std::fs::read_to_string(&q)
+            .unwrap()
+            .lines()
+            .all(|l| l.contains(" refs/sessions/"))
 }
 
 /// Both machines add a turn to one session: both turns survive, the
@@ -1348,4 +1533,212 @@ fn a_push_that_the_remote_refuses_whole_lands_every_other_session() {
     let refs = records(&String::from_utf8_lossy(&again.stdout), "pushed_ref");
     assert_eq!(refs.iter().filter(|r| r["status"] == "rejected").count(), 1);
     assert_eq!(refs.iter().filter(|r| r["status"] == "created").count(), 0);
+}
+
+/// The tombstone refs on a remote.
+fn tombstones(env: &TestEnv, remote: &Path) -> Vec<String> {
+    remote_refs(env, remote)
+        .into_iter()
+        .filter(|r| r.starts_with("refs/tombstones/"))
+        .collect()
+}
+
+fn sessions_here(env: &TestEnv) -> Vec<String> {
+    let mut ids: Vec<String> = records(&env.ok(&["--json", "list"]), "session")
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// `delete` is for good across machines: the deleting machine's `fetch`
+/// does not bring the session back, its `push` carries a tombstone (a
+/// fast-forward, the remote's session refs left as they are), a peer whose
+/// copy held nothing newer deletes its copy on `fetch`, and a `clone`
+/// never makes it.
+#[test]
+fn a_deleted_session_stays_deleted_on_every_machine() {
+    let (a, b, remote) = two_machines();
+    a.ok(&["init", "s2"]);
+    a.turn("s2", "kept", &[]);
+    a.ok(&["push"]);
+    b.ok(&["fetch"]);
+    a.ok(&["delete", "s1", "--yes"]);
+    let out = a.ok(&["--json", "fetch"]);
+    let fetched = records(&out, "fetched");
+    let s1: Vec<&Value> = fetched.iter().filter(|f| f["session"] == "s1").collect();
+    assert_eq!(s1[0]["outcome"], "tombstoned", "{out}");
+    assert_eq!(sessions_here(&a), ["s2"]);
+    assert!(tombstones(&a, &remote).is_empty());
+    let out = a.ok(&["--json", "push"]);
+    let sent: Vec<Value> = records(&out, "pushed_ref");
+    assert_eq!(sent.len(), 1, "{out}");
+    assert_eq!(sent[0]["remote_ref"], "refs/tombstones/sessions/s1/s1");
+    assert_eq!(tombstones(&a, &remote), ["refs/tombstones/sessions/s1/s1"]);
+    // The remote still has the session's refs; nothing was forced.
+    assert!(remote_refs(&a, &remote).contains(&"refs/sessions/s1/s1/heads/main".to_string()));
+    let again = a.ok(&["--json", "push"]);
+    assert!(records(&again, "pushed_ref").is_empty(), "{again}");
+    let out = b.ok(&["--json", "fetch"]);
+    let s1: Vec<Value> = records(&out, "fetched")
+        .into_iter()
+        .filter(|f| f["session"] == "s1")
+        .collect();
+    assert_eq!(s1[0]["outcome"], "deleted", "{out}");
+    assert_eq!(records(&out, "fetch_summary")[0]["deleted"], 1);
+    assert_eq!(sessions_here(&b), ["s2"]);
+    assert!(!b.session_dir("s1").exists());
+    let c = TestEnv::new();
+    let url = format!("file://{}", remote.display());
+    let out = c.ok(&["clone", &url]);
+    assert!(!out.contains("s1"), "{out}");
+    assert_eq!(sessions_here(&c), ["s2"]);
+    // A later push from the peer sends no deletion of its own again.
+    let out = b.ok(&["--json", "push"]);
+    assert!(records(&out, "pushed_ref").is_empty(), "{out}");
+    for env in [&a, &b, &c] {
+        verify_all(env);
+    }
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
+
+/// A tombstone removes nothing it did not see: a peer that added a turn
+/// (or holds a node no turn committed) keeps its copy and says so (exit
+/// 1); its `push` revives the session on the remote, and the deleting
+/// machine's next `fetch` brings it back with every turn.
+#[test]
+fn a_deletion_never_removes_turns_it_did_not_see() {
+    for newer in ["turn", "node"] {
+        let (a, b, remote) = two_machines();
+        match newer {
+            "turn" => {
+                b.turn("s1", "b went on", &[]);
+            }
+            _ => {
+                b.append("s1", &["--text", "b's node, not committed"]);
+            }
+        }
+        a.ok(&["delete", "s1", "--yes"]);
+        a.ok(&["push"]);
+        let run = b.run(&["--json", "fetch"]);
+        assert_eq!(run.status.code(), Some(1), "a conflict to settle");
+        let out = String::from_utf8_lossy(&run.stdout).into_owned();
+        let f = &records(&out, "fetched")[0];
+        assert_eq!(f["outcome"], "kept", "{newer}: {out}");
+        assert!(
+            f["message"].as_str().unwrap().contains("did not see"),
+            "{out}"
+        );
+        assert_eq!(records(&out, "fetch_summary")[0]["kept"], 1);
+        assert!(
+            all_texts(&b, "s1")
+                .iter()
+                .any(|t| t.starts_with("b went on") || t.starts_with("b's node")),
+            "{newer}"
+        );
+        if newer == "node" {
+            b.ok(&["commit-turn", "s1"]);
+        }
+        let out = b.ok(&["--json", "push"]);
+        let revived: Vec<Value> = records(&out, "pushed_ref")
+            .into_iter()
+            .filter(|r| r["remote_ref"] == "refs/tombstones/sessions/s1/s1")
+            .collect();
+        assert_eq!(revived.len(), 1, "{out}");
+        // Nothing left to say on either side.
+        b.ok(&["fetch"]);
+        let out = a.ok(&["--json", "fetch"]);
+        let f = &records(&out, "fetched")[0];
+        assert_eq!(f["outcome"], "created", "{out}");
+        assert!(
+            f["message"].as_str().unwrap().contains("deleted here"),
+            "{out}"
+        );
+        assert_eq!(all_texts(&a, "s1"), all_texts(&b, "s1"));
+        verify_all(&a);
+        verify_all(&b);
+        fsck(&a, &remote);
+        assert_nothing_forced(&a, &remote);
+    }
+}
+
+/// A session imported again after it was deleted (the same transcript
+/// makes the same commits, which the tombstone names) is alive: the push
+/// revives it, and a peer that has it keeps it.
+#[test]
+fn a_session_made_again_after_its_deletion_is_not_deleted_by_it() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let file = crate::import::Transcript::two_turns().write(a.tmp.path(), "");
+    let session = crate::import::SESSION;
+    a.ok(&["import", "claude-code", file.to_str().unwrap()]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    a.ok(&["delete", session, "--yes"]);
+    a.ok(&["push"]);
+    assert_eq!(tombstones(&a, &remote).len(), 1);
+    a.ok(&["import", "claude-code", file.to_str().unwrap()]);
+    let out = a.ok(&["--json", "push"]);
+    assert_eq!(records(&out, "pushed_ref").len(), 1, "the revival: {out}");
+    let out = b.ok(&["--json", "fetch"]);
+    assert_eq!(
+        records(&out, "fetched")[0]["outcome"],
+        "up_to_date",
+        "{out}"
+    );
+    assert_eq!(sessions_here(&b), [session]);
+    let c = TestEnv::new();
+    c.ok(&["clone", &url]);
+    assert_eq!(sessions_here(&c), [session]);
+    verify_all(&a);
+    verify_all(&b);
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
+
+/// `project remove` is for good too: pushed as a tombstone, neither the
+/// removing machine's fetch nor a clone registers the project again (its
+/// sessions come, keeping their project_id, as `project remove` leaves
+/// them).
+#[test]
+fn a_removed_project_is_not_registered_again_by_a_fetch() {
+    let a = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let (_proj, pid) = a.project("work", &[]);
+    a.ok(&["init", "p1", "--project", &pid]);
+    a.turn("p1", "in the project", &[]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    a.ok(&["project", "remove", &pid]);
+    a.ok(&["fetch"]);
+    let listed = |env: &TestEnv| {
+        records(&env.ok(&["--json", "project", "list"]), "project")
+            .iter()
+            .any(|p| p["id"] == pid.as_str())
+    };
+    assert!(!listed(&a));
+    a.ok(&["push"]);
+    assert_eq!(
+        tombstones(&a, &remote),
+        [format!("refs/tombstones/projects/{pid}")]
+    );
+    a.ok(&["fetch"]);
+    assert!(!listed(&a));
+    let c = TestEnv::new();
+    let out = c.ok(&["--json", "clone", &url]);
+    assert!(!listed(&c));
+    assert_eq!(sessions_here(&c), ["p1"]);
+    let at = records(&out, "fetched")[0]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(c.meta_at(Path::new(&at))["project_id"], pid.as_str());
+    // (`a`'s own `verify` reports its session bound to the project it
+    // removed, as it does without any remote.)
+    verify_all(&c);
+    assert_nothing_forced(&a, &remote);
 }

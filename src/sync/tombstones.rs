@@ -1,0 +1,398 @@
+//! Deletions that sync: `delete` and `project remove` leave a tombstone
+//! that `push` carries and `fetch` and `clone` honour, so that what a user
+//! deleted does not come back from a remote.
+//!
+//! On this machine a tombstone is `<state>/sync/tombstones/sessions/<id>.json`
+//! or `…/projects/<id>.json`; on a remote it is a commit holding
+//! `tombstone.json` at `refs/tombstones/sessions/<shard>/<id>` or
+//! `refs/tombstones/projects/<id>`, each new one a child of the last (pushed
+//! as a fast-forward, like every ref). The JSON is [`Tombstone`]: a session's
+//! names the tips it deleted. It covers a copy of the session whose every
+//! branch tip is one of those tips or an ancestor of one, and nothing else:
+//! a copy with turns the deletion did not see is never removed on its word
+//! (it is kept, and the conflict reported), and pushing that copy revokes
+//! the tombstone (`revived_at`), as does pushing a session made again here
+//! after it was deleted.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{IoContext, Result};
+use crate::git::{Oid, SessionRepo};
+use crate::layout::{SessionDir, StateDir, atomic, ids};
+
+pub const TOMBSTONE_REFS: &str = "refs/tombstones/";
+/// The file a tombstone commit holds.
+const FILE: &str = "tombstone.json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Session,
+    Project,
+}
+
+impl Kind {
+    fn dir(self) -> &'static str {
+        match self {
+            Kind::Session => "sessions",
+            Kind::Project => "projects",
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Session => "session",
+            Kind::Project => "project",
+        }
+    }
+}
+
+/// What a deletion left (`tombstone.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tombstone {
+    /// `session` or `project`.
+    pub kind: String,
+    pub id: String,
+    /// When it was deleted (seconds since the epoch).
+    pub deleted_at: f64,
+    /// A session's branch tips when it was deleted (commit ids, sorted).
+    #[serde(default)]
+    pub tips: Vec<String>,
+    /// Set when the deleted thing was made or pushed again after: the
+    /// tombstone covers nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revived_at: Option<f64>,
+}
+
+impl Tombstone {
+    pub fn new(kind: Kind, id: &str, deleted_at: f64, tips: &[Oid]) -> Tombstone {
+        let mut tips: Vec<String> = tips.iter().map(Oid::to_string).collect();
+        tips.sort();
+        tips.dedup();
+        Tombstone {
+            kind: kind.name().into(),
+            id: id.into(),
+            deleted_at,
+            tips,
+            revived_at: None,
+        }
+    }
+
+    pub fn revived(&self) -> bool {
+        self.revived_at.is_some()
+    }
+
+    /// Whether this one, a revival, came after deletion `other`: what
+    /// `other` deleted was made or gone on with since.
+    pub fn supersedes(&self, other: &Tombstone) -> bool {
+        self.revived_at.is_some_and(|at| at >= other.deleted_at)
+    }
+
+    /// This one and `other` (of the same thing) as one: every tip either
+    /// deleted, the later time. A revived one counts for nothing.
+    pub fn merged(&self, other: Option<&Tombstone>) -> Tombstone {
+        let Some(o) = other.filter(|o| !o.revived()) else {
+            return self.clone();
+        };
+        if self.revived() {
+            return o.clone();
+        }
+        let mut t = self.clone();
+        t.tips.extend(o.tips.iter().cloned());
+        t.tips.sort();
+        t.tips.dedup();
+        t.deleted_at = t.deleted_at.max(o.deleted_at);
+        t
+    }
+
+    fn tip_ids(&self) -> Vec<Oid> {
+        self.tips
+            .iter()
+            .filter_map(|t| Oid::from_hex(t.as_bytes()).ok())
+            .collect()
+    }
+
+    /// Whether every one of `tips` (commits of `repo`) is a tip this
+    /// tombstone deleted or an ancestor of one. A commit `repo` lacks
+    /// counts as not covered: never a deletion on a guess.
+    pub fn covers(&self, repo: &SessionRepo, tips: &[Oid]) -> bool {
+        if self.revived() {
+            return false;
+        }
+        let deleted = self.tip_ids();
+        tips.iter().all(|tip| {
+            deleted.contains(tip)
+                || deleted
+                    .iter()
+                    .any(|d| super::tree::is_ancestor(repo, *tip, *d).unwrap_or(false))
+        })
+    }
+
+    /// When it was deleted, as a person reads it.
+    pub fn when(&self) -> String {
+        crate::out::rfc3339(self.deleted_at)
+    }
+
+    fn to_json(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a tombstone serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+/// The ref of a tombstone on a remote, after `refs/tombstones/`; `None`
+/// for an id that cannot be part of a ref name.
+fn ref_rel(kind: Kind, id: &str) -> Option<String> {
+    let rel = match kind {
+        Kind::Session => format!("sessions/{}/{id}", super::shard(id)),
+        Kind::Project => format!("projects/{id}"),
+    };
+    crate::git::valid_ref_name(&format!("{TOMBSTONE_REFS}{rel}")).then_some(rel)
+}
+
+/// The full name of a tombstone's ref on a remote.
+pub fn remote_ref(kind: Kind, id: &str) -> Option<String> {
+    ref_rel(kind, id).map(|rel| format!("{TOMBSTONE_REFS}{rel}"))
+}
+
+/// What a ref name after `refs/tombstones/` names; `None` for anything
+/// that is not a tombstone of ours in its place.
+fn parse_rel(rel: &str) -> Option<(Kind, String)> {
+    let (kind, id) = if let Some(rest) = rel.strip_prefix("sessions/") {
+        let (_, id) = rest.split_once('/')?;
+        ids::session_id(id).ok()?;
+        (Kind::Session, id)
+    } else {
+        let id = rel.strip_prefix("projects/")?;
+        ids::project_id(id).ok()?;
+        (Kind::Project, id)
+    };
+    (ref_rel(kind, id).as_deref() == Some(rel)).then(|| (kind, id.to_string()))
+}
+
+fn local_dir(state: &StateDir, kind: Kind) -> PathBuf {
+    state.sync_dir().join("tombstones").join(kind.dir())
+}
+
+fn local_path(state: &StateDir, kind: Kind, id: &str) -> PathBuf {
+    local_dir(state, kind).join(format!("{id}.json"))
+}
+
+/// This machine's tombstones of `kind`, by id. A file that does not parse,
+/// or names another id, is skipped.
+pub fn local(state: &StateDir, kind: Kind) -> Result<BTreeMap<String, Tombstone>> {
+    let dir = local_dir(state, kind);
+    let mut out = BTreeMap::new();
+    for d in [
+        state.sync_dir(),
+        dir.parent().expect("a parent").into(),
+        dir.clone(),
+    ] {
+        atomic::refuse_unsafe(&d)?;
+    }
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e).io("list", &dir),
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if let Some(t) = read_local(state, kind, id)? {
+            out.insert(id.to_string(), t);
+        }
+    }
+    Ok(out)
+}
+
+/// This machine's tombstone of one thing.
+pub fn read_local(state: &StateDir, kind: Kind, id: &str) -> Result<Option<Tombstone>> {
+    let Some(bytes) = atomic::read_if_present(&local_path(state, kind, id))? else {
+        return Ok(None);
+    };
+    Ok(serde_json::from_slice::<Tombstone>(&bytes)
+        .ok()
+        .filter(|t| t.id == id && t.kind == kind.name()))
+}
+
+/// Record a deletion on this machine, merged with a tombstone of the same
+/// thing recorded before. Never written through a link.
+pub fn record(state: &StateDir, t: &Tombstone) -> Result<()> {
+    let kind = if t.kind == "project" {
+        Kind::Project
+    } else {
+        Kind::Session
+    };
+    let dir = local_dir(state, kind);
+    for d in [
+        state.sync_dir(),
+        dir.parent().expect("a parent").into(),
+        dir.clone(),
+    ] {
+        atomic::refuse_unsafe(&d)?;
+        if !d.is_dir() {
+            std::fs::create_dir(&d)
+                .or_else(|e| {
+                    if e.kind() == std::io::ErrorKind::AlreadyExists {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                })
+                .io("create", &d)?;
+        }
+    }
+    let merged = t.merged(read_local(state, kind, &t.id)?.as_ref());
+    atomic::write(&local_path(state, kind, &t.id), &merged.to_json())
+}
+
+/// Drop this machine's tombstone of a thing that exists here again.
+pub fn forget(state: &StateDir, kind: Kind, id: &str) -> Result<()> {
+    let path = local_path(state, kind, id);
+    atomic::refuse_unsafe(&path)?;
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).io("remove", &path),
+        _ => Ok(()),
+    }
+}
+
+/// The tips of a session's branches.
+pub fn tips_of(sd: &SessionDir) -> Result<Vec<Oid>> {
+    if !sd.git_dir().is_dir() {
+        return Ok(Vec::new());
+    }
+    let repo = SessionRepo::open_for_reading(&sd.dir)?;
+    Ok(repo.branches()?.into_iter().map(|(_, t)| t).collect())
+}
+
+/// Why a session must not be removed on a tombstone's word (`None`: it
+/// may): it holds a turn the deletion did not see, or nodes no commit
+/// holds, or a turn an import keeps open.
+pub fn keeps(sd: &SessionDir, t: &Tombstone) -> Option<&'static str> {
+    let Ok(repo) = SessionRepo::open_for_reading(&sd.dir) else {
+        return Some("its repository does not open");
+    };
+    let Ok(branches) = repo.branches() else {
+        return Some("its branches do not read");
+    };
+    let tips: Vec<Oid> = branches.iter().map(|(_, t)| *t).collect();
+    if !t.covers(&repo, &tips) {
+        return Some("this machine has turns the deletion did not see");
+    }
+    let mut committed = std::collections::BTreeSet::new();
+    for tip in &tips {
+        let Ok(info) = repo.commit_info(*tip) else {
+            return Some("a commit does not read");
+        };
+        match super::tree::history_names(&repo, info.tree) {
+            Ok(n) => committed.extend(super::tree::node_keys(&n)),
+            Err(_) => return Some("a commit does not read"),
+        }
+    }
+    let on_disk = match super::tree::names_on_disk(sd) {
+        Ok(n) => super::tree::node_keys(&n),
+        Err(_) => return Some("its history/ does not read"),
+    };
+    if !on_disk.is_subset(&committed) {
+        return Some("this machine has nodes no turn committed yet");
+    }
+    if sd.import_pending().exists() {
+        return Some("an import keeps a turn of it open");
+    }
+    None
+}
+
+/// The tombstones a remote has, as fetched into the transfer repository's
+/// `<track>tombstones/`: `(kind, id) -> (commit, tombstone)`. One that does
+/// not read is skipped with a warning.
+pub fn fetched(
+    transfer: &SessionRepo,
+    track: &str,
+    warn: &mut dyn FnMut(String),
+) -> Result<BTreeMap<(Kind, String), (Oid, Tombstone)>> {
+    let mut out = BTreeMap::new();
+    for (rel, commit) in transfer.refs_under(&format!("{track}tombstones/"))? {
+        let Some((kind, id)) = parse_rel(&rel) else {
+            warn(format!(
+                "`{TOMBSTONE_REFS}{rel}` on the remote is not a tombstone; skipped"
+            ));
+            continue;
+        };
+        match read_commit(transfer, commit) {
+            Some(t) if t.id == id && t.kind == kind.name() => {
+                out.insert((kind, id), (commit, t));
+            }
+            _ => warn(format!(
+                "`{TOMBSTONE_REFS}{rel}` on the remote does not hold a tombstone of {} `{id}`; skipped",
+                kind.name()
+            )),
+        }
+    }
+    Ok(out)
+}
+
+fn read_commit(repo: &SessionRepo, commit: Oid) -> Option<Tombstone> {
+    let info = repo.commit_info(commit).ok()?;
+    let blob = repo.tree_entry(info.tree, FILE).ok()??;
+    let bytes = repo.read_blob(blob).ok()?;
+    if bytes.len() > 1 << 20 {
+        return None;
+    }
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// A tombstone's commit in the transfer repository, a child of the
+/// remote's last one of the same thing (`parent`).
+pub fn write_commit(repo: &mut SessionRepo, t: &Tombstone, parent: Option<Oid>) -> Result<Oid> {
+    let time = t.revived_at.unwrap_or(t.deleted_at);
+    let what = if t.revived() { "revived" } else { "deleted" };
+    repo.write_file_commit(
+        FILE,
+        t.to_json(),
+        &format!("{} {} {what}\n", t.kind, t.id),
+        time,
+        parent.as_slice(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tombstone_refs_are_read_back_only_in_their_place() {
+        for (kind, id) in [(Kind::Session, "s1"), (Kind::Project, "proj_1a")] {
+            let rel = ref_rel(kind, id).unwrap();
+            assert_eq!(parse_rel(&rel), Some((kind, id.to_string())));
+        }
+        assert_eq!(ref_rel(Kind::Session, "s1").unwrap(), "sessions/s1/s1");
+        for rel in [
+            "sessions/zz/s1",
+            "sessions/s1",
+            "projects/a/b",
+            "other/x",
+            "sessions/s1/-x",
+        ] {
+            assert_eq!(parse_rel(rel), None, "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_revived_tombstone_counts_for_nothing_in_a_merge() {
+        let a = Oid::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let b = Oid::from_hex(b"2222222222222222222222222222222222222222").unwrap();
+        let t1 = Tombstone::new(Kind::Session, "s", 10.0, &[a]);
+        let t2 = Tombstone::new(Kind::Session, "s", 20.0, &[b, a]);
+        let m = t1.merged(Some(&t2));
+        assert_eq!(m.tips.len(), 2);
+        assert_eq!(m.deleted_at, 20.0);
+        let mut r = t2.clone();
+        r.revived_at = Some(30.0);
+        r.tips.clear();
+        assert_eq!(t1.merged(Some(&r)), t1);
+        assert_eq!(r.merged(Some(&t1)), t1);
+    }
+}
