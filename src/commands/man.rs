@@ -108,7 +108,7 @@ An open JSON object (unknown keys are kept): id, agent_id, title, created_at, up
 One compact JSON object per DAG node: id, created_at, seq (the sort key, unique), role (user, llm, code), name, input, output, caller ("" or ROOT at top level), predecessor (ROOT on a first turn, null for sub-calls), reads, metadata. Written here as seq padded to 6 digits and letters u, a, t; readers accept any padding and the letters u l c a t s x, and order by the payload's seq. Nodes are never deleted by git-session.
 .TP
 \fIworkdir/\fR
-Scratch space; \fIworkdir/attachments/\fR holds files copied in by \fBappend \-\-attach\fR.
+Scratch space; \fIworkdir/attachments/\fR holds files copied in by \fBappend \-\-attach\fR, and the long strings of an imported node too big for one file, each stored once as \fI<blob>.txt\fR (its git blob id) and named in the node's metadata.attachments: {"name", "path", "size", "blob", "holds": the JSON pointers where the string stood, now a note of where it is}.
 .TP
 \fI.git/\fR
 Branch \fImain\fR, branches \fIretry\-<assistant id>\fR for retries (an id git cannot take in a branch name, with \fI..\fR or a final \fI.\fR or \fI.lock\fR, is made safe and given a 12\-digit tag of its SHA\-1: \fIretry\-r.1\-<tag>\fR for \fIr..1\fR), repo-local config pinned (no hooks, no signing, index.skipHash).

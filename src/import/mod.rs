@@ -27,6 +27,7 @@
 pub mod claude;
 pub mod codex;
 pub mod settings;
+pub mod spill;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -364,10 +365,10 @@ impl Seed<'_> {
 /// levels down (node, `metadata`, `source_records`, the entry), and a node
 /// file is read with serde_json's limit of 128 levels; a deeper record is
 /// kept as its text (`raw`), like a line that does not parse.
-const MAX_RECORD_DEPTH: usize = 120;
+pub(crate) const MAX_RECORD_DEPTH: usize = 120;
 
 /// How many arrays and objects are nested in `v` (a scalar: 0).
-fn depth(v: &Value) -> usize {
+pub(crate) fn depth(v: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(v, 1usize)];
     while let Some((v, d)) = stack.pop() {
@@ -1035,6 +1036,8 @@ pub fn transcript(
     // objects in one pack.
     let mut metas: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut split_before: Vec<u64> = Vec::new();
+    // The attachments each node names, committed with it.
+    let mut attached: Vec<(u64, String)> = Vec::new();
     let mut updated = meta.f64("updated_at").unwrap_or(0.0);
     // meta.json after each node, as it moves: the same for the nodes an
     // import cut short wrote (read again) as for those written now.
@@ -1046,6 +1049,11 @@ pub fn transcript(
         meta.set("updated_at", updated);
         follow(meta, n);
         metas.push((n.seq as u64, meta.to_json()));
+        attached.extend(
+            spill::named(&n.metadata)
+                .into_iter()
+                .map(|p| (n.seq as u64, p)),
+        );
     };
     for Written { node: n, start, .. } in &written {
         store::moved(&mut meta, n, n.created_at.max(0.0));
@@ -1061,9 +1069,12 @@ pub fn transcript(
                 let time = item.created_at.max(0.0);
                 let mut new = node(agent, item, foreign);
                 new.naming = naming;
-                (new, time)
+                // Too big for a node file: its long strings are stored
+                // once, whole, beside it.
+                spill::fit(&sd, &mut new)?;
+                Ok((new, time))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let mut k = 0;
         store::append_all_with(&sd, &mut meta, nodes, &mut |meta, n| {
             after(meta, n, starts[k]);
@@ -1086,6 +1097,10 @@ pub fn transcript(
             bulk: out.nodes > BULK_NODES,
             metas,
             split_before,
+            attached: attached
+                .into_iter()
+                .map(|(seq, p)| (seq, p.into_bytes()))
+                .collect(),
             interrupted,
             nodes_only: true,
             ..Default::default()

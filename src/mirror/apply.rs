@@ -213,7 +213,14 @@ pub fn commit_pending(
         ((head.branch.clone(), head.commit), false)
     };
     plan::land(&mut plans, branch, tip);
-    let written = write_commits(&mut repo, &mut work, plans, tip, &opts.metas)?;
+    let written = write_commits(
+        &mut repo,
+        &mut work,
+        plans,
+        tip,
+        &opts.metas,
+        &opts.attached,
+    )?;
     let Some((last_branch, _)) = &written.last else {
         // The one commit planned would have changed nothing.
         write_index_mirroring(&mut repo, &mut work.index, sd, mirrors, &snapshot)?;
@@ -447,6 +454,7 @@ fn write_commits(
     plans: Vec<Planned>,
     tip: Option<Oid>,
     metas: &[(u64, Vec<u8>)],
+    attached: &[(u64, Vec<u8>)],
 ) -> Result<Written> {
     let mut w = Written {
         made: Vec::new(),
@@ -463,6 +471,21 @@ fn write_commits(
             .filter_map(|f| work.new_history.remove(f))
             .collect();
         work.apply(staged);
+        // The files its nodes name go with them.
+        if let Some((first, last_seq)) = p.range {
+            let mine: Vec<&[u8]> = attached
+                .iter()
+                .filter(|(seq, _)| (first..=last_seq).contains(seq))
+                .map(|(_, path)| path.as_slice())
+                .collect();
+            if !mine.is_empty() {
+                let (with, rest): (Vec<Staged>, Vec<Staged>) = std::mem::take(&mut work.others)
+                    .into_iter()
+                    .partition(|s| mine.contains(&s.path.as_slice()));
+                work.others = rest;
+                work.apply(with);
+            }
+        }
         // meta.json as it stood after the commit's last node.
         if let Some((_, last_seq)) = p.range
             && let Ok(at) = metas.binary_search_by_key(&last_seq, |(s, _)| *s)

@@ -62,6 +62,10 @@ pub struct CommitOptions {
     /// Seqs of nodes that start a commit even where the turn goes on
     /// (`import`: what follows a turn's end record).
     pub split_before: Vec<u64>,
+    /// Files outside `history/` that the node of a seq names (`import`:
+    /// the attachments of a node too big for one file), committed with
+    /// that node, not with the run's last commit.
+    pub attached: Vec<(u64, Vec<u8>)>,
     /// The last turn was cut off: `Status: interrupted`.
     pub interrupted: bool,
     /// No commit without a node (`import`: a commit's meta.json is the one

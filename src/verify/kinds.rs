@@ -303,6 +303,12 @@ pub const KINDS: &[Kind] = &[
         repair: NOTHING,
     },
     Kind {
+        code: "attachment_missing",
+        meaning: "a node too big for one file names an attachment (workdir/attachments/<blob>.txt) that is missing, or holds other bytes than its size and blob id say",
+        fix: "restore it from git: git -C <session> checkout -- <path>",
+        repair: NOTHING,
+    },
+    Kind {
         code: "binding_removed_project",
         meaning: "note: a session's meta.json names a project `project remove` unregistered (the session keeps its history and project_id; a fetch does not register the project again)",
         fix: "nothing to do; git-session project add <dir> registers it again",

@@ -153,6 +153,57 @@ struct OnDisk {
 
 /// Check one session; with `objects`, also read every object its branches
 /// reach and check it against its id ([`corrupt_objects`]).
+/// The attachments a node too big for one file names (`import::spill`):
+/// each is in the session, of the size and blob id the node says.
+fn check_attachments(c: &mut Ctx, sd: &SessionDir, n: &Node) {
+    for a in n
+        .metadata
+        .get("attachments")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|a| a.get("holds").is_some())
+    {
+        let (Some(path), Some(blob), Some(size)) =
+            (a["path"].as_str(), a["blob"].as_str(), a["size"].as_u64())
+        else {
+            continue;
+        };
+        let expected = format!("workdir/attachments/{blob}.txt");
+        let file = sd.dir.join(&expected);
+        let why = if path != expected {
+            Some(format!("names `{path}`, not `{expected}`"))
+        } else {
+            match std::fs::symlink_metadata(&file) {
+                Err(_) => Some(format!("names `{path}` ({size} bytes), which is missing")),
+                Ok(m) if !m.is_file() => {
+                    Some(format!("names `{path}`, which is not a regular file"))
+                }
+                Ok(m) if m.len() != size => Some(format!(
+                    "names `{path}` of {size} bytes; it holds {}",
+                    m.len()
+                )),
+                Ok(_) => match std::fs::read(&file) {
+                    Ok(b) if crate::git::blob_id(&b) == blob => None,
+                    _ => Some(format!("names `{path}`, whose bytes are not blob {blob}")),
+                },
+            }
+        };
+        if let Some(why) = why {
+            c.add(
+                "attachment_missing",
+                &file,
+                format!("node `{}` {why}", n.id),
+                format!(
+                    "restore it from git: `git -C {} checkout -- {expected}`",
+                    sd.dir.display()
+                ),
+                false,
+            );
+        }
+    }
+}
+
 pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
     let mut c = Ctx {
         id,
@@ -384,6 +435,9 @@ pub fn check_session(id: &str, sd: &SessionDir, objects: bool) -> SessionCheck {
     }
     nodes.sort_by_key(|n| n.seq);
     c.out.stats.max_seq = catalog.max_seq();
+    for n in &nodes {
+        check_attachments(&mut c, sd, n);
+    }
 
     // DAG references (a node file that does not parse still names its id:
     // its successors are not reported for it)

@@ -1675,3 +1675,113 @@ fn a_record_nested_too_deep_for_a_node_is_kept_as_its_text() {
         });
     assert!(kept.is_some(), "the deep record is kept as its text");
 }
+
+/// A tool result too big for a node file (24 MB, which its record holds
+/// three times: the result, the record kept in `source_records`, Claude
+/// Code's `toolUseResult`) is stored once and whole beside the node, as a
+/// content-addressed attachment the node names with its size, blob id and
+/// the places it stood: putting it back gives the record the transcript
+/// had. Committed with its turn, the same whether the transcript was
+/// imported whole or as it grew; later imports go on.
+#[test]
+fn a_tool_result_too_big_for_a_node_is_stored_once_beside_it() {
+    let line = "a line of a long build log, 0123456789\n";
+    let big: String = line.repeat(24_000_000 / line.len());
+    let mut t = Transcript::default();
+    t.user("u1", None, "Dump the build log")
+        .reply("a1", "u1", "msg_1", json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "cat build.log"}}))
+        .tool_result("r1", "a1", "toolu_1", &big)
+        .reply("a2", "r1", "msg_2", json!({"type": "text", "text": "It built."}))
+        .record("system", "s1", Some("a2"), json!({"subtype": "turn_duration", "durationMs": 1000}))
+        .user("u2", Some("s1"), "Thanks")
+        .reply("a3", "u2", "msg_3", json!({"type": "text", "text": "Welcome."}));
+    let live = TestEnv::new();
+    let dir = live.tmp.path().join("claude");
+    for cut in [3, 4, 6] {
+        let mut part = t.clone();
+        part.lines.truncate(cut);
+        import_open(&live, &part.write(&dir, ""));
+    }
+    import(&live, &t.write(&dir, ""));
+    let one = TestEnv::new();
+    import(&one, &t.write(one.tmp.path(), ""));
+    assert_same_session(&live, &one);
+    let files = one.history_files(SESSION);
+    for f in &files {
+        let size = std::fs::metadata(one.session_dir(SESSION).join("history").join(f))
+            .unwrap()
+            .len();
+        assert!(size < 1 << 20, "{f}: {size} bytes");
+    }
+    let (file, n) = files
+        .iter()
+        .map(|f| (f.clone(), node(&one, SESSION, f)))
+        .find(|(_, n)| n["metadata"]["attachments"].is_array())
+        .expect("the tool node names its attachment");
+    let atts = n["metadata"]["attachments"].as_array().unwrap();
+    assert_eq!(atts.len(), 1, "one text, one file: {atts:?}");
+    let att = &atts[0];
+    let path = att["path"].as_str().unwrap();
+    let stored = std::fs::read_to_string(one.session_dir(SESSION).join(path)).unwrap();
+    assert!(stored == big, "the attachment holds the text whole");
+    assert_eq!(att["size"], big.len());
+    let blob = one.git(SESSION, &["hash-object", path]);
+    assert_eq!(att["blob"].as_str().unwrap(), blob.trim());
+    assert_eq!(path, format!("workdir/attachments/{}.txt", blob.trim()));
+    let holds: Vec<&str> = att["holds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(holds.len(), 3, "{holds:?}");
+    assert!(holds.contains(&"/output"), "{holds:?}");
+    assert!(
+        n["output"].as_str().unwrap().contains(path),
+        "the node says where its text is"
+    );
+    // Lossless: the text put back at each place gives the record as the
+    // transcript has it.
+    let mut whole = n.clone();
+    for p in &holds {
+        *whole.pointer_mut(p).unwrap() = Value::String(big.clone());
+    }
+    assert_eq!(whole["metadata"]["source_records"][0]["record"], t.lines[2]);
+    assert_eq!(whole["output"], Value::String(big.clone()));
+    // Committed in the commit that added its node.
+    let added = |rel: &str| {
+        one.git(
+            SESSION,
+            &["log", "--all", "--format=%H", "--diff-filter=A", "--", rel],
+        )
+    };
+    assert_eq!(added(path), added(&format!("history/{file}")));
+    assert_eq!(added(path).lines().count(), 1);
+    for env in [&live, &one] {
+        env.assert_clean(SESSION);
+        env.ok(&["verify", "--all"]);
+    }
+    // The transcript goes on: the next turn imports as any other.
+    let mut more = t.clone();
+    more.user("u3", Some("a3"), "And now?").reply(
+        "a4",
+        "u3",
+        "msg_4",
+        json!({"type": "text", "text": "Now we rest."}),
+    );
+    import(&one, &more.write(one.tmp.path(), ""));
+    one.assert_clean(SESSION);
+    assert_eq!(one.history_files(SESSION).len(), files.len() + 2);
+    // `verify` checks it is there, whole.
+    let at = one.session_dir(SESSION).join(path);
+    std::fs::write(&at, "cut").unwrap();
+    let v = one.run(&["verify", SESSION]);
+    assert_eq!(v.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&v.stdout).contains("attachment_missing"),
+        "{}",
+        String::from_utf8_lossy(&v.stdout)
+    );
+    one.git(SESSION, &["checkout", "--", path]);
+    one.ok(&["verify", SESSION]);
+}

@@ -1,0 +1,178 @@
+//! A node too big for one file (a tool's whole output, which a transcript
+//! record holds up to three times: the tool result, the record kept in
+//! `metadata.source_records`, Claude Code's `toolUseResult`) keeps every
+//! byte: each long string in it is stored once, whole, as a
+//! content-addressed attachment, `workdir/attachments/<blob>.txt` (`<blob>`:
+//! git's object id of the text, so identical strings are one file and
+//! `git hash-object` checks it), and the node names it in
+//! `metadata.attachments`: `{"name", "path", "size", "blob", "holds"}`,
+//! `holds` the JSON pointers (RFC 6901, from the node's root) of every place
+//! the string stood, where the node now says where it is. Putting the
+//! string back at each pointer gives the node as the transcript made it.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, IoContext, Result};
+use crate::layout::paths::{ATTACHMENTS, WORKDIR};
+use crate::layout::schema::MAX_FILE_BYTES;
+use crate::layout::{SessionDir, atomic};
+use crate::store::NewNode;
+
+/// Strings this long or longer go to attachments when a node must shrink.
+const LONG: usize = 1 << 20;
+/// Room left in a node file for what is not its long strings.
+const MARGIN: u64 = 1 << 20;
+
+/// What one long string became.
+struct Spilled {
+    size: usize,
+    holds: Vec<String>,
+}
+
+/// Make `node` fit in a node file: when it would not (within [`MARGIN`]),
+/// its long strings move to attachments. Returns the attachments' paths
+/// (relative to the session), none when the node fits as it is.
+pub fn fit(sd: &SessionDir, node: &mut NewNode) -> Result<Vec<String>> {
+    let size = [&node.output, &node.input]
+        .iter()
+        .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
+        .sum::<usize>()
+        + serde_json::to_vec(&node.metadata).map_or(0, |b| b.len());
+    if (size as u64) + MARGIN <= MAX_FILE_BYTES {
+        return Ok(Vec::new());
+    }
+    let mut found: BTreeMap<String, Spilled> = BTreeMap::new();
+    walk(sd, &mut node.output, "/output".into(), &mut found)?;
+    walk(sd, &mut node.input, "/input".into(), &mut found)?;
+    for (k, v) in node.metadata.iter_mut() {
+        walk(sd, v, format!("/metadata/{}", escape(k)), &mut found)?;
+    }
+    let mut list = match node.metadata.remove("attachments") {
+        Some(Value::Array(a)) => a,
+        // Not a list of ours: kept beside it.
+        Some(other) => {
+            node.metadata.insert("attachments_of_source".into(), other);
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let mut paths = Vec::new();
+    for (blob, s) in found {
+        let path = relative(&blob);
+        list.push(json!({
+            "name": format!("{blob}.txt"),
+            "path": path,
+            "size": s.size,
+            "blob": blob,
+            "holds": s.holds,
+        }));
+        paths.push(path);
+    }
+    node.metadata
+        .insert("attachments".into(), Value::Array(list));
+    Ok(paths)
+}
+
+/// The attachment paths a written node names (the ones [`fit`] made).
+pub fn named(metadata: &Map<String, Value>) -> Vec<String> {
+    metadata
+        .get("attachments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|a| a.get("blob").is_some() && a.get("holds").is_some())
+        .filter_map(|a| a["path"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn relative(blob: &str) -> String {
+    format!("{WORKDIR}/{ATTACHMENTS}/{blob}.txt")
+}
+
+/// A JSON pointer's escaping of one key.
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn walk(
+    sd: &SessionDir,
+    v: &mut Value,
+    at: String,
+    found: &mut BTreeMap<String, Spilled>,
+) -> Result<()> {
+    match v {
+        Value::String(s) if s.len() >= LONG => {
+            let blob = crate::git::blob_id(s.as_bytes()).to_string();
+            if !found.contains_key(&blob) {
+                store(sd, &blob, s.as_bytes())?;
+            }
+            let size = s.len();
+            found
+                .entry(blob.clone())
+                .or_insert(Spilled {
+                    size,
+                    holds: Vec::new(),
+                })
+                .holds
+                .push(at);
+            *v = Value::String(format!(
+                "[{size} bytes, stored whole in {}]",
+                relative(&blob)
+            ));
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter_mut().enumerate() {
+                walk(sd, x, format!("{at}/{i}"), found)?;
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                walk(sd, x, format!("{at}/{}", escape(k)), found)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Write one attachment, once: a file of that name holds that text already
+/// (an import cut short wrote it) unless its size says otherwise.
+fn store(sd: &SessionDir, blob: &str, bytes: &[u8]) -> Result<()> {
+    let workdir = sd.dir.join(WORKDIR);
+    let dir = sd.attachments();
+    for d in [&workdir, &dir] {
+        atomic::refuse_unsafe(d)?;
+        if !d.is_dir() {
+            std::fs::create_dir_all(d).io("create", d)?;
+        }
+    }
+    let path = dir.join(format!("{blob}.txt"));
+    atomic::refuse_unsafe(&path)?;
+    if atomic::create_new(&path, bytes)? {
+        return Ok(());
+    }
+    let len = std::fs::metadata(&path).io("read", &path)?.len();
+    if len == bytes.len() as u64 {
+        return Ok(());
+    }
+    Err(Error::corrupt(
+        &path,
+        format!(
+            "an attachment named by its content's id holds {len} bytes, not the {} of that content",
+            bytes.len()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_escaped_as_json_pointers_escape_them() {
+        assert_eq!(escape("a/b~c"), "a~1b~0c");
+        assert_eq!(escape("plain"), "plain");
+    }
+}
