@@ -36,10 +36,15 @@ use serde_json::{Map, Value};
 use super::{Item, Line, Mapped, attach, blocks_text, node_id, place, timestamp};
 use crate::layout::schema::ROOT;
 
-/// A call's arguments: the JSON string parsed, else as given.
+/// A call's arguments: the JSON string parsed, else as given (also when
+/// parsed they would nest deeper than a node file, or the pending area
+/// that keeps an open turn's nodes, can hold: the string is kept).
 fn arguments(v: &Value) -> Value {
     match v {
-        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        Value::String(s) => serde_json::from_str(s)
+            .ok()
+            .filter(|a| super::depth(a) <= super::MAX_RECORD_DEPTH)
+            .unwrap_or_else(|| v.clone()),
         other => other.clone(),
     }
 }

@@ -449,3 +449,61 @@ fn imports_at_every_line_of_a_growing_rollout_end_as_one_import_of_it() {
     }
     assert_eq!(subjects(&mid), subjects(&one));
 }
+
+/// A call whose arguments string parses into JSON nested deeper than a
+/// node (or the pending area that keeps an open turn's nodes) can hold
+/// keeps its arguments as the string: the open turn is kept, every later
+/// import goes on, each node reads back.
+#[test]
+fn arguments_nested_too_deep_are_kept_as_their_string() {
+    for levels in [121, 124, 127] {
+        let env = TestEnv::new();
+        let args = format!("{}\"bottom\"{}", "[".repeat(levels), "]".repeat(levels));
+        let mut r = Rollout::new(ID, None);
+        r.push("event_msg", json!({"type": "task_started", "turn_id": "t1"}))
+            .push(
+                "response_item",
+                json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go deep"}]}),
+            )
+            .push(
+                "response_item",
+                json!({"type": "function_call", "name": "shell", "arguments": args, "call_id": "call_1"}),
+            );
+        let home = env.tmp.path().join("codex");
+        let file = r.write(&home, "");
+        // The turn is open: kept pending, then closed by a later import.
+        env.ok(&["import", "codex", file.to_str().unwrap()]);
+        r.push(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "done"}),
+        )
+        .push(
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "made it"}]}),
+        )
+        .push(
+            "event_msg",
+            json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": "made it"}),
+        );
+        r.write(&home, "");
+        import(&env, &file);
+        let nodes: Vec<Value> = env
+            .history_files(SESSION)
+            .iter()
+            .map(|f| {
+                serde_json::from_slice(
+                    &std::fs::read(env.session_dir(SESSION).join("history").join(f)).unwrap(),
+                )
+                .unwrap()
+            })
+            .collect();
+        let call = nodes
+            .iter()
+            .find(|n| n["role"] == "code")
+            .expect("the call's node");
+        assert_eq!(call["input"], Value::String(args.clone()), "{levels}");
+        assert!(env.ok(&["show", SESSION]).contains("made it"));
+        env.ok(&["verify", "--all"]);
+        env.assert_clean(SESSION);
+    }
+}
