@@ -268,7 +268,7 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
                 let hint = if crate::sync::refused_whole(&r.summary) {
                     // Sent alone and still refused: an object of its own.
                     format!(
-                        "the remote's checks refuse an object of it: `git fsck --strict` in the session's repository{session} names it; it stays queued"
+                        "the remote refused the pack that carried it: its checks refuse an object of it (`git fsck --strict` in the session's repository{session} names it), or it refuses every pack for a reason of its own (its logs say); it stays queued"
                     )
                 } else {
                     format!("run `git-session fetch {name}{session}`")

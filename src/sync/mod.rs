@@ -42,6 +42,9 @@ pub use take::Take;
 /// with tens of thousands). `GIT_SESSION_PUSH_BATCH` lowers it (tests).
 pub const BATCH: usize = 1000;
 
+/// How many refused packs a push splits in two and sends again, at most.
+const MAX_SPLITS: usize = 64;
+
 pub const SESSION_REFS: &str = "refs/sessions/";
 pub const PROJECT_REFS: &str = "refs/projects/";
 
@@ -375,6 +378,11 @@ pub fn push(
     let progress_git = printer.progress_shown();
     // Refused refs stay queued for the next run (after a fetch).
     let mut refused: Vec<Update> = Vec::new();
+    // Requests a run may spend splitting refused packs: enough to isolate a
+    // few bad sessions among thousands (about 2·log2(1000) each), not 2N
+    // requests when the remote refuses every pack for a reason of its own
+    // (a full disk, a broken unpacker).
+    let mut splits_left = MAX_SPLITS;
     while !pending.is_empty() {
         let take = pending.len().min(size);
         let mut work: Vec<Vec<Update>> = vec![pending.drain(..take).collect()];
@@ -394,12 +402,14 @@ pub fn push(
             // half is sent again, until every ref it can take has landed
             // and the one it cannot is refused alone.
             if batch.len() > 1
+                && splits_left > 0
                 && batch.iter().all(|u| {
                     by_name
                         .get(u.remote_ref.as_str())
                         .is_some_and(|a| !a.ok && refused_whole(&a.summary))
                 })
             {
+                splits_left -= 1;
                 let mut first = batch;
                 let second = first.split_off(first.len() / 2);
                 work.push(second);

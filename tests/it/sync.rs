@@ -1742,3 +1742,29 @@ fn a_removed_project_is_not_registered_again_by_a_fetch() {
     verify_all(&c);
     assert_nothing_forced(&a, &remote);
 }
+
+/// A remote that refuses every pack whole (here: packs over its size
+/// limit; in life a full disk, a broken unpacker) is not sent 2N requests
+/// to find the one bad session there is not: the splitting stops after a
+/// bounded number, every ref is reported refused and stays queued, and
+/// nothing reaches the remote.
+#[test]
+fn a_remote_that_refuses_every_pack_is_not_asked_without_end() {
+    let env = TestEnv::new();
+    let (remote, url) = bare_remote(&env, "remote.git");
+    env.git_ok(&remote, &["config", "receive.maxInputSize", "50"]);
+    many_sessions(&env, 100);
+    env.ok(&["remote", "add", "origin", &url]);
+    let out = env.run(&["--json", "push"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = &records(&stdout, "push_summary")[0];
+    assert_eq!(summary["rejected"], 100, "{summary}");
+    let batches = summary["batches"].as_u64().unwrap();
+    assert!(batches <= 1 + 2 * 64, "{batches} requests for 100 refs");
+    assert!(
+        env.ok(&["remote", "list"]).contains("(100 ref(s) queued)"),
+        "every ref stays queued"
+    );
+    assert!(remote_refs(&env, &remote).is_empty());
+}
