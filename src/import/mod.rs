@@ -715,6 +715,104 @@ impl Cursors {
     }
 }
 
+/// Node ids a session's nodes no longer have (`fetch --take` kept a node
+/// under an id of its own: old → new): what the importer keeps of its
+/// transcripts' records (the node each record leads to in `import.uuids`,
+/// the nodes of the open turns in `import.pending`, the last top-level node
+/// of a Codex cursor) names the new ids, so the turns the transcript adds
+/// later go on from the right node.
+pub fn ids_renamed(sd: &SessionDir, renamed: &BTreeMap<String, String>) -> Result<()> {
+    if renamed.is_empty() {
+        return Ok(());
+    }
+    let to = |id: &str| renamed.get(id).cloned();
+    if let Some(bytes) = atomic::read_if_present(&sd.import_uuids())? {
+        let text = String::from_utf8_lossy(&bytes);
+        let mut out = String::with_capacity(text.len());
+        let mut changed = false;
+        for row in text.split_inclusive('\n') {
+            let mut f: Vec<&str> = row.splitn(4, '\t').collect();
+            let (body, nl) = match f.last().and_then(|l| l.strip_suffix('\n')) {
+                Some(b) => (b, "\n"),
+                None => (*f.last().unwrap_or(&""), ""),
+            };
+            let last = f.len() - 1;
+            f[last] = body;
+            let top = (f.len() >= 3).then(|| to(f[2])).flatten();
+            if let Some(new) = &top {
+                f[2] = new;
+                changed = true;
+            }
+            out.push_str(&f.join("\t"));
+            out.push_str(nl);
+        }
+        if changed {
+            atomic::write(&sd.import_uuids(), out.as_bytes())?;
+        }
+    }
+    let mut cursors = Cursors::read(sd, "");
+    let mut moved = false;
+    for c in cursors.0.values_mut() {
+        if let Some(Value::Object(st)) = &mut c.state
+            && let Some(new) = st.get("last_top").and_then(Value::as_str).and_then(&to)
+        {
+            st.insert("last_top".into(), new.into());
+            moved = true;
+        }
+    }
+    if moved {
+        cursors.write(sd)?;
+    }
+    if let Some(bytes) = atomic::read_if_present(&sd.import_pending())?
+        && let Ok(mut v) = serde_json::from_slice::<Value>(&bytes)
+    {
+        fn walk(v: &mut Value, to: &dyn Fn(&str) -> Option<String>, changed: &mut bool) {
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m.iter_mut() {
+                        let named = matches!(
+                            k.as_str(),
+                            "id" | "predecessor" | "caller" | "called_by" | "parent_id"
+                        );
+                        match x {
+                            Value::String(s) if named => {
+                                if let Some(new) = to(s) {
+                                    *s = new;
+                                    *changed = true;
+                                }
+                            }
+                            Value::Array(a) if k == "reads" => {
+                                for r in a.iter_mut() {
+                                    if let Value::String(s) = r
+                                        && let Some(new) = to(s)
+                                    {
+                                        *s = new;
+                                        *changed = true;
+                                    }
+                                }
+                            }
+                            // A transcript's own records are kept as they
+                            // are.
+                            _ if k == "source_records" => {}
+                            _ => walk(x, to, changed),
+                        }
+                    }
+                }
+                Value::Array(a) => a.iter_mut().for_each(|x| walk(x, to, changed)),
+                _ => {}
+            }
+        }
+        let mut changed = false;
+        walk(&mut v, &to, &mut changed);
+        if changed {
+            let mut out = serde_json::to_vec(&v).expect("json");
+            out.push(b'\n');
+            atomic::write(&sd.import_pending(), &out)?;
+        }
+    }
+    Ok(())
+}
+
 /// The transcript file a session last read for `key`, if it still exists.
 pub fn known_path(ctx: &Ctx, session: &str, key: &str) -> Option<PathBuf> {
     let sd = ctx.state.find_session(session).ok()?;

@@ -59,13 +59,39 @@ pub fn apply(
     // This machine's nodes whose id the remote gave another node: id → the
     // id each is kept under here.
     let mut conflicts: BTreeMap<String, String> = BTreeMap::new();
+    // This machine's files at a name the remote's tree has with other
+    // bytes (the same seq and id, another node): moved to their kept id
+    // before the remote's file takes the name.
+    let mut displaced: Vec<String> = Vec::new();
     for f in tree::names_on_disk(sd)? {
-        if theirs.contains_key(&f) {
-            continue;
-        }
         let Some((seq, _, nid)) = parse_node_file_name(&f) else {
             continue;
         };
+        if let Some(blob) = theirs.get(&f) {
+            let path = sd.history().join(&f);
+            let mine = atomic::read(&path).io("read", &path)?;
+            if crate::git::blob_id(&mine) == *blob {
+                continue;
+            }
+            displaced.push(f.clone());
+        }
+        // A copy a take that was cut short kept under its own id says
+        // which id it stands for: the conflict holds on this run too.
+        if nid.contains(".local-") {
+            let path = sd.history().join(&f);
+            if let Some(orig) = atomic::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|n| {
+                    n["metadata"]["id_conflict"]["id"]
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .filter(|o| their_ids.contains_key(o))
+            {
+                conflicts.entry(orig).or_insert_with(|| nid.to_string());
+            }
+        }
         if let Some(blob) = their_ids.get(nid) {
             // The same node under another seq (a copy an interrupted take
             // renumbered) goes; another node under that id is kept, under
@@ -100,14 +126,8 @@ pub fn apply(
         .as_ref()
         .and_then(|m| m.head_id().map(str::to_string));
 
-    // 1. The remote's files (node files it has and this machine lacks
-    //    included); this machine's other files stay under `local`.
-    let existing = match take {
-        Take::Local => Existing::Keep,
-        Take::Remote => Existing::Replace,
-    };
-    tree::check_out(repo, sd, newest.tree, existing, None)?;
-    // 2. This machine's nodes, renumbered after the remote's.
+    // 1. This machine's nodes, renumbered after the remote's (names the
+    //    remote's tree does not have).
     let history = sd.history();
     let mut renamed = 0;
     let mut old_names = Vec::new();
@@ -182,6 +202,18 @@ pub fn apply(
         old_names.push(file.clone());
     }
     atomic::crash_point("take-renumbered");
+    // 2. The remote's files (node files it has and this machine lacks
+    //    included), once this machine's at their names are kept elsewhere;
+    //    this machine's other files stay under `local`.
+    for file in &displaced {
+        remove(&history.join(file))?;
+    }
+    atomic::crash_point("take-displaced");
+    let existing = match take {
+        Take::Local => Existing::Keep,
+        Take::Remote => Existing::Replace,
+    };
+    tree::check_out(repo, sd, newest.tree, existing, None)?;
     // 3. meta.json: the chosen side's head.
     let mut meta = Meta::read(&sd.meta())?;
     match take {
@@ -204,11 +236,15 @@ pub fn apply(
         meta.set("head_id", conflicts.get(h).unwrap_or(h).as_str());
     }
     atomic::write(&sd.meta(), &meta.to_json())?;
+    // What the importer keeps of this machine's transcripts names the
+    // kept ids too.
+    crate::import::ids_renamed(sd, &conflicts)?;
     // 4. The old names go once the new ones are written.
-    for file in &old_names {
+    for file in old_names.iter().filter(|f| !displaced.contains(f)) {
         remove(&history.join(file))?;
     }
-    for file in &stale {
+    // (A name the remote's file took is the remote's now.)
+    for file in stale.iter().filter(|f| !displaced.contains(f)) {
         remove(&history.join(file))?;
     }
     let _ = std::fs::remove_file(sd.catalog_stamp());
@@ -322,9 +358,18 @@ fn same_but_seq(a: &[u8], b: &[u8]) -> bool {
 
 /// The id a node of this machine is kept under when the remote gave its id
 /// to another node: the id, `.local-` and eight hex digits of the node's
-/// bytes (the same on every run, so an interrupted take is finished).
+/// bytes but its seq (the same on every run, so an interrupted take is
+/// finished, and for two files of one node under two seqs).
 fn kept_id(id: &str, bytes: &[u8]) -> String {
-    let hash = crate::git::blob_id(bytes).to_hex_with_len(8).to_string();
+    let unseq = serde_json::from_slice::<serde_json::Map<String, Value>>(bytes)
+        .ok()
+        .map(|mut m| {
+            m.remove("seq");
+            serde_json::to_vec(&m).expect("json")
+        });
+    let hash = crate::git::blob_id(unseq.as_deref().unwrap_or(bytes))
+        .to_hex_with_len(8)
+        .to_string();
     let room = 128 - ".local-".len() - hash.len();
     let mut cut = id.len().min(room);
     while !id.is_char_boundary(cut) {

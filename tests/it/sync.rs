@@ -1768,3 +1768,118 @@ fn a_remote_that_refuses_every_pack_is_not_asked_without_end() {
     );
     assert!(remote_refs(&env, &remote).is_empty());
 }
+
+/// A node an import made whose id the remote gave another node is kept
+/// under an id of its own by `fetch --take`, and the import goes on from
+/// it: the transcript's next turn continues this machine's node, not the
+/// remote's one of that id.
+#[test]
+fn an_imported_node_kept_under_a_new_id_is_where_the_import_goes_on() {
+    let sid = "11111111-2222-3333-4444-555555555555";
+    let session = format!("claude-{sid}");
+    let mut lines: Vec<Value> = Vec::new();
+    let mut rec = |kind: &str, uuid: &str, parent: Option<&str>, extra: Value| {
+        let mut r = serde_json::json!({"type": kind, "uuid": uuid, "parentUuid": parent,
+            "timestamp": format!("2026-11-01T10:00:{:02}.000Z", lines.len()),
+            "sessionId": sid, "cwd": "/home/me/proj"});
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        lines.push(r);
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>()
+    };
+    type Rec<'a> = dyn FnMut(&str, &str, Option<&str>, Value) -> String + 'a;
+    let turn = |rec: &mut Rec, k: u32, parent: Option<&str>| {
+        rec(
+            "user",
+            &format!("u{k}"),
+            parent,
+            serde_json::json!({"message": {"role": "user", "content": format!("question {k}")}}),
+        );
+        rec(
+            "assistant",
+            &format!("a{k}"),
+            Some(&format!("u{k}")),
+            serde_json::json!({"message": {"id": format!("msg_{k}"), "role": "assistant", "content": [{"type": "text", "text": format!("a's answer {k}")}]}}),
+        );
+        rec(
+            "system",
+            &format!("s{k}"),
+            Some(&format!("a{k}")),
+            serde_json::json!({"subtype": "turn_duration", "durationMs": 1}),
+        )
+    };
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let file = a.tmp.path().join(format!("{sid}.jsonl"));
+    std::fs::write(&file, turn(&mut rec, 1, None)).unwrap();
+    let path = file.to_str().unwrap();
+    a.ok(&["import", "claude-code", path]);
+    a.ok(&["remote", "add", "origin", &url]);
+    a.ok(&["push"]);
+    b.ok(&["clone", &url]);
+    // b gives the id a's next reply will have to a node of its own.
+    b.append(&session, &["--text", "b's question"]);
+    b.append(
+        &session,
+        &[
+            "--role",
+            "assistant",
+            "--id",
+            "a-msg_2",
+            "--text",
+            "b's answer",
+        ],
+    );
+    b.ok(&["commit-turn", &session]);
+    b.ok(&["push"]);
+    std::fs::write(&file, turn(&mut rec, 2, Some("s1"))).unwrap();
+    a.ok(&["import", "claude-code", path]);
+    a.run(&["fetch"]);
+    // Killed after the renumbered copies are written, then after this
+    // machine's file left the name the remote's takes: the next run
+    // finishes it (the copy says which id it stands for).
+    a.crash_at("take-renumbered", &["fetch", "--take", "local", &session]);
+    a.crash_at("take-displaced", &["fetch", "--take", "local", &session]);
+    let out = a.ok(&["fetch", "--take", "local", &session]);
+    assert!(out.contains(".local-"), "{out}");
+    let kept: String = a
+        .history_files(&session)
+        .into_iter()
+        .find(|f| f.contains("a-msg_2.local-"))
+        .expect("a's reply kept under an id of its own");
+    let kept_id = kept
+        .trim_end_matches(".json")
+        .split_once("-a-")
+        .unwrap()
+        .1
+        .to_string();
+    // The transcript goes on from a's reply.
+    std::fs::write(&file, turn(&mut rec, 3, Some("s2"))).unwrap();
+    a.ok(&["import", "claude-code", path]);
+    let u3 = a
+        .history_files(&session)
+        .into_iter()
+        .find(|f| f.ends_with("-u-u-u3.json"))
+        .expect("turn 3's message");
+    let node: Value = serde_json::from_slice(
+        &std::fs::read(a.session_dir(&session).join("history").join(&u3)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(node["predecessor"], kept_id.as_str(), "{node}");
+    let texts: Vec<String> = conversation(&a, &session)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    assert!(
+        texts.iter().any(|t| t == "a's answer 2") && texts.iter().any(|t| t == "question 3"),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t == "b's answer"), "{texts:?}");
+    verify_all(&a);
+    a.assert_clean(&session);
+    a.ok(&["push"]);
+    fsck(&a, &remote);
+    assert_nothing_forced(&a, &remote);
+}
