@@ -238,11 +238,9 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                     None,
                 ));
             }
-            projects::update(&ctx.state, ctx.locks, |ps| {
-                ps.remove(&p.id);
-                Ok(())
-            })?;
             // `push` carries the removal: no remote registers it again here.
+            // Recorded first: a removal cut short leaves a tombstone of a
+            // registered project, which a push drops.
             crate::sync::tombstones::record(
                 &ctx.state,
                 &crate::sync::tombstones::Tombstone::new(
@@ -250,8 +248,13 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
                     &p.id,
                     crate::out::now(),
                     &[],
+                    &[],
                 ),
             )?;
+            projects::update(&ctx.state, ctx.locks, |ps| {
+                ps.remove(&p.id);
+                Ok(())
+            })?;
             ctx.out.record(&records::ProjectRemoved {
                 project: p.id.clone(),
             });

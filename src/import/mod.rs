@@ -766,44 +766,45 @@ pub fn ids_renamed(sd: &SessionDir, renamed: &BTreeMap<String, String>) -> Resul
     if let Some(bytes) = atomic::read_if_present(&sd.import_pending())?
         && let Ok(mut v) = serde_json::from_slice::<Value>(&bytes)
     {
-        fn walk(v: &mut Value, to: &dyn Fn(&str) -> Option<String>, changed: &mut bool) {
-            match v {
-                Value::Object(m) => {
-                    for (k, x) in m.iter_mut() {
-                        let named = matches!(
-                            k.as_str(),
-                            "id" | "predecessor" | "caller" | "called_by" | "parent_id"
-                        );
-                        match x {
-                            Value::String(s) if named => {
-                                if let Some(new) = to(s) {
-                                    *s = new;
-                                    *changed = true;
-                                }
-                            }
-                            Value::Array(a) if k == "reads" => {
-                                for r in a.iter_mut() {
-                                    if let Value::String(s) = r
-                                        && let Some(new) = to(s)
-                                    {
-                                        *s = new;
-                                        *changed = true;
-                                    }
-                                }
-                            }
-                            // A transcript's own records are kept as they
-                            // are.
-                            _ if k == "source_records" => {}
-                            _ => walk(x, to, changed),
+        // Only the nodes' own fields: their content and the transcript's
+        // records are kept as they are.
+        let rename = |s: &mut String, changed: &mut bool| {
+            if let Some(new) = to(s) {
+                *s = new;
+                *changed = true;
+            }
+        };
+        let walk = |v: &mut Value, changed: &mut bool| {
+            let Value::Object(opens) = v else { return };
+            for open in opens.values_mut() {
+                let Some(Value::Array(nodes)) = open.get_mut("nodes") else {
+                    continue;
+                };
+                for node in nodes.iter_mut().filter_map(Value::as_object_mut) {
+                    for key in ["id", "predecessor", "caller", "called_by"] {
+                        if let Some(Value::String(s)) = node.get_mut(key) {
+                            rename(s, changed);
                         }
                     }
+                    if let Some(Value::Array(reads)) = node.get_mut("reads") {
+                        for r in reads.iter_mut() {
+                            if let Value::String(s) = r {
+                                rename(s, changed);
+                            }
+                        }
+                    }
+                    if let Some(Value::String(s)) = node
+                        .get_mut("metadata")
+                        .and_then(Value::as_object_mut)
+                        .and_then(|m| m.get_mut("parent_id"))
+                    {
+                        rename(s, changed);
+                    }
                 }
-                Value::Array(a) => a.iter_mut().for_each(|x| walk(x, to, changed)),
-                _ => {}
             }
-        }
+        };
         let mut changed = false;
-        walk(&mut v, &to, &mut changed);
+        walk(&mut v, &mut changed);
         if changed {
             let mut out = serde_json::to_vec(&v).expect("json");
             out.push(b'\n');

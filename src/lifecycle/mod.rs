@@ -175,14 +175,22 @@ pub fn delete_unless(
     // Written before the session goes: a kill after it leaves a session
     // and its tombstone, which a `push` drops (the session is here), never
     // a deleted session without one.
-    let tips = tombstones::tips_of(&sd)?;
-    match tombstone {
-        Some(t) => tombstones::record(state, t)?,
-        None if !tips.is_empty() => tombstones::record(
+    // (A repository whose branches do not read leaves none: it is
+    // deleted all the same.)
+    if tombstone.is_none()
+        && let Ok((tips, commits)) = tombstones::tips_of(&sd)
+        && !tips.is_empty()
+    {
+        tombstones::record(
             state,
-            &tombstones::Tombstone::new(tombstones::Kind::Session, id, crate::out::now(), &tips),
-        )?,
-        None => {}
+            &tombstones::Tombstone::new(
+                tombstones::Kind::Session,
+                id,
+                crate::out::now(),
+                &tips,
+                &commits,
+            ),
+        )?;
     }
     let parent = sd
         .dir
@@ -192,6 +200,12 @@ pub fn delete_unless(
     let grave = parent.join(format!("{TEMP_PREFIX}delete-{id}-{}", ids::generate("")));
     std::fs::rename(&sd.dir, &grave).io("remove", &sd.dir)?;
     drop(session);
+    // A peer's deletion is kept here once the copy is gone (the remote
+    // carries it meanwhile): a delete that failed leaves no tombstone of
+    // a session that is still here.
+    if let Some(t) = tombstone {
+        tombstones::record(state, t)?;
+    }
     atomic::sync_dir(&parent)?;
     atomic::crash_point("delete-after-rename");
     // The session's row, location and bindings go while what was moved

@@ -42,7 +42,8 @@ pub use take::Take;
 /// with tens of thousands). `GIT_SESSION_PUSH_BATCH` lowers it (tests).
 pub const BATCH: usize = 1000;
 
-/// How many refused packs a push splits in two and sends again, at most.
+/// How many refused packs of one batch a push splits in two and sends
+/// again, at most.
 const MAX_SPLITS: usize = 64;
 
 pub const SESSION_REFS: &str = "refs/sessions/";
@@ -351,8 +352,13 @@ pub fn push(
         let Some((session, branch)) = parse_remote_ref(rel) else {
             continue;
         };
-        // A session looked at now is pushed as it is now.
-        if looked.contains(&session) || !transfer.object_exists(new) {
+        // A session looked at now is pushed as it is now; one deleted
+        // since is not pushed at all.
+        if looked.contains(&session)
+            || !transfer.object_exists(new)
+            || buried.contains_key(&session)
+            || state.find_session_if_any(&session)?.is_none()
+        {
             continue;
         }
         updates.push(Update {
@@ -378,12 +384,12 @@ pub fn push(
     let progress_git = printer.progress_shown();
     // Refused refs stay queued for the next run (after a fetch).
     let mut refused: Vec<Update> = Vec::new();
-    // Requests a run may spend splitting refused packs: enough to isolate a
-    // few bad sessions among thousands (about 2·log2(1000) each), not 2N
+    // Requests a batch may spend splitting refused packs: enough to isolate
+    // a few bad sessions among a thousand (about 2·log2(1000) each), not 2N
     // requests when the remote refuses every pack for a reason of its own
     // (a full disk, a broken unpacker).
-    let mut splits_left = MAX_SPLITS;
     while !pending.is_empty() {
+        let mut splits_left = MAX_SPLITS;
         let take = pending.len().min(size);
         let mut work: Vec<Vec<Update>> = vec![pending.drain(..take).collect()];
         while let Some(batch) = work.pop() {
@@ -517,7 +523,13 @@ fn tombstone_updates(
         if !remote_sessions.contains(id) && last.is_none() {
             continue;
         }
-        send(transfer, Kind::Session, id, &t.merged(last))?;
+        let merged = t.merged(last);
+        // The remote has turns this deletion did not see: it stands for
+        // nothing there (a fetch here brings the session back).
+        if !merged.covers(&remote_tips(on_remote, id)) {
+            continue;
+        }
+        send(transfer, Kind::Session, id, &merged)?;
     }
     for ((kind, id), (_, r)) in remote_tombs {
         let Some(dir) = pushed.get(id.as_str()).filter(|_| *kind == Kind::Session) else {
@@ -527,14 +539,14 @@ fn tombstone_updates(
             continue;
         }
         let sd = SessionDir::new((*dir).clone());
-        let tips = tombstones::tips_of(&sd)?;
-        let covered =
-            SessionRepo::open_for_reading(&sd.dir).is_ok_and(|repo| r.covers(&repo, &tips));
-        if buried.contains_key(id) || !covered {
-            let mut revived = r.clone();
-            revived.tips.clear();
-            revived.revived_at = Some(crate::out::now());
-            send(transfer, Kind::Session, id, &revived)?;
+        let Ok((tips, _)) = tombstones::tips_of(&sd) else {
+            continue;
+        };
+        // Made again here after this machine deleted it, or gone on with
+        // past what the deletion saw: alive. (A copy the deletion covers
+        // is one a fetch deletes, never a reason to revive.)
+        if buried.contains_key(id) || !r.covers(&tips) {
+            send(transfer, Kind::Session, id, &r.revoked(crate::out::now()))?;
         }
     }
     if matches!(selection, Selection::All) {
@@ -549,9 +561,7 @@ fn tombstone_updates(
                     tombstones::forget(state, Kind::Project, &pid)?;
                 }
                 if let Some(r) = last.filter(|r| !r.revived()) {
-                    let mut revived = r.clone();
-                    revived.revived_at = Some(crate::out::now());
-                    send(transfer, Kind::Project, &pid, &revived)?;
+                    send(transfer, Kind::Project, &pid, &r.revoked(crate::out::now()))?;
                 }
                 continue;
             }
@@ -565,6 +575,18 @@ fn tombstone_updates(
         }
     }
     Ok(out)
+}
+
+/// The tips the remote has of session `id`'s branches.
+fn remote_tips(on_remote: &HashMap<String, Oid>, id: &str) -> Vec<Oid> {
+    let Some(prefix) = remote_prefix(id) else {
+        return Vec::new();
+    };
+    on_remote
+        .iter()
+        .filter(|(n, _)| n.starts_with(&prefix))
+        .map(|(_, t)| *t)
+        .collect()
 }
 
 /// Whether git's summary of a refused ref says the remote refused the
@@ -908,12 +930,15 @@ pub fn fetch(
             tombstones::forget(state, tombstones::Kind::Session, id)?;
             (here, past) = (None, Some(h));
         }
+        let remote_tips: Vec<Oid> = branches.values().copied().collect();
         let deleted = Deleted {
-            remote: last.filter(|t| !t.revived()),
+            // A deletion that did not see the remote's own turns stands for
+            // nothing: someone went on with the session after it.
+            remote: last.filter(|t| t.covers(&remote_tips)),
             here,
             past,
         };
-        let result = match honour(state, remote, &transfer, id, branches, &deleted, locks) {
+        let result = match honour(state, remote, id, branches, &deleted, locks) {
             Ok(Some(done)) => Ok(done),
             // Only a tombstone on the remote, which this machine's copy
             // holds turns it did not see.
@@ -1039,7 +1064,6 @@ impl Deleted<'_> {
 fn honour(
     state: &StateDir,
     remote: &str,
-    transfer: &SessionRepo,
     id: &str,
     branches: &BTreeMap<String, Oid>,
     deleted: &Deleted,
@@ -1078,7 +1102,7 @@ fn honour(
         (None, Some(h)) => h.clone(),
         (None, None) => return Ok(None),
     };
-    if tips.is_empty() || tomb.covers(transfer, &tips) {
+    if tips.is_empty() || tomb.covers(&tips) {
         let whence = if deleted.here.is_some() && deleted.remote.is_none() {
             "deleted here (`push` carries the deletion)".to_string()
         } else {

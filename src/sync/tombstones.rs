@@ -59,6 +59,11 @@ pub struct Tombstone {
     /// A session's branch tips when it was deleted (commit ids, sorted).
     #[serde(default)]
     pub tips: Vec<String>,
+    /// Every commit the deleted branches reached (sorted): what the
+    /// deletion saw, so that any machine decides what it covers without
+    /// the deleted commits.
+    #[serde(default)]
+    pub commits: Vec<String>,
     /// Set when the deleted thing was made or pushed again after: the
     /// tombstone covers nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,15 +71,19 @@ pub struct Tombstone {
 }
 
 impl Tombstone {
-    pub fn new(kind: Kind, id: &str, deleted_at: f64, tips: &[Oid]) -> Tombstone {
-        let mut tips: Vec<String> = tips.iter().map(Oid::to_string).collect();
-        tips.sort();
-        tips.dedup();
+    pub fn new(kind: Kind, id: &str, deleted_at: f64, tips: &[Oid], commits: &[Oid]) -> Tombstone {
+        let sorted = |ids: &[Oid]| {
+            let mut v: Vec<String> = ids.iter().map(Oid::to_string).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
         Tombstone {
             kind: kind.name().into(),
             id: id.into(),
             deleted_at,
-            tips,
+            tips: sorted(tips),
+            commits: sorted(commits),
             revived_at: None,
         }
     }
@@ -83,10 +92,15 @@ impl Tombstone {
         self.revived_at.is_some()
     }
 
-    /// Whether this one, a revival, came after deletion `other`: what
-    /// `other` deleted was made or gone on with since.
+    /// Whether this one, a revival, revoked deletion `other`: it names
+    /// every commit `other` saw (a revival keeps what it revoked), whatever
+    /// the machines' clocks say.
     pub fn supersedes(&self, other: &Tombstone) -> bool {
-        self.revived_at.is_some_and(|at| at >= other.deleted_at)
+        self.revived()
+            && other
+                .commits
+                .iter()
+                .all(|c| self.commits.binary_search(c).is_ok())
     }
 
     /// This one and `other` (of the same thing) as one: every tip either
@@ -99,34 +113,31 @@ impl Tombstone {
             return o.clone();
         }
         let mut t = self.clone();
-        t.tips.extend(o.tips.iter().cloned());
-        t.tips.sort();
-        t.tips.dedup();
+        for (mine, theirs) in [(&mut t.tips, &o.tips), (&mut t.commits, &o.commits)] {
+            mine.extend(theirs.iter().cloned());
+            mine.sort();
+            mine.dedup();
+        }
         t.deleted_at = t.deleted_at.max(o.deleted_at);
         t
     }
 
-    fn tip_ids(&self) -> Vec<Oid> {
-        self.tips
-            .iter()
-            .filter_map(|t| Oid::from_hex(t.as_bytes()).ok())
-            .collect()
+    /// Whether every one of `tips` is a commit this tombstone's deletion
+    /// saw (a deleted tip or one of its ancestors): decided from the
+    /// tombstone alone, on any machine.
+    pub fn covers(&self, tips: &[Oid]) -> bool {
+        !self.revived()
+            && tips.iter().all(|t| {
+                let hex = t.to_string();
+                self.commits.binary_search(&hex).is_ok() || self.tips.binary_search(&hex).is_ok()
+            })
     }
 
-    /// Whether every one of `tips` (commits of `repo`) is a tip this
-    /// tombstone deleted or an ancestor of one. A commit `repo` lacks
-    /// counts as not covered: never a deletion on a guess.
-    pub fn covers(&self, repo: &SessionRepo, tips: &[Oid]) -> bool {
-        if self.revived() {
-            return false;
-        }
-        let deleted = self.tip_ids();
-        tips.iter().all(|tip| {
-            deleted.contains(tip)
-                || deleted
-                    .iter()
-                    .any(|d| super::tree::is_ancestor(repo, *tip, *d).unwrap_or(false))
-        })
+    /// This one, revoked: it covers nothing, and names what it revoked.
+    pub fn revoked(&self, at: f64) -> Tombstone {
+        let mut t = self.clone();
+        t.revived_at = Some(at);
+        t
     }
 
     /// When it was deleted, as a person reads it.
@@ -259,13 +270,21 @@ pub fn forget(state: &StateDir, kind: Kind, id: &str) -> Result<()> {
     }
 }
 
-/// The tips of a session's branches.
-pub fn tips_of(sd: &SessionDir) -> Result<Vec<Oid>> {
+/// The tips of a session's branches, and every commit they reach.
+pub fn tips_of(sd: &SessionDir) -> Result<(Vec<Oid>, Vec<Oid>)> {
     if !sd.git_dir().is_dir() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let repo = SessionRepo::open_for_reading(&sd.dir)?;
-    Ok(repo.branches()?.into_iter().map(|(_, t)| t).collect())
+    let tips: Vec<Oid> = repo.branches()?.into_iter().map(|(_, t)| t).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = tips.clone();
+    while let Some(c) = stack.pop() {
+        if seen.insert(c) {
+            stack.extend(repo.commit_info(c)?.parents);
+        }
+    }
+    Ok((tips, seen.into_iter().collect()))
 }
 
 /// Why a session must not be removed on a tombstone's word (`None`: it
@@ -279,7 +298,7 @@ pub fn keeps(sd: &SessionDir, t: &Tombstone) -> Option<&'static str> {
         return Some("its branches do not read");
     };
     let tips: Vec<Oid> = branches.iter().map(|(_, t)| *t).collect();
-    if !t.covers(&repo, &tips) {
+    if !t.covers(&tips) {
         return Some("this machine has turns the deletion did not see");
     }
     let mut committed = std::collections::BTreeSet::new();
@@ -384,15 +403,15 @@ mod tests {
     fn a_revived_tombstone_counts_for_nothing_in_a_merge() {
         let a = Oid::from_hex(b"1111111111111111111111111111111111111111").unwrap();
         let b = Oid::from_hex(b"2222222222222222222222222222222222222222").unwrap();
-        let t1 = Tombstone::new(Kind::Session, "s", 10.0, &[a]);
-        let t2 = Tombstone::new(Kind::Session, "s", 20.0, &[b, a]);
+        let t1 = Tombstone::new(Kind::Session, "s", 10.0, &[a], &[a]);
+        let t2 = Tombstone::new(Kind::Session, "s", 20.0, &[b, a], &[b, a]);
         let m = t1.merged(Some(&t2));
         assert_eq!(m.tips.len(), 2);
         assert_eq!(m.deleted_at, 20.0);
-        let mut r = t2.clone();
-        r.revived_at = Some(30.0);
-        r.tips.clear();
+        let r = t2.revoked(30.0);
         assert_eq!(t1.merged(Some(&r)), t1);
         assert_eq!(r.merged(Some(&t1)), t1);
+        assert!(r.supersedes(&t1) && !t1.supersedes(&r));
+        assert!(!r.covers(&[a]) && t2.covers(&[a, b]) && !t1.covers(&[b]));
     }
 }

@@ -1883,3 +1883,39 @@ fn an_imported_node_kept_under_a_new_id_is_where_the_import_goes_on() {
     fsck(&a, &remote);
     assert_nothing_forced(&a, &remote);
 }
+
+/// A deletion holds without the commits it deleted: a turn never pushed
+/// before the delete does not make the deleting machine's fetch bring the
+/// session back, and a peer behind it neither revives it by pushing nor
+/// keeps it on fetching: the tombstone names every commit it saw.
+#[test]
+fn a_deletion_holds_on_machines_that_never_had_what_it_deleted() {
+    let (a, b, remote) = two_machines();
+    a.turn("s1", "never pushed", &[]);
+    a.ok(&["delete", "s1", "--yes"]);
+    let out = a.ok(&["--json", "fetch"]);
+    assert_eq!(
+        records(&out, "fetched")[0]["outcome"],
+        "tombstoned",
+        "{out}"
+    );
+    assert!(sessions_here(&a).is_empty());
+    a.ok(&["push"]);
+    // b is behind (it never had a's last turn) and pushes first: nothing
+    // of s1 revived.
+    let out = b.ok(&["--json", "push"]);
+    assert!(records(&out, "pushed_ref").is_empty(), "{out}");
+    let out = b.ok(&["--json", "fetch"]);
+    assert_eq!(records(&out, "fetched")[0]["outcome"], "deleted", "{out}");
+    assert!(sessions_here(&b).is_empty());
+    let out = a.ok(&["--json", "fetch"]);
+    assert_eq!(
+        records(&out, "fetched")[0]["outcome"],
+        "tombstoned",
+        "{out}"
+    );
+    assert!(sessions_here(&a).is_empty());
+    verify_all(&a);
+    verify_all(&b);
+    assert_nothing_forced(&a, &remote);
+}
