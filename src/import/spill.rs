@@ -35,19 +35,29 @@ struct Spilled {
 /// its long strings move to attachments. Returns the attachments' paths
 /// (relative to the session), none when the node fits as it is.
 pub fn fit(sd: &SessionDir, node: &mut NewNode) -> Result<Vec<String>> {
-    let size = [&node.output, &node.input]
-        .iter()
-        .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
-        .sum::<usize>()
-        + serde_json::to_vec(&node.metadata).map_or(0, |b| b.len());
-    if (size as u64) + MARGIN <= MAX_FILE_BYTES {
+    let size = |node: &NewNode| {
+        [&node.output, &node.input]
+            .iter()
+            .map(|v| serde_json::to_vec(v).map_or(0, |b| b.len()))
+            .sum::<usize>()
+            + serde_json::to_vec(&node.metadata).map_or(0, |b| b.len())
+    };
+    let fits = |node: &NewNode| (size(node) as u64) + MARGIN <= MAX_FILE_BYTES;
+    if fits(node) {
         return Ok(Vec::new());
     }
     let mut found: BTreeMap<String, Spilled> = BTreeMap::new();
-    walk(sd, &mut node.output, "/output".into(), &mut found)?;
-    walk(sd, &mut node.input, "/input".into(), &mut found)?;
-    for (k, v) in node.metadata.iter_mut() {
-        walk(sd, v, format!("/metadata/{}", escape(k)), &mut found)?;
+    // Strings of a megabyte first; shorter ones too while it does not fit
+    // (many strings just under a megabyte).
+    for long in [LONG, LONG / 16, LONG / 256] {
+        walk(sd, &mut node.output, "/output".into(), long, &mut found)?;
+        walk(sd, &mut node.input, "/input".into(), long, &mut found)?;
+        for (k, v) in node.metadata.iter_mut() {
+            walk(sd, v, format!("/metadata/{}", escape(k)), long, &mut found)?;
+        }
+        if fits(node) {
+            break;
+        }
     }
     let mut list = match node.metadata.remove("attachments") {
         Some(Value::Array(a)) => a,
@@ -100,10 +110,11 @@ fn walk(
     sd: &SessionDir,
     v: &mut Value,
     at: String,
+    long: usize,
     found: &mut BTreeMap<String, Spilled>,
 ) -> Result<()> {
     match v {
-        Value::String(s) if s.len() >= LONG => {
+        Value::String(s) if s.len() >= long => {
             let blob = crate::git::blob_id(s.as_bytes()).to_string();
             if !found.contains_key(&blob) {
                 store(sd, &blob, s.as_bytes())?;
@@ -124,12 +135,12 @@ fn walk(
         }
         Value::Array(a) => {
             for (i, x) in a.iter_mut().enumerate() {
-                walk(sd, x, format!("{at}/{i}"), found)?;
+                walk(sd, x, format!("{at}/{i}"), long, found)?;
             }
         }
         Value::Object(m) => {
             for (k, x) in m.iter_mut() {
-                walk(sd, x, format!("{at}/{}", escape(k)), found)?;
+                walk(sd, x, format!("{at}/{}", escape(k)), long, found)?;
             }
         }
         _ => {}
@@ -169,6 +180,37 @@ fn store(sd: &SessionDir, blob: &str, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Many strings just under a megabyte: shorter ones go too, until the
+    /// node fits; each text once, every place named, each file whole.
+    #[test]
+    fn a_node_of_many_long_strings_is_made_to_fit() {
+        let (_tmp, sd) = crate::layout::paths::test_session();
+        let mut node = NewNode::default();
+        let texts: Vec<String> = (0..80).map(|i| format!("{i:03}").repeat(300_000)).collect();
+        node.output = json!(texts[0].clone());
+        node.metadata.insert(
+            "blocks".into(),
+            Value::Array(texts.iter().map(|t| json!(t)).collect()),
+        );
+        let paths = fit(&sd, &mut node).unwrap();
+        assert_eq!(paths.len(), 80);
+        let size = serde_json::to_vec(&node.metadata).unwrap().len();
+        assert!((size as u64) + MARGIN <= MAX_FILE_BYTES, "{size}");
+        let blob0 = crate::git::blob_id(texts[0].as_bytes()).to_string();
+        let first = node.metadata["attachments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["blob"] == blob0.as_str())
+            .unwrap();
+        assert_eq!(first["holds"], json!(["/output", "/metadata/blocks/0"]));
+        for (i, t) in texts.iter().enumerate() {
+            let blob = crate::git::blob_id(t.as_bytes()).to_string();
+            let stored = std::fs::read_to_string(sd.attachments().join(format!("{blob}.txt")));
+            assert_eq!(stored.unwrap(), *t, "{i}");
+        }
+    }
 
     #[test]
     fn keys_are_escaped_as_json_pointers_escape_them() {

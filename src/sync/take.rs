@@ -131,6 +131,8 @@ pub fn apply(
     let history = sd.history();
     let mut renamed = 0;
     let mut old_names = Vec::new();
+    // The names written here: never removed below as stale.
+    let mut written: Vec<String> = Vec::new();
     // The remote's naming, when its files show one (it renamed them to
     // the Python store's): the replayed nodes take it, so the session keeps
     // one naming.
@@ -200,6 +202,7 @@ pub fn apply(
             ));
         }
         old_names.push(file.clone());
+        written.push(name);
     }
     atomic::crash_point("take-renumbered");
     // 2. The remote's files (node files it has and this machine lacks
@@ -244,7 +247,10 @@ pub fn apply(
         remove(&history.join(file))?;
     }
     // (A name the remote's file took is the remote's now.)
-    for file in stale.iter().filter(|f| !displaced.contains(f)) {
+    for file in stale
+        .iter()
+        .filter(|f| !displaced.contains(f) && !written.contains(f))
+    {
         remove(&history.join(file))?;
     }
     let _ = std::fs::remove_file(sd.catalog_stamp());
