@@ -51,7 +51,8 @@ pub enum RemoteCommand {
 /// resolve, push again. A push that is killed leaves its queue
 /// (`sync/queue-<remote>`), which the next `push` sends; only refs the
 /// remote confirmed leave it. Sessions deleted and projects removed here
-/// go as tombstones (`refs/tombstones/…`) when the remote has them; a
+/// go as tombstones (`refs/tombstones/…`) when the remote has them
+/// (projects' with a push of every session); a
 /// session the remote has a tombstone of that is here again (made again,
 /// or with turns the deletion did not see) revives it. Exit 1 when a ref
 /// was refused or a session could not be read.

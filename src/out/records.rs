@@ -865,11 +865,13 @@ pub struct RemoteRemoved {
 pub struct PushedRef {
     /// The remote's name.
     pub remote: String,
-    /// The session; null for a project's record.
+    /// The session (or, for a tombstone, the session or project it buries); null for a
+    /// project's record.
     pub session: Option<String>,
-    /// The session's branch; null for a project's record.
+    /// The session's branch; null for a project's record and a tombstone.
     pub branch: Option<String>,
-    /// The ref on the remote (`refs/sessions/<shard>/<id>/heads/<branch>`, `refs/projects/<id>`).
+    /// The ref on the remote (`refs/sessions/<shard>/<id>/heads/<branch>`, `refs/projects/<id>`,
+    /// `refs/tombstones/sessions/<shard>/<id>`, `refs/tombstones/projects/<id>`).
     pub remote_ref: String,
     /// The commit sent.
     pub commit: String,
@@ -927,7 +929,7 @@ pub struct Fetched {
     /// `tombstoned` (not brought in: the remote's copy is what a deletion removed) or
     /// `kept` (deleted elsewhere, but this machine has turns the deletion did not see).
     pub outcome: String,
-    /// The session directory; null when refused.
+    /// The session directory; null when refused or tombstoned (not here).
     pub path: Option<PathBuf>,
     /// The remote's branches of the session.
     pub branches: Vec<String>,
