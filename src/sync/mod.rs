@@ -931,14 +931,19 @@ pub fn fetch(
             (here, past) = (None, Some(h));
         }
         let remote_tips: Vec<Oid> = branches.values().copied().collect();
-        let deleted = Deleted {
+        let mut deleted = Deleted {
             // A deletion that did not see the remote's own turns stands for
             // nothing: someone went on with the session after it.
             remote: last.filter(|t| t.covers(&remote_tips)),
             here,
             past,
+            why: None,
         };
-        let result = match honour(state, remote, id, branches, &deleted, locks) {
+        // Why this machine's copy was kept though the remote deleted it.
+        let mut why = None;
+        let honoured = honour(state, remote, id, branches, &deleted, locks, &mut why);
+        deleted.why = why;
+        let result = match honoured {
             Ok(Some(done)) => Ok(done),
             // Only a tombstone on the remote, which this machine's copy
             // holds turns it did not see.
@@ -1001,6 +1006,8 @@ struct Deleted<'a> {
     here: Option<&'a tombstones::Tombstone>,
     /// This machine's, which a revival on the remote came after.
     past: Option<&'a tombstones::Tombstone>,
+    /// Why this machine's copy was kept (`tombstones::keeps`).
+    why: Option<&'static str>,
 }
 
 /// What `fetch` did to one session: the outcome, its directory (none when
@@ -1022,6 +1029,7 @@ impl Deleted<'_> {
         path: PathBuf,
         note: Option<String>,
     ) -> Result<Done> {
+        let why = self.why;
         let joined = |m: String| Some(note.clone().map_or(m.clone(), |n| format!("{m}; {n}")));
         if outcome == Outcome::Created {
             let Some(t) = self.here.or(self.past).or(self.remote) else {
@@ -1043,14 +1051,27 @@ impl Deleted<'_> {
             ));
         }
         if let Some(t) = self.remote {
-            return Ok((
-                Outcome::Kept,
-                Some(path),
-                joined(format!(
-                    "deleted on `{remote}` at {}, but this machine has turns or nodes the deletion did not see: kept; `git-session push {remote} {id}` keeps it everywhere, `git-session delete {id}` deletes it here too",
-                    t.when()
-                )),
+            let next = match why {
+                Some(w) if w.contains("nodes no turn") => format!(
+                    "`git-session commit-turn {id}` then `git-session push {remote} {id}` keeps it everywhere"
+                ),
+                Some(w) if w.contains("import") => format!(
+                    "once the import commits that turn, `git-session push {remote} {id}` keeps it everywhere"
+                ),
+                _ => format!("`git-session push {remote} {id}` keeps it everywhere"),
+            };
+            let message = joined(format!(
+                "deleted on `{remote}` at {}, but {}: kept; {next}, `git-session delete {id}` deletes it here too",
+                t.when(),
+                why.unwrap_or("this machine has turns the deletion did not see")
             ));
+            // A divergence (or its resolution) stays what it is: `--take`
+            // is owed either way.
+            let outcome = match outcome {
+                Outcome::Diverged | Outcome::Taken => outcome,
+                _ => Outcome::Kept,
+            };
+            return Ok((outcome, Some(path), message));
         }
         Ok((outcome, Some(path), note))
     }
@@ -1068,6 +1089,7 @@ fn honour(
     branches: &BTreeMap<String, Oid>,
     deleted: &Deleted,
     locks: LockOptions,
+    why: &mut Option<&'static str>,
 ) -> Result<Option<Done>> {
     let here = state.find_session_if_any(id)?;
     if here.is_some() {
@@ -1078,13 +1100,19 @@ fn honour(
         let Some(t) = deleted.remote else {
             return Ok(None);
         };
+        let reason = std::cell::Cell::new(None);
         let gone = crate::lifecycle::delete_unless(
             state,
             id,
             locks,
-            |sd| tombstones::keeps(sd, t),
+            |sd| {
+                let r = tombstones::keeps(sd, t);
+                reason.set(r);
+                r
+            },
             Some(t),
         )?;
+        *why = reason.get();
         return Ok(gone.map(|path| {
             (
                 Outcome::Deleted,

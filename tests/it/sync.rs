@@ -1627,10 +1627,16 @@ fn a_deletion_never_removes_turns_it_did_not_see() {
         let out = String::from_utf8_lossy(&run.stdout).into_owned();
         let f = &records(&out, "fetched")[0];
         assert_eq!(f["outcome"], "kept", "{newer}: {out}");
-        assert!(
-            f["message"].as_str().unwrap().contains("did not see"),
-            "{out}"
-        );
+        // The reason, and what to do about it.
+        let said = f["message"].as_str().unwrap();
+        let (why, next) = match newer {
+            "turn" => (
+                "turns the deletion did not see",
+                "git-session push origin s1",
+            ),
+            _ => ("nodes no turn committed", "git-session commit-turn s1"),
+        };
+        assert!(said.contains(why) && said.contains(next), "{out}");
         assert_eq!(records(&out, "fetch_summary")[0]["kept"], 1);
         assert!(
             all_texts(&b, "s1")
