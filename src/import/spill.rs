@@ -43,7 +43,16 @@ pub fn fit(sd: &SessionDir, node: &mut NewNode) -> Result<Vec<String>> {
             + serde_json::to_vec(&node.metadata).map_or(0, |b| b.len())
     };
     let fits = |node: &NewNode| (size(node) as u64) + MARGIN <= MAX_FILE_BYTES;
-    if fits(node) {
+    // Every node of every import comes here: most are told apart by a walk
+    // that bounds their JSON from above, never serialised twice.
+    let most = most_bytes(&node.output)
+        + most_bytes(&node.input)
+        + node
+            .metadata
+            .iter()
+            .map(|(k, v)| 6 * k.len() + 4 + most_bytes(v))
+            .sum::<usize>();
+    if (most as u64) + MARGIN <= MAX_FILE_BYTES || fits(node) {
         return Ok(Vec::new());
     }
     let mut found: BTreeMap<String, Spilled> = BTreeMap::new();
@@ -95,6 +104,24 @@ pub fn named(metadata: &Map<String, Value>) -> Vec<String> {
         .filter(|a| a.get("blob").is_some() && a.get("holds").is_some())
         .filter_map(|a| a["path"].as_str().map(str::to_string))
         .collect()
+}
+
+/// At least as many bytes as `v`'s JSON takes: a character escapes to at
+/// most six (`\u0000`), a number to at most 32, and each value costs a
+/// separator or two.
+fn most_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => 6 * s.len() + 2,
+        Value::Array(a) => 2 + a.iter().map(|x| most_bytes(x) + 1).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m
+                .iter()
+                .map(|(k, x)| 6 * k.len() + 4 + most_bytes(x))
+                .sum::<usize>()
+        }
+        Value::Number(_) => 32,
+        Value::Bool(_) | Value::Null => 5,
+    }
 }
 
 fn relative(blob: &str) -> String {
@@ -209,6 +236,19 @@ mod tests {
             let blob = crate::git::blob_id(t.as_bytes()).to_string();
             let stored = std::fs::read_to_string(sd.attachments().join(format!("{blob}.txt")));
             assert_eq!(stored.unwrap(), *t, "{i}");
+        }
+    }
+
+    /// The bound a node is told apart by is never below its JSON.
+    #[test]
+    fn the_bound_is_never_below_the_json() {
+        let v = json!({"a\u{0}\"": ["\u{1}\u{7f}é\n", 1.5e300, -1, true, null, {}, []],
+            "k": {"deep": [[["x\\"]]]}});
+        for x in [v.clone(), v["a\u{0}\""].clone(), json!("\u{0}".repeat(100))] {
+            assert!(
+                most_bytes(&x) >= serde_json::to_vec(&x).unwrap().len(),
+                "{x}"
+            );
         }
     }
 

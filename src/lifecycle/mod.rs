@@ -178,7 +178,7 @@ pub fn delete_unless(
     // (A repository whose branches do not read leaves none: it is
     // deleted all the same.)
     if tombstone.is_none()
-        && let Ok((tips, commits)) = tombstones::tips_of(&sd)
+        && let Ok((tips, commits)) = tombstones::seen_by_deletion(&sd)
         && !tips.is_empty()
     {
         tombstones::record(

@@ -539,7 +539,7 @@ fn tombstone_updates(
             continue;
         }
         let sd = SessionDir::new((*dir).clone());
-        let Ok((tips, _)) = tombstones::tips_of(&sd) else {
+        let Ok(tips) = tombstones::tips_of(&sd) else {
             continue;
         };
         // Made again here after this machine deleted it, or gone on with
@@ -1091,6 +1091,11 @@ fn honour(
     locks: LockOptions,
     why: &mut Option<&'static str>,
 ) -> Result<Option<Done>> {
+    // No tombstone of it, here or there: nothing to settle (and no second
+    // lookup of the session, which the fetch makes anyway).
+    if deleted.remote.is_none() && deleted.here.is_none() {
+        return Ok(None);
+    }
     let here = state.find_session_if_any(id)?;
     if here.is_some() {
         // Made again here after this machine deleted it: alive.

@@ -270,13 +270,23 @@ pub fn forget(state: &StateDir, kind: Kind, id: &str) -> Result<()> {
     }
 }
 
-/// The tips of a session's branches, and every commit they reach.
-pub fn tips_of(sd: &SessionDir) -> Result<(Vec<Oid>, Vec<Oid>)> {
+/// The tips of a session's branches.
+pub fn tips_of(sd: &SessionDir) -> Result<Vec<Oid>> {
     if !sd.git_dir().is_dir() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     }
     let repo = SessionRepo::open_for_reading(&sd.dir)?;
-    let tips: Vec<Oid> = repo.branches()?.into_iter().map(|(_, t)| t).collect();
+    Ok(repo.branches()?.into_iter().map(|(_, t)| t).collect())
+}
+
+/// The tips of a session's branches, and every commit they reach: what a
+/// deletion of it sees.
+pub fn seen_by_deletion(sd: &SessionDir) -> Result<(Vec<Oid>, Vec<Oid>)> {
+    let tips = tips_of(sd)?;
+    if tips.is_empty() {
+        return Ok((tips, Vec::new()));
+    }
+    let repo = SessionRepo::open_for_reading(&sd.dir)?;
     let mut seen = std::collections::HashSet::new();
     let mut stack = tips.clone();
     while let Some(c) = stack.pop() {

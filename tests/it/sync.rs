@@ -102,6 +102,16 @@ fn verify_all(env: &TestEnv) {
     env.ok(&["verify", "--all"]);
 }
 
+/// How every sync test ends: each machine verifies clean, the remote
+/// passes `git fsck --strict`, and none of its refs was forced.
+fn settled(machines: &[&TestEnv], remote: &Path) {
+    for m in machines {
+        verify_all(m);
+    }
+    fsck(machines[0], remote);
+    assert_nothing_forced(machines[0], remote);
+}
+
 #[test]
 fn two_machines_push_clone_continue_and_fetch() {
     let a = TestEnv::new();
@@ -1056,10 +1066,7 @@ fn pushes_racing_with_turns_lose_nothing() {
         assert!(all_texts(&b, &s).contains(&format!("during the push {i}")));
     }
     assert_eq!(records(&b.ok(&["--json", "list"]), "session").len(), 60);
-    verify_all(&a);
-    verify_all(&b);
-    fsck(&a, &remote);
-    assert_nothing_forced(&a, &remote);
+    settled(&[&a, &b], &remote);
 }
 
 /// After `--take remote`, the machine that fetches the result continues
@@ -1375,10 +1382,7 @@ fn a_rename_to_the_python_naming_travels_as_a_fast_forward() {
     a.ok(&["fetch", "origin"]);
     assert_eq!(all_texts(&a, "s1"), all_texts(&b, "s1"));
     assert!(a.history_files("s1").iter().all(|f| &f[4..5] == "-"));
-    verify_all(&a);
-    verify_all(&b);
-    fsck(&a, &remote);
-    assert_nothing_forced(&a, &remote);
+    settled(&[&a, &b], &remote);
 }
 
 /// The remote holds a node with id `u_X`; this machine holds another node
@@ -1663,10 +1667,7 @@ fn a_deletion_never_removes_turns_it_did_not_see() {
             "{out}"
         );
         assert_eq!(all_texts(&a, "s1"), all_texts(&b, "s1"));
-        verify_all(&a);
-        verify_all(&b);
-        fsck(&a, &remote);
-        assert_nothing_forced(&a, &remote);
+        settled(&[&a, &b], &remote);
     }
 }
 
@@ -1700,10 +1701,7 @@ fn a_session_made_again_after_its_deletion_is_not_deleted_by_it() {
     let c = TestEnv::new();
     c.ok(&["clone", &url]);
     assert_eq!(sessions_here(&c), [session]);
-    verify_all(&a);
-    verify_all(&b);
-    fsck(&a, &remote);
-    assert_nothing_forced(&a, &remote);
+    settled(&[&a, &b], &remote);
 }
 
 /// `project remove` is for good too: pushed as a tombstone, neither the
