@@ -17,6 +17,7 @@ pub mod out;
 pub mod project;
 pub mod read;
 pub mod relocate;
+pub mod secrets;
 pub mod session;
 pub mod store;
 pub mod sync;

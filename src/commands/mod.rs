@@ -25,6 +25,7 @@ pub mod recover;
 pub mod relocate;
 pub mod remote;
 pub mod schema;
+pub mod secrets;
 pub mod show;
 pub mod title;
 pub mod update;

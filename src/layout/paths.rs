@@ -267,6 +267,12 @@ impl StateDir {
         did_you_mean(id, &known, "`git-session list` shows")
     }
 
+    /// `<state>/secrets-allow`: the fingerprints of findings the user let
+    /// through (`push`, `secrets scan`), one per line.
+    pub fn secrets_allow_file(&self) -> PathBuf {
+        self.root.join("secrets-allow")
+    }
+
     /// `<state>/git-session.json`: this tool's settings for the state dir.
     pub fn settings_file(&self) -> PathBuf {
         self.root.join("git-session.json")

@@ -905,6 +905,47 @@ pub struct PushSummary {
     pub objects: usize,
 }
 
+/// `secrets scan`, `push`: a secret a session holds, told without its value.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Secret {
+    /// The session id.
+    pub session: String,
+    /// The file in the session repository (`history/<seq>-<r>-<id>.json`, `meta.json`,
+    /// `workdir/attachments/<name>`); a blob id when the file's name is not known.
+    pub path: String,
+    /// The node's id, for a node file; null otherwise.
+    pub node: Option<String>,
+    /// Where in the file: a JSON field (`output`, `input.command`, `metadata.x[0]`); empty
+    /// for a file read as text.
+    pub field: String,
+    /// The rule that found it (gitleaks' rule ids, and `credentialed-url`).
+    pub rule: String,
+    /// A fragment that tells which secret it is without giving it away (`sk-ant-…f3a9`).
+    pub masked: String,
+    /// 16 hex digits of the SHA-1 of rule and value: the same on every run and machine;
+    /// what `--allow`, the allow-list file and `redact --fingerprint` name.
+    pub fingerprint: String,
+    /// Let through by `<state>/secrets-allow` or `--allow`.
+    pub allowed: bool,
+}
+
+/// `secrets scan`: the run, last.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SecretsSummary {
+    /// Sessions scanned.
+    pub sessions: usize,
+    /// Sessions holding a secret not allowed.
+    pub sessions_with_secrets: usize,
+    /// Findings, allowed ones included.
+    pub findings: usize,
+    /// Findings let through by the allow-list or `--allow`.
+    pub allowed: usize,
+    /// Sessions that could not be read, with the reason.
+    pub skipped: Vec<SkippedSession>,
+}
+
 /// A session a command left out, and why.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -1031,6 +1072,8 @@ records! {
     Remote => "remote",
     RemoteRemoved => "remote_removed",
     PushedRef => "pushed_ref",
+    Secret => "secret",
+    SecretsSummary => "secrets_summary",
     PushSummary => "push_summary",
     Fetched => "fetched",
     FetchSummary => "fetch_summary",

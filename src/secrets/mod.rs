@@ -1,0 +1,320 @@
+//! Secrets in what a session holds: the scanner `push`, `secrets scan` and
+//! the `redact = on-write` setting share.
+//!
+//! A scan looks at every string of a node (output, input, metadata, at any
+//! depth), of `meta.json`, and at attachment files, with gitleaks' default
+//! rules ([`rules`]). A finding never carries the secret out of this
+//! module: it names where it is, the rule, a masked fragment
+//! (`sk-ant-…f3a9`) and a fingerprint, the first 16 hex digits of the
+//! SHA-1 of the rule and the value, the same on every run and machine.
+
+pub mod rules;
+pub mod session;
+
+use rules::Rules;
+use serde_json::Value;
+
+/// One secret found in one string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub rule: &'static str,
+    /// The secret's byte range in the text.
+    pub start: usize,
+    pub end: usize,
+    pub fingerprint: String,
+    pub masked: String,
+}
+
+/// The stable name of a secret: rule and value hashed, 16 hex digits.
+pub fn fingerprint(rule: &str, secret: &[u8]) -> String {
+    let mut bytes = Vec::with_capacity(rule.len() + 1 + secret.len());
+    bytes.extend_from_slice(rule.as_bytes());
+    bytes.push(0);
+    bytes.extend_from_slice(secret);
+    crate::git::sha1_hex(&bytes)[..16].to_string()
+}
+
+/// A fragment of `secret` that says which it is without giving it away: a
+/// few leading characters (a key's well-known prefix, at most a quarter of
+/// it) and the last four of a long one.
+pub fn mask(secret: &[u8]) -> String {
+    let text = String::from_utf8_lossy(secret);
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    let head = (n / 4).min(7);
+    let tail = if n >= 24 { 4 } else { 0 };
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[n - tail..]);
+    crate::out::in_one_line(&out).into_owned()
+}
+
+/// What replaces a secret in a redacted node.
+pub fn replacement(rule: &str, fingerprint: &str) -> String {
+    format!("[REDACTED:{rule}:{fingerprint}]")
+}
+
+/// The line of `text` around `start..end`.
+fn line_of(text: &[u8], start: usize, end: usize) -> &[u8] {
+    let from = text[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let to = text[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |i| end + i);
+    &text[from..to]
+}
+
+/// Every secret in `text`, by position. Where two rules find the same
+/// bytes, the specific one is kept over the generic `generic-api-key`, and
+/// an overlap of two keeps the first.
+pub fn scan_text(text: &[u8]) -> Vec<Hit> {
+    let rules = Rules::get();
+    let mut hits: Vec<Hit> = Vec::new();
+    for i in rules.wanted(text) {
+        let rule = &rules.rules[i];
+        let Some(regex) = rule.regex() else {
+            continue;
+        };
+        for caps in regex.captures_iter(text) {
+            let whole = caps.get(0).expect("group 0");
+            let secret = if rule.group > 0 {
+                caps.get(rule.group)
+            } else {
+                caps.iter().skip(1).flatten().find(|m| !m.is_empty())
+            }
+            .unwrap_or(whole);
+            // gitleaks trims line breaks off a match.
+            let (mut s, mut e) = (secret.start(), secret.end());
+            while s < e && matches!(text[s], b'\n' | b'\r') {
+                s += 1;
+            }
+            while e > s && matches!(text[e - 1], b'\n' | b'\r') {
+                e -= 1;
+            }
+            if s == e {
+                continue;
+            }
+            let value = &text[s..e];
+            if rule.entropy.is_some_and(|t| rules::entropy(value) <= t) {
+                continue;
+            }
+            let line = line_of(text, whole.start(), whole.end());
+            let whole_bytes = &text[whole.start()..whole.end()];
+            if rules.global.allows(value, whole_bytes, line)
+                || rule
+                    .allow
+                    .iter()
+                    .any(|a| a.allows(value, whole_bytes, line))
+            {
+                continue;
+            }
+            hits.push(Hit {
+                rule: Rules::id(i),
+                start: s,
+                end: e,
+                fingerprint: fingerprint(&rule.id, value),
+                masked: mask(value),
+            });
+        }
+    }
+    // Specific rules first, then by position; drop what overlaps a kept hit.
+    hits.sort_by_key(|h| {
+        (
+            h.rule == "generic-api-key",
+            h.start,
+            std::cmp::Reverse(h.end),
+        )
+    });
+    let mut kept: Vec<Hit> = Vec::new();
+    for h in hits {
+        if !kept.iter().any(|k| h.start < k.end && k.start < h.end) {
+            kept.push(h);
+        }
+    }
+    kept.sort_by_key(|h| h.start);
+    kept
+}
+
+/// `text` with every hit replaced by its [`replacement`].
+pub fn redact_text(text: &str, hits: &[Hit]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for h in hits {
+        // A hit's bounds are byte offsets of an ASCII-folded match: keep
+        // them on character boundaries.
+        let (mut s, mut e) = (h.start, h.end);
+        while !text.is_char_boundary(s) {
+            s -= 1;
+        }
+        while !text.is_char_boundary(e) {
+            e += 1;
+        }
+        if s < at {
+            continue;
+        }
+        out.push_str(&text[at..s]);
+        out.push_str(&replacement(h.rule, &h.fingerprint));
+        at = e;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// A secret in a JSON document: the field it is in, as a path
+/// (`output`, `input.command`, `metadata.attachments[0].name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub field: String,
+    pub hit: Hit,
+}
+
+/// Every secret in the strings of `v` (object keys are names, not looked
+/// at).
+pub fn scan_json(v: &Value) -> Vec<Found> {
+    let mut out = Vec::new();
+    walk(v, &mut String::new(), &mut |field, s| {
+        for hit in scan_text(s.as_bytes()) {
+            out.push(Found {
+                field: field.to_string(),
+                hit,
+            });
+        }
+    });
+    out
+}
+
+fn walk(v: &Value, path: &mut String, f: &mut dyn FnMut(&str, &str)) {
+    match v {
+        Value::String(s) => f(path, s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                walk(item, path, f);
+                path.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                walk(item, path, f);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Replace every secret in the strings of `v`, in place; the hits, by
+/// field.
+pub fn redact_json(v: &mut Value) -> Vec<Found> {
+    let mut found = Vec::new();
+    redact_walk(v, &mut String::new(), &mut found);
+    found
+}
+
+fn redact_walk(v: &mut Value, path: &mut String, found: &mut Vec<Found>) {
+    match v {
+        Value::String(s) => {
+            let hits = scan_text(s.as_bytes());
+            if !hits.is_empty() {
+                *s = redact_text(s, &hits);
+                found.extend(hits.into_iter().map(|hit| Found {
+                    field: path.clone(),
+                    hit,
+                }));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                redact_walk(item, path, found);
+                path.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                redact_walk(item, path, found);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_compiles() {
+        let bad: Vec<String> = Rules::get()
+            .rules
+            .iter()
+            .filter(|r| r.regex().is_none())
+            .map(|r| format!("{}: {:?}", r.id, rules::compile_error(r.source())))
+            .collect();
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    #[test]
+    fn masks_keep_the_prefix_and_the_tail_only() {
+        assert_eq!(
+            mask(b"sk-ant-api03-abcdefghijklmnopqrstuvwxyzf3a9"),
+            "sk-ant-…f3a9"
+        );
+        assert_eq!(mask(b"hunter22"), "hu…");
+        assert_eq!(mask(b"ab"), "…");
+    }
+
+    #[test]
+    fn fingerprints_are_stable() {
+        assert_eq!(fingerprint("r", b"v"), fingerprint("r", b"v"));
+        assert_ne!(fingerprint("r", b"v"), fingerprint("s", b"v"));
+        assert_eq!(fingerprint("r", b"v").len(), 16);
+    }
+
+    #[test]
+    fn redaction_replaces_the_secret_alone() {
+        let text = "export GITHUB_TOKEN=ghp_R8x2Kq7ZmP4tW9vB3nL6cY1hJ5dF0gS2aE8u # mine";
+        let hits = scan_text(text.as_bytes());
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].rule, "github-pat");
+        let out = redact_text(text, &hits);
+        assert_eq!(
+            out,
+            format!(
+                "export GITHUB_TOKEN=[REDACTED:github-pat:{}] # mine",
+                hits[0].fingerprint
+            )
+        );
+        assert!(scan_text(out.as_bytes()).is_empty(), "{out}");
+    }
+
+    #[test]
+    fn placeholders_in_urls_are_not_secrets() {
+        for url in [
+            "postgres://user:${DB_PASSWORD}@db.internal/app",
+            "https://user:password@example.com",
+            "https://x-access-token:<token>@github.com/o/r",
+        ] {
+            assert!(scan_text(url.as_bytes()).is_empty(), "{url}");
+        }
+        let real = scan_text(b"postgres://app:Zq8vT2mK9pLx@db.internal:5432/app");
+        assert_eq!(real.len(), 1);
+        assert_eq!(real[0].rule, "credentialed-url");
+    }
+}
