@@ -68,6 +68,11 @@ pub struct PushArgs {
     /// Say what would be sent; send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Send a session even though its turns hold this finding (a false
+    /// positive): its fingerprint, as the refusal shows it (repeat for
+    /// several; `git-session secrets allow` keeps one allowed)
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub allow: Vec<String>,
 }
 
 /// Bring sessions from a remote to this machine.
@@ -254,6 +259,7 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
         ctx.locks,
         &ctx.out,
         args.dry_run,
+        &args.allow,
     )?;
     let mut pushed = 0;
     let mut rejected = 0;
@@ -289,6 +295,24 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
     for (s, why) in &report.skipped {
         ctx.out.warn(format!("session `{s}` not pushed: {why}"));
     }
+    let mut withheld = Vec::new();
+    for (s, found) in &report.withheld {
+        let why = format!(
+            "its turns hold {} secret{} (see above)",
+            found.len(),
+            if found.len() == 1 { "" } else { "s" }
+        );
+        for f in found {
+            super::secrets::print_finding(ctx, s, f.clone(), false);
+        }
+        ctx.out.warn(format!(
+            "session `{s}` not pushed: {why}; nothing of it was sent (`git-session redact {s}` removes them; `--allow FINGERPRINT` sends a false positive)"
+        ));
+        withheld.push(records::SkippedSession {
+            session: s.clone(),
+            reason: why,
+        });
+    }
     ctx.out.record(&records::PushSummary {
         remote: name.clone(),
         sessions: report.sessions,
@@ -305,19 +329,26 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
             .collect(),
         batches: report.batches,
         objects: report.objects,
+        withheld,
     });
     if !args.dry_run {
         ctx.out.line(format!(
-            "{name}: {pushed} ref(s) pushed, {} up to date, {rejected} refused, {} session(s) skipped",
+            "{name}: {pushed} ref(s) pushed, {} up to date, {rejected} refused, {} session(s) skipped{}",
             report.up_to_date,
-            report.skipped.len()
+            report.skipped.len(),
+            match report.withheld.len() {
+                0 => String::new(),
+                n => format!(", {n} withheld for secrets"),
+            }
         ));
     }
-    Ok(if rejected > 0 || !report.skipped.is_empty() {
-        exit::NO
-    } else {
-        exit::OK
-    })
+    Ok(
+        if rejected > 0 || !report.skipped.is_empty() || !report.withheld.is_empty() {
+            exit::NO
+        } else {
+            exit::OK
+        },
+    )
 }
 
 pub fn fetch(ctx: &Ctx, args: FetchArgs) -> Result<u8> {

@@ -903,6 +903,9 @@ pub struct PushSummary {
     pub batches: usize,
     /// Objects copied into the transfer repository.
     pub objects: usize,
+    /// Sessions not sent because their outgoing turns hold a secret not allowed (each
+    /// finding is a `secret` record before this one); nothing of them reached the remote.
+    pub withheld: Vec<SkippedSession>,
 }
 
 /// `secrets scan`, `push`: a secret a session holds, told without its value.

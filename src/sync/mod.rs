@@ -149,6 +149,9 @@ pub struct PushReport {
     pub skipped: Vec<(String, String)>,
     pub batches: usize,
     pub objects: usize,
+    /// Sessions not sent because their outgoing turns hold a secret not
+    /// allowed: each with what was found.
+    pub withheld: Vec<(String, Vec<crate::secrets::session::Finding>)>,
 }
 
 /// Push the selected sessions' branches (and their projects' records) to
@@ -163,7 +166,9 @@ pub fn push(
     locks: LockOptions,
     printer: &crate::out::Printer,
     dry_run: bool,
+    allow: &[String],
 ) -> Result<PushReport> {
+    let allowed = crate::secrets::session::allowed(state, allow)?;
     let _sync = remotes::lock(state, locks)?;
     let mut transfer = transfer_repo(state)?;
     let mut report = PushReport::default();
@@ -245,6 +250,7 @@ pub fn push(
             let tx = tx.clone();
             let (targets, on_remote, transfer_dir) = (&targets, &on_remote, &transfer_dir);
             let remote_sessions = &remote_sessions;
+            let allowed = &allowed;
             scope.spawn(move || {
                 let mine = SessionRepo::open_for_reading(transfer_dir);
                 for (id, dir) in targets.iter().skip(w).step_by(jobs) {
@@ -256,6 +262,7 @@ pub fn push(
                             remote_sessions.contains(id),
                             t,
                             dry_run,
+                            allowed,
                         ),
                         Err(e) => Err(Error::git(
                             "open the transfer repository",
@@ -273,6 +280,10 @@ pub fn push(
         for (id, r) in rx {
             progress.inc();
             match r {
+                Ok(c) if !c.secrets.is_empty() => {
+                    report.sessions += 1;
+                    report.withheld.push((id, c.secrets));
+                }
                 Ok(c) => {
                     report.sessions += 1;
                     report.up_to_date += c.same;
@@ -293,6 +304,7 @@ pub fn push(
     progress.finish();
     updates.sort_by(|a, b| a.remote_ref.cmp(&b.remote_ref));
     report.skipped.sort();
+    report.withheld.sort_by(|a, b| a.0.cmp(&b.0));
     for pid in wanted_projects {
         let name = format!("{PROJECT_REFS}{pid}");
         if on_remote.contains_key(&name) || !crate::git::valid_ref_name(&name) {
@@ -653,6 +665,9 @@ struct Collected {
     project: Option<String>,
     /// The objects the transfer repository lacks, compressed for its pack.
     objects: Vec<crate::git::Compressed>,
+    /// The secrets those objects hold that are not allowed: when there are
+    /// any, nothing of the session is sent.
+    secrets: Vec<crate::secrets::session::Finding>,
 }
 
 /// One session's branches to push and the objects they need that the
@@ -665,6 +680,7 @@ fn collect_session(
     on_remote_already: bool,
     transfer: &SessionRepo,
     dry_run: bool,
+    allowed: &BTreeSet<String>,
 ) -> Result<Collected> {
     let prefix = remote_prefix(id).ok_or_else(|| {
         Error::refused(
@@ -678,6 +694,7 @@ fn collect_session(
         same: 0,
         project: None,
         objects: Vec::new(),
+        secrets: Vec::new(),
     };
     let repo = SessionRepo::open_for_reading(&sd.dir)?;
     // Up to date: a look at its branches, without the checks and the lock
@@ -724,11 +741,23 @@ fn collect_session(
             old,
         });
     }
-    if !dry_run && !new_tips.is_empty() {
+    out.project = meta
+        .str("project_id")
+        .map(str::to_string)
+        .filter(|p| p != "default" && ids::project_id(p).is_ok());
+    if !new_tips.is_empty() {
         thread_local! {
             static Z: std::cell::RefCell<crate::git::Compressor> = Default::default();
         }
         let objects = repo.objects_for(&new_tips, &|o| transfer.knows(o))?;
+        // What this push would carry is scanned; a session holding a
+        // secret not allowed is not sent at all (its other branches
+        // neither: they share the turns).
+        out.secrets = crate::secrets::session::scan_objects(&objects);
+        out.secrets.retain(|f| !allowed.contains(&f.fingerprint));
+        if !out.secrets.is_empty() || dry_run {
+            return Ok(out);
+        }
         out.objects = Z
             .with_borrow_mut(|z| {
                 objects
@@ -738,10 +767,6 @@ fn collect_session(
             })
             .map_err(|e| Error::git("compress an object", &sd.dir, e))?;
     }
-    out.project = meta
-        .str("project_id")
-        .map(str::to_string)
-        .filter(|p| p != "default" && ids::project_id(p).is_ok());
     Ok(out)
 }
 

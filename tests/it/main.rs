@@ -25,6 +25,7 @@ mod read;
 mod real;
 mod records;
 mod registry;
+mod secrets;
 mod sync;
 mod timetravel;
 mod trust;

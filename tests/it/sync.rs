@@ -11,7 +11,7 @@ use crate::env::TestEnv;
 
 /// A bare repository that keeps a reflog of every ref (to prove nothing was
 /// forced).
-fn bare_remote(env: &TestEnv, name: &str) -> (PathBuf, String) {
+pub(crate) fn bare_remote(env: &TestEnv, name: &str) -> (PathBuf, String) {
     let dir = env.tmp.path().join(name);
     env.git_ok(
         env.tmp.path(),
@@ -22,7 +22,7 @@ fn bare_remote(env: &TestEnv, name: &str) -> (PathBuf, String) {
     (dir, url)
 }
 
-fn records(out: &str, kind: &str) -> Vec<Value> {
+pub(crate) fn records(out: &str, kind: &str) -> Vec<Value> {
     out.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["type"] == kind)
@@ -31,7 +31,7 @@ fn records(out: &str, kind: &str) -> Vec<Value> {
 }
 
 /// The conversation as `show --json` prints it: (role, text) per node.
-fn conversation(env: &TestEnv, session: &str) -> Vec<(String, String)> {
+pub(crate) fn conversation(env: &TestEnv, session: &str) -> Vec<(String, String)> {
     records(&env.ok(&["--json", "show", session]), "node")
         .iter()
         .map(|n| {
@@ -53,7 +53,7 @@ fn all_texts(env: &TestEnv, session: &str) -> Vec<String> {
     t
 }
 
-fn remote_refs(env: &TestEnv, remote: &Path) -> Vec<String> {
+pub(crate) fn remote_refs(env: &TestEnv, remote: &Path) -> Vec<String> {
     env.git_ok(remote, &["for-each-ref", "--format=%(refname)"])
         .lines()
         .map(str::to_string)
@@ -87,7 +87,7 @@ fn assert_nothing_forced(env: &TestEnv, remote: &Path) {
     assert!(entries > 0, "the remote keeps no reflog");
 }
 
-fn fsck(env: &TestEnv, dir: &Path) {
+pub(crate) fn fsck(env: &TestEnv, dir: &Path) {
     let out = env.git_in(dir, &["fsck", "--strict", "--no-progress"]);
     assert!(
         out.status.success(),
@@ -104,7 +104,7 @@ fn verify_all(env: &TestEnv) {
 
 /// How every sync test ends: each machine verifies clean, the remote
 /// passes `git fsck --strict`, and none of its refs was forced.
-fn settled(machines: &[&TestEnv], remote: &Path) {
+pub(crate) fn settled(machines: &[&TestEnv], remote: &Path) {
     for m in machines {
         verify_all(m);
     }
