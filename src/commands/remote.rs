@@ -258,8 +258,10 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
         &selection,
         ctx.locks,
         &ctx.out,
-        args.dry_run,
-        &args.allow,
+        sync::PushOptions {
+            dry_run: args.dry_run,
+            allow: &args.allow,
+        },
     )?;
     let mut pushed = 0;
     let mut rejected = 0;

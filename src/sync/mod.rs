@@ -154,6 +154,14 @@ pub struct PushReport {
     pub withheld: Vec<(String, Vec<crate::secrets::session::Finding>)>,
 }
 
+/// How `push` goes about it.
+pub struct PushOptions<'a> {
+    /// Say what would be sent; send nothing.
+    pub dry_run: bool,
+    /// Fingerprints of findings to send anyway (besides the allow-list).
+    pub allow: &'a [String],
+}
+
 /// Push the selected sessions' branches (and their projects' records) to
 /// `remote`. Refs the remote has at the same commit are left; everything
 /// else is sent as a fast-forward in batches, and what a killed run did not
@@ -165,10 +173,10 @@ pub fn push(
     selection: &Selection,
     locks: LockOptions,
     printer: &crate::out::Printer,
-    dry_run: bool,
-    allow: &[String],
+    options: PushOptions,
 ) -> Result<PushReport> {
-    let allowed = crate::secrets::session::allowed(state, allow)?;
+    let dry_run = options.dry_run;
+    let allowed = crate::secrets::session::allowed(state, options.allow)?;
     let _sync = remotes::lock(state, locks)?;
     let mut transfer = transfer_repo(state)?;
     let mut report = PushReport::default();
