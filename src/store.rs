@@ -162,6 +162,9 @@ pub struct NewNode {
     /// The naming of a session's first node file (later ones keep the
     /// naming the session's files have).
     pub naming: crate::layout::paths::Naming,
+    /// Replace the secrets its strings and text attachments hold before
+    /// anything is written (the state dir's `redact = on-write`).
+    pub redact: bool,
 }
 
 fn refuse(code: &'static str, msg: String, help: &str) -> Error {
@@ -348,9 +351,15 @@ fn append_one(
     sd: &SessionDir,
     known: &mut Known,
     meta: &mut Meta,
-    new: NewNode,
+    mut new: NewNode,
     now: f64,
 ) -> Result<Node> {
+    if new.redact {
+        crate::secrets::redact_node_values(
+            &mut [&mut new.input, &mut new.output],
+            &mut [&mut new.metadata, &mut new.extra],
+        );
+    }
     let history = sd.history();
     let letter_prefix = match new.role.as_str() {
         "user" => "u_",
@@ -494,7 +503,7 @@ fn append_one(
     if !new.attach.is_empty() {
         let mut list = Vec::new();
         for src in &new.attach {
-            list.push(attach(sd, &id, src)?);
+            list.push(attach(sd, &id, src, new.redact)?);
         }
         metadata.insert("attachments".into(), Value::Array(list));
     }
@@ -584,7 +593,7 @@ pub fn moved(meta: &mut Meta, node: &Node, now: f64) {
 
 /// Copy `src` into `workdir/attachments/`, refusing symlinks, directories and
 /// traversal; returns the record stored in the node's metadata.
-fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
+fn attach(sd: &SessionDir, node_id: &str, src: &Path, redact: bool) -> Result<Value> {
     let md = std::fs::symlink_metadata(src).io("read the attachment", src)?;
     if md.file_type().is_symlink() || !md.is_file() {
         return Err(Error::refused(
@@ -621,7 +630,10 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path) -> Result<Value> {
     if dir.join(&dest_name).exists() {
         dest_name = format!("{node_id}-{name}");
     }
-    let data = std::fs::read(src).io("read the attachment", src)?;
+    let mut data = std::fs::read(src).io("read the attachment", src)?;
+    if redact {
+        data = crate::secrets::redact_file(data);
+    }
     let dest = dir.join(&dest_name);
     if !atomic::create_new(&dest, &data)? {
         return Err(refuse(

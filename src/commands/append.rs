@@ -304,6 +304,7 @@ fn report(ctx: &Ctx, session: &str, node: &Node) {
 pub fn run(ctx: &Ctx, args: AppendArgs) -> Result<u8> {
     crate::layout::ids::session_id(&args.session)?;
     let mut new = node_from_args(&args)?;
+    new.redact = ctx.state.redacts_on_write();
     let now = crate::out::now();
     let sd = match ctx.state.find_session(&args.session) {
         Ok(sd) => sd,

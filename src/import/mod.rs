@@ -1118,7 +1118,13 @@ pub fn transcript(
         .rev()
         .find(|(i, _)| i.role == "user")
         .and_then(|(i, _)| i.output.as_str())
-        .map(schema::preview);
+        .map(|text| {
+            if ctx.state.redacts_on_write() {
+                schema::preview(&crate::secrets::redact_str(text))
+            } else {
+                schema::preview(text)
+            }
+        });
     let before = Meta::read(&sd.meta())?;
     // An import of this transcript cut short: meta.json goes on from where
     // that one began, over the nodes it wrote.
@@ -1158,6 +1164,7 @@ pub fn transcript(
         store::moved(&mut meta, n, n.created_at.max(0.0));
         after(&mut meta, n, *start);
     }
+    let redact = ctx.state.redacts_on_write();
     if !items.is_empty() {
         let mut starts = Vec::with_capacity(items.len());
         let naming = ctx.state.naming_for(&sd);
@@ -1168,6 +1175,13 @@ pub fn transcript(
                 let time = item.created_at.max(0.0);
                 let mut new = node(agent, item, foreign);
                 new.naming = naming;
+                // Secrets go before the long strings are stored apart.
+                if redact {
+                    crate::secrets::redact_node_values(
+                        &mut [&mut new.input, &mut new.output],
+                        &mut [&mut new.metadata, &mut new.extra],
+                    );
+                }
                 // Too big for a node file: its long strings are stored
                 // once, whole, beside it.
                 spill::fit(&sd, &mut new)?;
@@ -1248,11 +1262,20 @@ pub fn transcript(
         cursors.write(&sd)?;
     }
     // The turn still open, whole, outside `history/`.
-    let open_nodes: Vec<Node> = open
+    let mut open_nodes: Vec<Node> = open
         .into_iter()
         .map(|item| pending_node(agent, item, foreign))
         .collect();
-    let kept: Vec<Value> = trailing.iter().map(|l| l.kept(foreign)).collect();
+    let mut kept: Vec<Value> = trailing.iter().map(|l| l.kept(foreign)).collect();
+    if redact {
+        for n in &mut open_nodes {
+            crate::secrets::redact_node_values(
+                &mut [&mut n.input, &mut n.output],
+                &mut [&mut n.metadata, &mut n.extra],
+            );
+        }
+        crate::secrets::redact_node_values(&mut kept.iter_mut().collect::<Vec<_>>(), &mut []);
+    }
     crate::layout::pending::write(&sd, &key, path, next.0, &open_nodes, &kept)?;
     if meta != before || preview.is_some() {
         registry::journal_append(

@@ -273,6 +273,12 @@ impl StateDir {
         self.root.join("secrets-allow")
     }
 
+    /// Whether the settings file says `"redact": "on-write"`: secrets are
+    /// replaced in a node before it is written at all.
+    pub fn redacts_on_write(&self) -> bool {
+        self.setting("redact").as_deref() == Some("on-write")
+    }
+
     /// `<state>/git-session.json`: this tool's settings for the state dir.
     pub fn settings_file(&self) -> PathBuf {
         self.root.join("git-session.json")

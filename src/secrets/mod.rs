@@ -255,6 +255,50 @@ fn redact_walk(v: &mut Value, path: &mut String, found: &mut Vec<Found>) {
     }
 }
 
+/// `text` with every secret replaced.
+pub fn redact_str(text: &str) -> String {
+    redact_text(text, &scan_text(text.as_bytes()))
+}
+
+/// Replace every secret in a node's values and maps, in place (`redact =
+/// on-write`); how many were replaced.
+pub fn redact_node_values(
+    values: &mut [&mut Value],
+    maps: &mut [&mut serde_json::Map<String, Value>],
+) -> usize {
+    let mut n = 0;
+    for v in values.iter_mut() {
+        n += redact_json(v).len();
+    }
+    for m in maps.iter_mut() {
+        let mut v = Value::Object(std::mem::take(*m));
+        n += redact_json(&mut v).len();
+        if let Value::Object(back) = v {
+            **m = back;
+        }
+    }
+    n
+}
+
+/// A file's bytes with every secret replaced, when it is text (UTF-8
+/// without NUL); binary files as they are.
+pub fn redact_file(data: Vec<u8>) -> Vec<u8> {
+    if data[..data.len().min(8000)].contains(&0) {
+        return data;
+    }
+    match String::from_utf8(data) {
+        Ok(text) => {
+            let hits = scan_text(text.as_bytes());
+            if hits.is_empty() {
+                text.into_bytes()
+            } else {
+                redact_text(&text, &hits).into_bytes()
+            }
+        }
+        Err(e) => e.into_bytes(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::env::TestEnv;
 
-const SID: &str = "11111111-2222-3333-4444-555555555555";
+pub(crate) const SID: &str = "11111111-2222-3333-4444-555555555555";
 pub(crate) const SESSION: &str = "claude-11111111-2222-3333-4444-555555555555";
 
 /// A Claude Code transcript under construction: one JSON record per line.

@@ -392,3 +392,116 @@ fn the_real_transcripts_hold_no_secret() {
     let summary = records(&printed, "secrets_summary");
     assert!(summary[0]["sessions"].as_u64().unwrap() >= 5, "{printed}");
 }
+
+/// Whether any byte of the state dir holds `secret`: every file, and every
+/// object of every repository in it (uncompressed).
+fn state_holds(env: &TestEnv, secret: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in walkdir::WalkDir::new(env.state()).into_iter().flatten() {
+        if e.file_type().is_dir() && e.file_name() == ".git" {
+            let bytes = all_object_bytes(env, e.path());
+            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                found.push(format!("objects of {}", e.path().display()));
+            }
+        }
+        if e.file_type().is_file() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                found.push(e.path().display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn redact_on_write_stores_no_secret_from_append_batch_import_or_hooks() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.state()).unwrap();
+    std::fs::write(
+        env.state().join("git-session.json"),
+        r#"{"redact": "on-write"}"#,
+    )
+    .unwrap();
+    let shapes = shapes();
+    // append: output, a tool's input, metadata, an attachment.
+    env.ok(&["init", "s1"]);
+    turn_holding(&env, "s1", &shapes[0].2);
+    let file = env.tmp.path().join("env.txt");
+    std::fs::write(&file, &shapes[1].2).unwrap();
+    env.append(
+        "s1",
+        &["--text", "my env", "--attach", file.to_str().unwrap()],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    // batch.
+    env.batch(&[
+        ["append", "s2", "--create", "--text", &shapes[2].2]
+            .map(String::from)
+            .to_vec(),
+        ["commit-turn", "s2"].map(String::from).to_vec(),
+    ]);
+    // import, then a hook on the same transcript as it grows.
+    let mut t = crate::import::Transcript::default();
+    t.user("u1", None, &shapes[3].2).reply(
+        "a1",
+        "u1",
+        "msg_1",
+        json!({"type": "text", "text": format!("I see {}", shapes[4].1)}),
+    );
+    let path = t.write(env.tmp.path(), "");
+    env.ok(&["import", "claude-code", path.to_str().unwrap()]);
+    t.user("u2", Some("a1"), &shapes[5].2).reply(
+        "a2",
+        "u2",
+        "msg_2",
+        json!({"type": "text", "text": "ok"}),
+    );
+    t.write(env.tmp.path(), "");
+    let out = crate::import::hook_with(
+        &env,
+        &["hook", "claude-code"],
+        &json!({"hook_event_name": "Stop", "session_id": "11111111-2222-3333-4444-555555555555",
+            "transcript_path": path, "cwd": "/home/me/proj"}),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The turn still open is closed by a finished import; one more adds
+    // nothing: the redacted records are the ones kept.
+    env.ok(&["import", "claude-code", "--finish", path.to_str().unwrap()]);
+    let again = env.ok(&[
+        "--json",
+        "import",
+        "claude-code",
+        "--finish",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(records(&again, "imported")[0]["nodes"], 0, "{again}");
+    let sessions = env.ok(&["list"]);
+    assert_eq!(sessions.lines().count(), 3, "{sessions}");
+    for (rule, secret, _) in &shapes[..6] {
+        assert!(
+            state_holds(&env, secret).is_empty(),
+            "{rule}: {:?}",
+            state_holds(&env, secret)
+        );
+    }
+    let texts = env.ok(&["--json", "nodes", crate::import::SESSION]);
+    assert!(
+        texts.contains(&format!("[REDACTED:{}:", shapes[3].0)),
+        "{texts}"
+    );
+    assert!(
+        texts.contains(&format!("[REDACTED:{}:", shapes[5].0)),
+        "{texts}\n{again}"
+    );
+    let (found, printed, code) = scan(&env, &["--all"]);
+    assert_eq!((found.len(), code), (0, 0), "{printed}");
+    for s in ["s1", "s2", crate::import::SESSION] {
+        env.assert_clean(s);
+    }
+    env.ok(&["verify", "--all"]);
+}
