@@ -22,6 +22,7 @@ pub mod migrate;
 pub mod nodes;
 pub mod project;
 pub mod recover;
+pub mod redact;
 pub mod relocate;
 pub mod remote;
 pub mod schema;

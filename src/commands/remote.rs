@@ -290,6 +290,14 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
             "planned" => ctx
                 .out
                 .line(format!("would push {} {}", r.commit, r.remote_ref)),
+            "replaced" => {
+                pushed += 1;
+                ctx.out.note(format!(
+                    "replaced `{}` on {name} with its redacted history (a forced update, checked against {}); the remote keeps the old objects until its own gc",
+                    r.remote_ref,
+                    r.old.as_deref().unwrap_or("-")
+                ));
+            }
             _ => pushed += 1,
         }
         ctx.out.record(r);
@@ -395,6 +403,7 @@ fn run_fetch(
         refused: 0,
         deleted: 0,
         kept: 0,
+        redacted: 0,
     };
     let mut count = |f: &records::Fetched| {
         summary.sessions += 1;
@@ -406,6 +415,7 @@ fn run_fetch(
             "refused" => summary.refused += 1,
             "deleted" => summary.deleted += 1,
             "kept" => summary.kept += 1,
+            "redacted" => summary.redacted += 1,
             _ => {}
         }
     };

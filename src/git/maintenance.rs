@@ -156,6 +156,31 @@ pub fn spawn_maintenance(dir: &Path, kind: Maintenance) -> Spawned {
     }
 }
 
+/// Drop from the repository in `dir` every object no ref reaches, at once:
+/// the reflogs' entries for them expire, then `git gc --prune=now` (what
+/// `redact --drop-backup` does once the history before is unreferenced).
+pub fn prune_unreachable(dir: &Path) -> crate::error::Result<()> {
+    let _held = hold_maintenance(dir);
+    for args in [
+        &["reflog", "expire", "--expire-unreachable=now", "--all"][..],
+        &["gc", "--prune=now", "--quiet"][..],
+    ] {
+        let out = git_in(dir, &[])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| crate::error::Error::git("run git", dir, e.to_string()))?;
+        if !out.status.success() {
+            return Err(crate::error::Error::git(
+                "drop unreachable objects",
+                dir,
+                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -24,6 +24,7 @@ pub mod index_lock;
 pub mod locks;
 pub mod maintenance;
 mod objects;
+pub mod rewrite;
 pub use objects::{Compressed, Compressor, STREAM_BLOB_BYTES};
 pub mod project;
 mod refs;
@@ -35,7 +36,9 @@ pub use copy::Objects;
 pub use gix::ObjectId as Oid;
 pub use index::{Index, IndexEntry, PendingIndex, Staged, index_lock_is_ours};
 pub use locks::{FOREIGN_LOCK, STALE_LOCK, stale_project_temps};
-pub use maintenance::{Maintenance, Spawned, hold_maintenance, spawn_maintenance, untrusted_git};
+pub use maintenance::{
+    Maintenance, Spawned, hold_maintenance, prune_unreachable, spawn_maintenance, untrusted_git,
+};
 pub use repo::{BadObject, SessionRepo, init_transfer_repo, write_pinned_config};
 
 use crate::error::{Error, Result};

@@ -119,6 +119,7 @@ pub fn push(
     dir: &Path,
     url: &str,
     updates: &[(ObjectId, String)],
+    leases: &[(String, ObjectId)],
     progress: bool,
 ) -> Result<Vec<PushedRef>> {
     if updates.is_empty() {
@@ -128,6 +129,12 @@ pub fn push(
     let mut c = git(dir);
     // Not `--quiet`: it silences the porcelain lines too.
     c.args(["push", "--porcelain", "--no-verify"]);
+    // The one forced update: each ref named here replaces what the remote
+    // has only when that is still `expected` (every other ref goes as a
+    // fast-forward or not at all).
+    for (name, expected) in leases {
+        c.arg(format!("--force-with-lease={name}:{expected}"));
+    }
     c.arg(if progress {
         "--progress"
     } else {
@@ -152,7 +159,7 @@ pub fn push(
         };
         refs.push(PushedRef {
             name: to.to_string(),
-            ok: matches!(flag, " " | "*" | "="),
+            ok: matches!(flag, " " | "*" | "=" | "+"),
             summary: summary.to_string(),
         });
     }

@@ -877,7 +877,9 @@ pub struct PushedRef {
     pub commit: String,
     /// What the remote had before; null when it had no such ref.
     pub old: Option<String>,
-    /// `created`, `advanced`, `rejected` (the remote has turns this machine lacks: fetch first) or `planned`.
+    /// `created`, `advanced`, `replaced` (the remote's copy was history a `redact` here
+    /// replaced: a forced update, leased on `old`), `rejected` (the remote has turns this
+    /// machine lacks: fetch first) or `planned`.
     pub status: String,
     /// git's words for it.
     pub summary: String,
@@ -933,6 +935,42 @@ pub struct Secret {
     pub allowed: bool,
 }
 
+/// `redact`: what one redaction did.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Redacted {
+    /// The session id.
+    pub session: String,
+    /// Secrets replaced (distinct fingerprints; each finding is a `secret` record before).
+    pub secrets: usize,
+    /// Commits written again.
+    pub commits: usize,
+    /// Each branch moved to its rewritten tip.
+    pub branches: Vec<RedactedBranch>,
+    /// Files on disk rewritten, relative to the session directory.
+    pub files: Vec<String>,
+    /// The ref prefix the history before is kept under (`refs/redacted/<time>/`); null when
+    /// no commit held a secret.
+    pub backup: Option<String>,
+    /// The `context/redact` record node's id.
+    pub record: Option<String>,
+    /// The record's commit; null when it waits for the next turn's.
+    pub record_commit: Option<String>,
+    /// `--dry-run`: nothing was changed.
+    pub dry_run: bool,
+}
+
+/// A branch `redact` moved.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RedactedBranch {
+    pub branch: String,
+    /// The tip before (kept under the backup ref).
+    pub old: String,
+    /// The rewritten tip.
+    pub new: String,
+}
+
 /// `secrets scan`: the run, last.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -971,7 +1009,9 @@ pub struct Fetched {
     /// `diverged` (see `message`), `taken` (`--take` resolved it), `refused` (see `message`),
     /// `deleted` (the remote's tombstone covered this machine's copy: removed here),
     /// `tombstoned` (not brought in: the remote's copy is what a deletion removed) or
-    /// `kept` (deleted elsewhere, but this machine has turns the deletion did not see).
+    /// `kept` (deleted elsewhere, but this machine has turns the deletion did not see) or
+    /// `redacted` (the remote's copy is a redaction of this machine's: taken, the history
+    /// before kept under `refs/redacted/`).
     pub outcome: String,
     /// The session directory; null when refused or tombstoned (not here).
     pub path: Option<PathBuf>,
@@ -1005,6 +1045,9 @@ pub struct FetchSummary {
     /// Deleted elsewhere, kept here: this machine has turns the deletion
     /// did not see.
     pub kept: usize,
+    /// Redacted on another machine: the redacted history taken, this machine's kept under
+    /// `refs/redacted/`.
+    pub redacted: usize,
 }
 
 /// `batch`: the end of one request's answer.
@@ -1076,6 +1119,7 @@ records! {
     RemoteRemoved => "remote_removed",
     PushedRef => "pushed_ref",
     Secret => "secret",
+    Redacted => "redacted",
     SecretsSummary => "secrets_summary",
     PushSummary => "push_summary",
     Fetched => "fetched",

@@ -290,7 +290,7 @@ fn latest_record(sd: &SessionDir, plan: &Plan) -> Result<Option<Record>> {
 /// Commit the record node as an event of its own (`record: …`), when it is
 /// the only node not yet in git and HEAD is on the latest turn; otherwise
 /// it waits for the next turn (no commit on a checked-out view, no half turn).
-fn commit_record(
+pub(crate) fn commit_record(
     sd: &SessionDir,
     id: &str,
     warn: &mut dyn FnMut(String),

@@ -8,6 +8,7 @@
 //! (`sk-ant-…f3a9`) and a fingerprint, the first 16 hex digits of the
 //! SHA-1 of the rule and the value, the same on every run and machine.
 
+pub mod redact;
 pub mod rules;
 pub mod session;
 
@@ -23,6 +24,8 @@ pub struct Hit {
     pub end: usize,
     pub fingerprint: String,
     pub masked: String,
+    /// The secret itself: for a redaction in this process, never printed.
+    pub(crate) value: String,
 }
 
 /// The stable name of a secret: rule and value hashed, 16 hex digits.
@@ -117,6 +120,7 @@ pub fn scan_text(text: &[u8]) -> Vec<Hit> {
                 end: e,
                 fingerprint: fingerprint(&rule.id, value),
                 masked: mask(value),
+                value: String::from_utf8_lossy(value).into_owned(),
             });
         }
     }

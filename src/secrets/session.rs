@@ -38,6 +38,14 @@ fn binary(data: &[u8]) -> bool {
 /// JSON for nodes, `meta.json` and context files, text for the rest
 /// (binary files are not looked at).
 pub fn scan_file(path: &str, data: &[u8]) -> Vec<Finding> {
+    scan_file_values(path, data)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect()
+}
+
+/// [`scan_file`], each finding with the secret's value (for a redaction).
+pub(crate) fn scan_file_values(path: &str, data: &[u8]) -> Vec<(Finding, String)> {
     let json = path.ends_with(".json")
         && (path.starts_with("history/") || path == "meta.json" || path.starts_with("context/"));
     let mut out = Vec::new();
@@ -47,14 +55,17 @@ pub fn scan_file(path: &str, data: &[u8]) -> Vec<Finding> {
             .then(|| v.get("id").and_then(Value::as_str).map(str::to_string))
             .flatten();
         for f in super::scan_json(&v) {
-            out.push(Finding {
-                path: path.to_string(),
-                node: node.clone(),
-                field: f.field,
-                rule: f.hit.rule.to_string(),
-                masked: f.hit.masked,
-                fingerprint: f.hit.fingerprint,
-            });
+            out.push((
+                Finding {
+                    path: path.to_string(),
+                    node: node.clone(),
+                    field: f.field,
+                    rule: f.hit.rule.to_string(),
+                    masked: f.hit.masked,
+                    fingerprint: f.hit.fingerprint,
+                },
+                f.hit.value,
+            ));
         }
         return out;
     }
@@ -62,14 +73,17 @@ pub fn scan_file(path: &str, data: &[u8]) -> Vec<Finding> {
         return out;
     }
     for hit in super::scan_text(data) {
-        out.push(Finding {
-            path: path.to_string(),
-            node: None,
-            field: String::new(),
-            rule: hit.rule.to_string(),
-            masked: hit.masked,
-            fingerprint: hit.fingerprint,
-        });
+        out.push((
+            Finding {
+                path: path.to_string(),
+                node: None,
+                field: String::new(),
+                rule: hit.rule.to_string(),
+                masked: hit.masked,
+                fingerprint: hit.fingerprint,
+            },
+            hit.value,
+        ));
     }
     out
 }
@@ -79,6 +93,17 @@ pub fn scan_file(path: &str, data: &[u8]) -> Vec<Finding> {
 /// gives it. A blob no tree among them names (a tree the other side has
 /// holds it too) is named by its id.
 pub fn scan_objects(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<Finding> {
+    let mut out: Vec<Finding> = scan_objects_values(objects)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// [`scan_objects`], each finding with its value.
+fn scan_objects_values(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<(Finding, String)> {
     let mut trees: HashMap<ObjectId, Vec<(String, bool, ObjectId)>> = HashMap::new();
     let mut roots = Vec::new();
     for (kind, id, data) in objects {
@@ -126,11 +151,9 @@ pub fn scan_objects(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<Finding> {
     for (kind, id, data) in objects {
         if *kind == Kind::Blob {
             let path = named.get(id).cloned().unwrap_or_else(|| id.to_string());
-            out.extend(scan_file(&path, data));
+            out.extend(scan_file_values(&path, data));
         }
     }
-    out.sort();
-    out.dedup();
     out
 }
 
@@ -138,6 +161,18 @@ pub fn scan_objects(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<Finding> {
 /// its files not committed yet (nodes, `meta.json`, attachments). Files
 /// that are links or not regular are not read.
 pub fn scan_session(sd: &SessionDir) -> Result<Vec<Finding>> {
+    let mut out: Vec<Finding> = scan_session_values(sd)?
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// [`scan_session`], each finding with its value; `.git/git-session/`'s
+/// files too (an open imported turn).
+pub(crate) fn scan_session_values(sd: &SessionDir) -> Result<Vec<(Finding, String)>> {
     sd.check_links()?;
     let repo = SessionRepo::open_for_reading(&sd.dir)?;
     let tips: Vec<ObjectId> = repo.branches()?.into_iter().map(|(_, t)| t).collect();
@@ -147,23 +182,21 @@ pub fn scan_session(sd: &SessionDir) -> Result<Vec<Finding>> {
         .filter(|(k, _, _)| *k == Kind::Blob)
         .map(|(_, id, _)| *id)
         .collect();
-    let mut out = scan_objects(&objects);
+    let mut out = scan_objects_values(&objects);
     drop(objects);
     for (rel, path) in working_files(&sd.dir) {
         let data = std::fs::read(&path).io("read", &path)?;
         if scanned.contains(&crate::git::blob_id(&data)) {
             continue;
         }
-        out.extend(scan_file(&rel, &data));
+        out.extend(scan_file_values(&rel, &data));
     }
-    out.sort();
-    out.dedup();
     Ok(out)
 }
 
 /// The regular files of a session directory outside `.git`, by path
 /// relative to it (`/`-separated), in name order.
-fn working_files(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
+pub(crate) fn working_files(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
     walkdir::WalkDir::new(dir)
         .follow_links(false)
         .sort_by_file_name()

@@ -138,6 +138,9 @@ struct Update {
     remote_ref: String,
     new: Oid,
     old: Option<Oid>,
+    /// The remote's tip is history a redaction here replaced: sent as a
+    /// forced update, leased on `old`.
+    forced: bool,
 }
 
 /// What `push` did.
@@ -340,6 +343,7 @@ pub fn push(
             remote_ref: name,
             new: commit,
             old: None,
+            forced: false,
         });
     }
     updates.extend(tombstone_updates(
@@ -387,6 +391,7 @@ pub fn push(
             old: on_remote.get(&name).copied(),
             remote_ref: name,
             new,
+            forced: false,
         });
     }
     if dry_run {
@@ -417,8 +422,14 @@ pub fn push(
                 .iter()
                 .map(|u| (u.new, u.remote_ref.clone()))
                 .collect();
+            let leases: Vec<(String, Oid)> = batch
+                .iter()
+                .filter(|u| u.forced)
+                .filter_map(|u| Some((u.remote_ref.clone(), u.old?)))
+                .collect();
             atomic::crash_point("push-batch");
-            let answers = crate::git::transport::push(&transfer.dir, url, &specs, progress_git)?;
+            let answers =
+                crate::git::transport::push(&transfer.dir, url, &specs, &leases, progress_git)?;
             crate::out::trace("push: batch sent");
             report.batches += 1;
             let by_name: HashMap<&str, &crate::git::transport::PushedRef> =
@@ -447,6 +458,8 @@ pub fn push(
                     Some(a) if a.ok => {
                         let status = if u.old.is_none() {
                             "created"
+                        } else if u.forced {
+                            "replaced"
                         } else {
                             "advanced"
                         };
@@ -518,6 +531,7 @@ fn tombstone_updates(
                 remote_ref: name,
                 new,
                 old: parent,
+                forced: false,
             });
             Ok(())
         };
@@ -730,6 +744,13 @@ fn collect_session(
         },
     )?;
     let mut new_tips = Vec::new();
+    // The commits a redaction here replaced: a remote tip among them is
+    // replaced too (read only when the remote has the session).
+    let replaced = if on_remote_already {
+        crate::secrets::redact::replaced_on_disk(sd)
+    } else {
+        Default::default()
+    };
     for (branch, tip) in repo.branches()? {
         let name = format!("{prefix}{branch}");
         if !crate::git::valid_ref_name(&name) {
@@ -747,6 +768,7 @@ fn collect_session(
             remote_ref: name,
             new: tip,
             old,
+            forced: old.is_some_and(|o| replaced.contains_key(&o)),
         });
     }
     out.project = meta
@@ -818,6 +840,9 @@ pub enum Outcome {
     /// Deleted on another machine, kept here: this machine has turns the
     /// deletion did not see.
     Kept,
+    /// The remote's copy is a redaction of this machine's history: taken,
+    /// this machine's history before kept under `refs/redacted/`.
+    Redacted,
 }
 
 impl Outcome {
@@ -833,6 +858,7 @@ impl Outcome {
             Outcome::Deleted => "deleted",
             Outcome::Tombstoned => "tombstoned",
             Outcome::Kept => "kept",
+            Outcome::Redacted => "redacted",
         }
     }
 }
@@ -1213,7 +1239,10 @@ fn fetch_one(
         let _lock = lock::session(&sd, lock::Kind::Exclusive, locks)?;
         bring_in(&sd, remote, transfer, id, branches, &newest, take)?
     };
-    if matches!(outcome, Outcome::FastForward | Outcome::Taken) {
+    if matches!(
+        outcome,
+        Outcome::FastForward | Outcome::Taken | Outcome::Redacted
+    ) {
         refresh_row(state, &sd, id)?;
     }
     Ok((outcome, sd.dir.clone(), note))
@@ -1253,6 +1282,9 @@ fn bring_in(
         }
     }
     repo.update_refs(&updates)?;
+    if let Some(done) = redacted(sd, &mut repo, remote, id, branches, newest)? {
+        return Ok(done);
+    }
     Ok(match (tree::relation(sd, &repo, branches, newest)?, take) {
         (tree::Relation::Same, _) => (Outcome::UpToDate, None),
         (tree::Relation::Ahead, _) => (Outcome::Ahead, None),
@@ -1278,6 +1310,94 @@ fn bring_in(
             (Outcome::Taken, Some(note))
         }
     })
+}
+
+/// A redaction on one side, never a divergence to keep: the remote's tips
+/// that a redaction here replaced count as what replaced them (`push`
+/// replaces them: `ahead`); a remote whose history is a redaction of this
+/// machine's whole history is taken, this machine's kept under
+/// `refs/redacted/` (`redacted`). `None`: neither.
+fn redacted(
+    sd: &SessionDir,
+    repo: &mut SessionRepo,
+    remote: &str,
+    id: &str,
+    branches: &BTreeMap<String, Oid>,
+    newest: &tree::Newest,
+) -> Result<Option<(Outcome, Option<String>)>> {
+    use crate::secrets::redact;
+    let here = redact::replaced_on_disk(sd);
+    if branches.values().any(|t| here.contains_key(t)) {
+        let mapped: BTreeMap<String, Oid> = branches
+            .iter()
+            .map(|(b, t)| (b.clone(), *here.get(t).unwrap_or(t)))
+            .collect();
+        let newest = tree::newest_tip(repo, &mapped)?;
+        if matches!(
+            tree::relation(sd, repo, &mapped, &newest)?,
+            tree::Relation::Same | tree::Relation::Ahead
+        ) {
+            return Ok(Some((
+                Outcome::Ahead,
+                Some(format!(
+                    "`{remote}` has this session as it was before its redaction here: `git-session push {remote}` replaces it"
+                )),
+            )));
+        }
+    }
+    let there = redact::replaced_in(repo, newest.tree)?;
+    if there.is_empty() {
+        return Ok(None);
+    }
+    let local: BTreeMap<String, Oid> = repo.branches()?.into_iter().collect();
+    let remote_tips: Vec<Oid> = branches.values().copied().collect();
+    // Every local tip is history the redaction replaced (or the remote
+    // has it as it is), and every node here is in the remote's tree.
+    let mut covered = !local.is_empty();
+    for tip in local.values() {
+        if !covered {
+            break;
+        }
+        let target = *there.get(tip).unwrap_or(tip);
+        let mut within = false;
+        for r in &remote_tips {
+            if tree::is_ancestor(repo, target, *r)? {
+                within = true;
+                break;
+            }
+        }
+        covered = within;
+    }
+    if !covered
+        || local.values().all(|t| !there.contains_key(t))
+        || !tree::node_keys(&tree::names_on_disk(sd)?)
+            .is_subset(&tree::node_keys(&tree::history_names(repo, newest.tree)?))
+    {
+        return Ok(None);
+    }
+    let backup = format!(
+        "{}{}-{remote}/",
+        redact::BACKUP_REFS,
+        crate::out::now() as u64
+    );
+    let keep: Vec<RefUpdate> = local
+        .iter()
+        .filter(|(_, t)| there.contains_key(*t))
+        .map(|(b, t)| RefUpdate::Set {
+            name: format!("{backup}{b}"),
+            expected: Expected::Any,
+            new: *t,
+            message: format!("fetch: the history before `{remote}`'s redaction"),
+        })
+        .collect();
+    repo.update_refs(&keep)?;
+    tree::take_redaction(sd, repo, branches, newest)?;
+    Ok(Some((
+        Outcome::Redacted,
+        Some(format!(
+            "`{remote}` has this session redacted: taken; the history before is kept here under {backup} until `git-session redact {id} --drop-backup`"
+        )),
+    )))
 }
 
 /// A remote's tip a session has not taken in (see [`divergences`]).

@@ -316,6 +316,10 @@ pub enum Existing {
     Replace,
     /// This machine's version stays.
     Keep,
+    /// The tree is a redaction of this machine's files: as `Replace`, and a
+    /// node file whose tree version holds a redaction's mark
+    /// (`[REDACTED:`) replaces this machine's too.
+    Redaction,
 }
 
 /// Write `tree`'s files into `sd` (never through a link): missing files are
@@ -343,7 +347,9 @@ pub fn check_out(
                 if crate::git::blob_id(&ours) == f.blob {
                     continue;
                 }
-                if f.path.starts_with(&history_prefix) {
+                let redacted = existing == Existing::Redaction
+                    && bytes.windows(10).any(|w| w == b"[REDACTED:");
+                if f.path.starts_with(&history_prefix) && !redacted {
                     return Err(Error::refused(
                         "sync::node_differs",
                         format!(
@@ -412,6 +418,28 @@ pub fn fast_forward(
     branches: &BTreeMap<String, Oid>,
     newest: &Newest,
 ) -> Result<()> {
+    forward(sd, repo, branches, newest, Existing::Replace)
+}
+
+/// [`fast_forward`] to a remote's redaction of this machine's history:
+/// its redacted node files replace this machine's, its tips this
+/// machine's (the caller keeps those under a backup ref).
+pub fn take_redaction(
+    sd: &SessionDir,
+    repo: &mut SessionRepo,
+    branches: &BTreeMap<String, Oid>,
+    newest: &Newest,
+) -> Result<()> {
+    forward(sd, repo, branches, newest, Existing::Redaction)
+}
+
+fn forward(
+    sd: &SessionDir,
+    repo: &mut SessionRepo,
+    branches: &BTreeMap<String, Oid>,
+    newest: &Newest,
+    existing: Existing,
+) -> Result<()> {
     let committed_meta = sd
         .read_snapshot()
         .commit
@@ -421,7 +449,7 @@ pub fn fast_forward(
         .and_then(|info| repo.tree_entry(info.tree, META).ok().flatten())
         .and_then(|b| repo.read_blob(b).ok());
     let merge = merge_meta(committed_meta.as_deref());
-    check_out(repo, sd, newest.tree, Existing::Replace, Some(&merge))?;
+    check_out(repo, sd, newest.tree, existing, Some(&merge))?;
     let local: BTreeMap<String, Oid> = repo.branches()?.into_iter().collect();
     let mut updates: Vec<RefUpdate> = Vec::new();
     for (b, tip) in branches {

@@ -505,3 +505,256 @@ fn redact_on_write_stores_no_secret_from_append_batch_import_or_hooks() {
     }
     env.ok(&["verify", "--all"]);
 }
+
+/// Whether the objects `rev-list --objects <revs>` names in `dir` hold
+/// `secret` (commits' messages, trees, blobs).
+fn reachable_holds(env: &TestEnv, dir: &Path, revs: &[&str], secret: &str) -> bool {
+    let mut args = vec!["rev-list", "--objects"];
+    args.extend_from_slice(revs);
+    let list = env.git_ok(dir, &args);
+    let ids: String = list
+        .lines()
+        .filter_map(|l| l.split(' ').next())
+        .map(|id| format!("{id}\n"))
+        .collect();
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    out.stdout
+        .windows(secret.len())
+        .any(|w| w == secret.as_bytes())
+}
+
+fn fetched(out: &str, session: &str) -> Value {
+    records(out, "fetched")
+        .into_iter()
+        .find(|r| r["session"] == session)
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn redact_rewrites_the_history_and_sync_replaces_every_copy() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let shapes = shapes();
+    let (secret, said) = (&shapes[4].1, &shapes[4].2);
+    a.ok(&["init", "leaky"]);
+    let (_, first) = a.turn("leaky", "a first question", &[]);
+    // The secret in a message, a tool's input, metadata and a subject.
+    turn_holding(&a, "leaky", said);
+    a.turn("leaky", "and a last one", &["read"]);
+    a.ok(&["remote", "add", "origin", &url]);
+    // Let through by mistake: the remote has it now, and so does `b`.
+    let (found, _, _) = scan(&a, &["leaky"]);
+    let fp = found[0]["fingerprint"].as_str().unwrap().to_string();
+    a.ok(&["push", "--allow", &fp]);
+    assert!(reachable_holds(&a, &remote, &["--all"], secret));
+    b.ok(&["clone", &url]);
+    let dir = a.session_dir("leaky");
+    assert!(reachable_holds(&a, &dir, &["--branches"], secret));
+    let turns_before = a.ok(&["log", "leaky"]).lines().count();
+
+    let out = a.ok(&["--json", "redact", "leaky"]);
+    let done = &records(&out, "redacted")[0];
+    assert_eq!(done["secrets"], 1, "{out}");
+    assert!(!out.contains(secret.as_str()), "the secret was printed");
+    let backup = done["backup"].as_str().unwrap().to_string();
+    assert!(backup.starts_with("refs/redacted/"), "{backup}");
+    // Nothing the branches reach holds it; the backup keeps the original.
+    assert!(!reachable_holds(&a, &dir, &["--branches"], secret));
+    assert!(reachable_holds(
+        &a,
+        &dir,
+        &[&format!("{backup}main")],
+        secret
+    ));
+    for e in walkdir::WalkDir::new(&dir).into_iter().flatten() {
+        if e.file_type().is_file() && !e.path().starts_with(dir.join(".git/objects")) {
+            let bytes = std::fs::read(e.path()).unwrap();
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{} holds it",
+                e.path().display()
+            );
+        }
+    }
+    // The same conversation: every turn, the first commit (before the
+    // secret) unchanged, the record beside the turns.
+    let log = a.ok(&["log", "leaky"]);
+    assert_eq!(log.lines().count(), turns_before + 1, "{log}");
+    assert!(log.contains(&first[..7]), "{log}");
+    let nodes = a.ok(&["--json", "nodes", "leaky"]);
+    let record = records(&nodes, "session_node")
+        .into_iter()
+        .find(|n| n["node"]["name"] == "context/redact")
+        .expect("a context/redact node");
+    assert_eq!(
+        record["node"]["metadata"]["secrets"][0]["fingerprint"],
+        fp.as_str()
+    );
+    assert!(nodes.contains(&format!("[REDACTED:{}:{fp}]", shapes[4].0)));
+    let (left, _, code) = scan(&a, &["leaky"]);
+    assert_eq!((left.len(), code), (0, 0), "{left:#?}");
+    a.assert_clean("leaky");
+    a.ok(&["verify", "leaky"]);
+    crate::sync::fsck(&a, &dir);
+
+    // This machine's fetch: the remote's copy is what was redacted, not a
+    // divergence.
+    let out = a.ok(&["--json", "fetch"]);
+    assert_eq!(fetched(&out, "leaky")["outcome"], "ahead", "{out}");
+    // Its push: the one forced update, of that session's ref alone.
+    let out = a.ok(&["--json", "push"]);
+    let sent = records(&out, "pushed_ref");
+    assert_eq!(sent.len(), 1, "{out}");
+    assert_eq!(sent[0]["status"], "replaced", "{out}");
+    assert_eq!(
+        a.git_ok(&remote, &["rev-parse", "refs/sessions/ky/leaky/heads/main"]),
+        a.git("leaky", &["rev-parse", "main"])
+    );
+    assert!(!reachable_holds(&a, &remote, &["--all"], secret));
+    // The old objects stay in the remote's store until its own gc.
+    a.git_ok(
+        &remote,
+        &["reflog", "expire", "--expire-unreachable=now", "--all"],
+    );
+    a.git_ok(&remote, &["gc", "--prune=now", "--quiet"]);
+    assert!(!String::from_utf8_lossy(&all_object_bytes(&a, &remote)).contains(secret.as_str()));
+    crate::sync::fsck(&a, &remote);
+
+    // The other machine takes the redaction; its history before is kept.
+    let out = b.ok(&["--json", "fetch"]);
+    assert_eq!(fetched(&out, "leaky")["outcome"], "redacted", "{out}");
+    let bdir = b.session_dir("leaky");
+    assert_eq!(
+        b.git("leaky", &["rev-parse", "main"]),
+        a.git("leaky", &["rev-parse", "main"])
+    );
+    assert!(!reachable_holds(&b, &bdir, &["--branches"], secret));
+    assert_eq!(
+        b.ok(&["--json", "nodes", "leaky"])
+            .matches("[REDACTED:")
+            .count(),
+        a.ok(&["--json", "nodes", "leaky"])
+            .matches("[REDACTED:")
+            .count()
+    );
+    b.assert_clean("leaky");
+    b.ok(&["verify", "--all"]);
+    let (left, _, code) = scan(&b, &["leaky"]);
+    assert_eq!((left.len(), code), (0, 0), "{left:#?}");
+    // Both sides are one again.
+    let out = b.ok(&["--json", "push"]);
+    assert!(records(&out, "pushed_ref").is_empty(), "{out}");
+    b.turn("leaky", "goes on from the other machine", &[]);
+    b.ok(&["push"]);
+    let out = a.ok(&["--json", "fetch"]);
+    assert_eq!(fetched(&out, "leaky")["outcome"], "fast_forward", "{out}");
+
+    // The backups go when asked, and the secret with them.
+    for env in [&a, &b] {
+        env.ok(&["redact", "leaky", "--drop-backup"]);
+        let d = env.session_dir("leaky");
+        assert!(
+            env.git_ok(&d, &["for-each-ref", "refs/redacted/"])
+                .is_empty()
+        );
+        assert!(
+            !String::from_utf8_lossy(&all_object_bytes(env, &d)).contains(secret.as_str()),
+            "objects still hold it"
+        );
+        env.ok(&["verify", "--all"]);
+        crate::sync::fsck(env, &d);
+    }
+}
+
+#[test]
+fn a_forced_update_replaces_only_what_the_redaction_replaced() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (remote, url) = bare_remote(&a, "remote.git");
+    let shapes = shapes();
+    a.ok(&["init", "leaky"]);
+    turn_holding(&a, "leaky", &shapes[1].2);
+    a.ok(&["remote", "add", "origin", &url]);
+    let (found, _, _) = scan(&a, &["leaky"]);
+    a.ok(&["push", "--allow", found[0]["fingerprint"].as_str().unwrap()]);
+    b.ok(&["clone", &url]);
+    // The other machine goes on from the unredacted history first.
+    b.turn("leaky", "a turn the redaction never saw", &[]);
+    b.ok(&["push", "--allow", found[0]["fingerprint"].as_str().unwrap()]);
+    let theirs = b.git("leaky", &["rev-parse", "main"]);
+    a.ok(&["redact", "leaky"]);
+    let out = a.run(&["--json", "push"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(
+        records(&stdout, "pushed_ref")[0]["status"],
+        "rejected",
+        "{stdout}"
+    );
+    assert_eq!(
+        a.git_ok(&remote, &["rev-parse", "refs/sessions/ky/leaky/heads/main"]),
+        theirs,
+        "the other machine's turn is not overwritten"
+    );
+}
+
+#[test]
+fn redact_chooses_by_rule_or_fingerprint_and_refuses_an_unknown_one() {
+    let env = TestEnv::new();
+    let shapes = shapes();
+    env.ok(&["init", "s1"]);
+    turn_holding(&env, "s1", &format!("{}\n{}", shapes[0].2, shapes[1].2));
+    let err = env.fails(&["redact", "s1", "--fingerprint", "0123456789abcdef"], 2);
+    assert!(err.contains("redact::no_such_finding"), "{err}");
+    let planned = env.ok(&[
+        "--json",
+        "redact",
+        "s1",
+        "--rule",
+        "github-pat",
+        "--dry-run",
+    ]);
+    assert_eq!(records(&planned, "redacted")[0]["secrets"], 1, "{planned}");
+    let head = env.git("s1", &["rev-parse", "HEAD"]);
+    assert_eq!(
+        env.git("s1", &["rev-parse", "HEAD"]),
+        head,
+        "a dry run changes nothing"
+    );
+    env.ok(&["redact", "s1", "--rule", "github-pat"]);
+    let (left, _, _) = scan(&env, &["s1"]);
+    let rules: std::collections::BTreeSet<&str> =
+        left.iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(
+        rules,
+        ["aws-access-token"].into_iter().collect(),
+        "{left:#?}"
+    );
+    let fp = left[0]["fingerprint"].as_str().unwrap().to_string();
+    env.ok(&["redact", "s1", "--fingerprint", &fp]);
+    let (left, _, code) = scan(&env, &["s1"]);
+    assert_eq!((left.len(), code), (0, 0));
+    // Two redactions, two backups; nothing left: a third does nothing.
+    let refs = env.git(
+        "s1",
+        &["for-each-ref", "--format=%(refname)", "refs/redacted/"],
+    );
+    assert_eq!(refs.lines().count(), 2, "{refs}");
+    let out = env.ok(&["--json", "redact", "s1"]);
+    assert_eq!(records(&out, "redacted")[0]["secrets"], 0);
+    env.assert_clean("s1");
+    env.ok(&["verify", "s1"]);
+}
