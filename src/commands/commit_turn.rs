@@ -171,11 +171,60 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
             crate::out::commits_done(&made, false)
         ));
     }
+    warn_of_secrets(ctx, &sd, &args.session, &made);
     if mirror::maintain_if_due(&sd)? == Some(false) {
         ctx.out
             .warn("`git` was not found: skipping background packing of the session repo");
     }
     Ok(exit::OK)
+}
+
+/// Say which secrets the turns just committed hold (a scan of their nodes
+/// alone): `push` will withhold the session until they are redacted or
+/// allowed. The record is as it was: a warning, never a refusal.
+fn warn_of_secrets(
+    ctx: &Ctx,
+    sd: &SessionDir,
+    session: &str,
+    made: &[crate::out::records::Commit],
+) {
+    let (Some(first), Some(last)) = (
+        made.iter().filter_map(|m| m.first_seq).min(),
+        made.iter().filter_map(|m| m.last_seq).max(),
+    ) else {
+        return;
+    };
+    crate::out::trace("commit-turn: committed");
+    let found = crate::secrets::session::scan_seqs(sd, first, last).unwrap_or_default();
+    crate::out::trace("commit-turn: secrets scanned");
+    let Ok(allowed) = crate::secrets::session::allowed(&ctx.state, &[]) else {
+        return;
+    };
+    let found: Vec<_> = found
+        .into_iter()
+        .filter(|f| !allowed.contains(&f.fingerprint))
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = found
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} in {} {}",
+                f.rule,
+                f.masked,
+                f.node.as_deref().unwrap_or(&f.path),
+                f.field
+            )
+        })
+        .collect();
+    ctx.out.warn(format!(
+        "this turn of `{session}` holds {} secret{}: {}; `git-session push` withholds the session until `git-session redact {session}` (or `git-session secrets allow` for a false positive)",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+        listed.join("; ").trim_end()
+    ));
 }
 
 /// What `commit-turn` asks of the mirror.

@@ -170,8 +170,7 @@ pub fn scan_session(sd: &SessionDir) -> Result<Vec<Finding>> {
     Ok(out)
 }
 
-/// [`scan_session`], each finding with its value; `.git/git-session/`'s
-/// files too (an open imported turn).
+/// [`scan_session`], each finding with its value.
 pub(crate) fn scan_session_values(sd: &SessionDir) -> Result<Vec<(Finding, String)>> {
     sd.check_links()?;
     let repo = SessionRepo::open_for_reading(&sd.dir)?;
@@ -191,6 +190,50 @@ pub(crate) fn scan_session_values(sd: &SessionDir) -> Result<Vec<(Finding, Strin
         }
         out.extend(scan_file_values(&rel, &data));
     }
+    Ok(out)
+}
+
+/// The secrets in the nodes of seqs `first..=last` (what a turn's commit
+/// holds) and in the attachment files they name: a turn's scan, its cost
+/// the turn's, not the session's.
+pub fn scan_seqs(sd: &SessionDir, first: u64, last: u64) -> Result<Vec<Finding>> {
+    let catalog = crate::layout::history::Catalog::load(sd)?;
+    let history = sd.history();
+    let mut out = Vec::new();
+    for e in catalog.rev_entries() {
+        if e.seq < first {
+            break;
+        }
+        if e.seq > last {
+            continue;
+        }
+        let path = history.join(&e.file);
+        let Ok(data) = crate::layout::schema::read_bounded(&path) else {
+            continue;
+        };
+        out.extend(scan_file(&format!("history/{}", e.file), &data));
+        let Ok(node) = serde_json::from_slice::<Value>(&data) else {
+            continue;
+        };
+        for a in node
+            .pointer("/metadata/attachments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(rel) = a.get("path").and_then(Value::as_str) else {
+                continue;
+            };
+            if !rel.starts_with("workdir/attachments/") || rel.contains("..") {
+                continue;
+            }
+            if let Ok(bytes) = crate::layout::schema::read_bounded(&sd.dir.join(rel)) {
+                out.extend(scan_file(rel, &bytes));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
     Ok(out)
 }
 

@@ -758,3 +758,23 @@ fn redact_chooses_by_rule_or_fingerprint_and_refuses_an_unknown_one() {
     env.assert_clean("s1");
     env.ok(&["verify", "s1"]);
 }
+
+#[test]
+fn commit_turn_says_when_the_turn_holds_a_secret() {
+    let env = TestEnv::new();
+    let shapes = shapes();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", &shapes[2].2]);
+    let out = env.run(&["commit-turn", "s1"]);
+    assert!(out.status.success(), "a warning, never a refusal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("holds 1 secret: gitlab-pat") && err.contains("git-session redact s1"),
+        "{err}"
+    );
+    assert!(!err.contains(shapes[2].1.as_str()));
+    // The next turn is clean: nothing said (the scan is the turn's own).
+    env.append("s1", &["--text", "a clean question"]);
+    let out = env.run(&["commit-turn", "s1"]);
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+}
