@@ -195,7 +195,13 @@ pub fn redact_session(
     }
     done.findings.sort();
     done.findings.dedup();
-    if values.is_empty() || dry_run {
+    // A redaction killed before its record: what it did is in its journal,
+    // and goes into this one's record.
+    let journal = sd.private_dir().join("redact.pending");
+    let prior: Option<serde_json::Map<String, Value>> = atomic::read(&journal)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if dry_run || (values.is_empty() && prior.is_none()) {
         return Ok(done);
     }
     let mut redactor = Redactor::new(&values);
@@ -214,6 +220,7 @@ pub fn redact_session(
     let tips = repo.branches()?;
     let tip_ids: Vec<ObjectId> = tips.iter().map(|(_, t)| *t).collect();
     done.replaced = repo.rewrite_history(&tip_ids, &mut redactor)?;
+    let mut updates = Vec::new();
     if !done.replaced.is_empty() {
         let stamp = crate::out::now() as u64;
         let mut backup = format!("{BACKUP_REFS}{stamp}/");
@@ -222,7 +229,6 @@ pub fn redact_session(
             backup = format!("{BACKUP_REFS}{stamp}-{n}/");
             n += 1;
         }
-        let mut updates = Vec::new();
         for (branch, tip) in &tips {
             let Some(new) = done.replaced.get(tip) else {
                 continue;
@@ -242,13 +248,19 @@ pub fn redact_session(
             done.branches.push((branch.clone(), *tip, *new));
         }
         repo.sync_objects()?;
-        atomic::crash_point("redact-before-refs");
-        repo.update_refs(&updates)?;
-        repo.release_packs();
         done.backup = Some(backup);
     }
-    atomic::crash_point("redact-after-refs");
-    // 2. The files on disk, and this tool's own beside the repository (an
+    // 2. The journal: what the record will say, kept until it is written.
+    let mut record = record_node(&done);
+    if let Some(p) = &prior {
+        merge_record(&mut record.metadata, p);
+    }
+    atomic::write(
+        &journal,
+        &serde_json::to_vec(&record.metadata).expect("json"),
+    )?;
+    // 3. The files on disk first (a run killed before the refs move finds
+    // the history to rewrite again, and the same new commits), and this tool's own beside the repository (an
     // imported turn still open).
     let mut files = working_files(&sd.dir);
     if let Ok(rd) = std::fs::read_dir(sd.private_dir()) {
@@ -271,7 +283,15 @@ pub fn redact_session(
         }
     }
     crate::layout::history::invalidate(sd);
-    // 3. The index mirrors HEAD's new tree; the mirror's snapshot names it.
+    atomic::crash_point("redact-before-refs");
+    // 4. The refs, in one transaction.
+    if !updates.is_empty() {
+        repo.update_refs(&updates)?;
+        repo.release_packs();
+    }
+    drop(repo);
+    atomic::crash_point("redact-after-refs");
+    // 5. The index mirrors HEAD's new tree; the mirror's snapshot names it.
     let repo = SessionRepo::open(&sd.dir)?;
     if let Some(commit) = repo.head()?.commit {
         let tree = repo.commit_info(commit)?.tree;
@@ -287,12 +307,12 @@ pub fn redact_session(
         }
     }
     drop(repo);
-    // 4. The record, committed alone when it can be.
+    // 6. The record, committed alone when it can be; then the journal goes.
     let mut meta = Meta::read(&sd.meta())?;
-    let mut new = record_node(&done);
-    new.naming = state.naming_for(sd);
-    let node = store::append(sd, &mut meta, new, crate::out::now())?;
+    record.naming = state.naming_for(sd);
+    let node = store::append(sd, &mut meta, record, crate::out::now())?;
     atomic::write(&sd.meta(), &meta.to_json())?;
+    let _ = std::fs::remove_file(&journal);
     let commit = crate::relocate::commit_record(sd, session, warn).unwrap_or_else(|e| {
         warn(format!(
             "`{session}`: the redaction's record waits for the next turn's commit: {e}"
@@ -324,6 +344,36 @@ pub fn drop_backups(sd: &SessionDir) -> Result<usize> {
     drop(repo);
     crate::git::prune_unreachable(&sd.dir)?;
     Ok(refs.len())
+}
+
+/// Fold what an interrupted redaction's journal says into a record's
+/// metadata: its secrets, nodes, branches, commits replaced and backup.
+fn merge_record(meta: &mut serde_json::Map<String, Value>, prior: &serde_json::Map<String, Value>) {
+    for key in ["replaced", "branches"] {
+        if let (Some(Value::Object(into)), Some(Value::Object(from))) =
+            (meta.get_mut(key), prior.get(key))
+        {
+            for (k, v) in from {
+                into.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    for key in ["secrets", "nodes"] {
+        if let (Some(Value::Array(into)), Some(Value::Array(from))) =
+            (meta.get_mut(key), prior.get(key))
+        {
+            for v in from {
+                if !into.contains(v) {
+                    into.push(v.clone());
+                }
+            }
+        }
+    }
+    if !meta.contains_key("backup")
+        && let Some(b) = prior.get("backup")
+    {
+        meta.insert("backup".into(), b.clone());
+    }
 }
 
 /// The `context/redact` node: off the conversation (the head stays).

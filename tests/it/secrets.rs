@@ -778,3 +778,50 @@ fn commit_turn_says_when_the_turn_holds_a_secret() {
     let out = env.run(&["commit-turn", "s1"]);
     assert!(String::from_utf8_lossy(&out.stderr).is_empty());
 }
+
+#[test]
+fn a_redaction_killed_anywhere_is_finished_by_running_it_again() {
+    let shapes = shapes();
+    for point in ["redact-before-refs", "redact-after-refs"] {
+        let env = TestEnv::new();
+        env.ok(&["init", "s1"]);
+        env.turn("s1", "clean first", &[]);
+        turn_holding(&env, "s1", &shapes[6].2);
+        env.turn("s1", "clean last", &[]);
+        let old_tip = env.git("s1", &["rev-parse", "main"]).trim().to_string();
+        env.crash_at(point, &["redact", "s1"]);
+        env.ok(&["redact", "s1"]);
+        let (left, printed, code) = scan(&env, &["s1"]);
+        assert_eq!((left.len(), code), (0, 0), "{point}: {printed}");
+        let dir = env.session_dir("s1");
+        assert!(
+            !reachable_holds(&env, &dir, &["--branches"], &shapes[6].1),
+            "{point}"
+        );
+        let records: Vec<Value> = records(&env.ok(&["--json", "nodes", "s1"]), "session_node")
+            .into_iter()
+            .filter(|n| n["node"]["name"] == "context/redact")
+            .collect();
+        assert_eq!(records.len(), 1, "{point}: one record");
+        let meta = &records[0]["node"]["metadata"];
+        assert_eq!(
+            meta["branches"]["main"]["old"],
+            old_tip.as_str(),
+            "{point}: {meta}"
+        );
+        assert!(meta["replaced"].get(&old_tip).is_some(), "{point}: {meta}");
+        assert!(
+            !env.git("s1", &["for-each-ref", "refs/redacted/"])
+                .is_empty(),
+            "{point}: the backup"
+        );
+        assert!(
+            !env.session_dir("s1")
+                .join(".git/git-session/redact.pending")
+                .exists()
+        );
+        env.assert_clean("s1");
+        env.ok(&["verify", "s1"]);
+        crate::sync::fsck(&env, &dir);
+    }
+}
