@@ -15,8 +15,8 @@ pub mod session;
 use rules::Rules;
 use serde_json::Value;
 
-/// One secret found in one string.
-#[derive(Debug, Clone, PartialEq)]
+/// One secret found in one string (its `Debug` leaves the value out).
+#[derive(Clone, PartialEq)]
 pub struct Hit {
     pub rule: &'static str,
     /// The secret's byte range in the text.
@@ -26,6 +26,18 @@ pub struct Hit {
     pub masked: String,
     /// The secret itself: for a redaction in this process, never printed.
     pub(crate) value: String,
+}
+
+impl std::fmt::Debug for Hit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hit")
+            .field("rule", &self.rule)
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .field("fingerprint", &self.fingerprint)
+            .field("masked", &self.masked)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The stable name of a secret: rule and value hashed, 16 hex digits.
@@ -179,8 +191,8 @@ pub struct Found {
 /// at).
 pub fn scan_json(v: &Value) -> Vec<Found> {
     let mut out = Vec::new();
-    walk(v, &mut String::new(), &mut |field, s| {
-        for hit in scan_text(s.as_bytes()) {
+    walk(v, &mut String::new(), None, &mut |field, key, s| {
+        for hit in scan_member(key, s) {
             out.push(Found {
                 field: field.to_string(),
                 hit,
@@ -190,14 +202,41 @@ pub fn scan_json(v: &Value) -> Vec<Found> {
     out
 }
 
-fn walk(v: &Value, path: &mut String, f: &mut dyn FnMut(&str, &str)) {
+/// The secrets of a string; one that is an object member's value is read
+/// with its name before it (`password: "…"`), as it stands in a file, so
+/// that the rules for assignments (`generic-api-key`) see the name. Offsets
+/// are the value's.
+fn scan_member(key: Option<&str>, value: &str) -> Vec<Hit> {
+    let Some(key) = key else {
+        return scan_text(value.as_bytes());
+    };
+    let prefix = format!("{key}: \"");
+    let text = format!("{prefix}{value}\"");
+    let (from, to) = (prefix.len(), prefix.len() + value.len());
+    scan_text(text.as_bytes())
+        .into_iter()
+        .filter(|h| h.start >= from && h.end <= to)
+        .map(|mut h| {
+            h.start -= from;
+            h.end -= from;
+            h
+        })
+        .collect()
+}
+
+fn walk(
+    v: &Value,
+    path: &mut String,
+    key: Option<&str>,
+    f: &mut dyn FnMut(&str, Option<&str>, &str),
+) {
     match v {
-        Value::String(s) => f(path, s),
+        Value::String(s) => f(path, key, s),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                walk(item, path, f);
+                walk(item, path, None, f);
                 path.truncate(len);
             }
         }
@@ -208,7 +247,7 @@ fn walk(v: &Value, path: &mut String, f: &mut dyn FnMut(&str, &str)) {
                     path.push('.');
                 }
                 path.push_str(k);
-                walk(item, path, f);
+                walk(item, path, Some(k), f);
                 path.truncate(len);
             }
         }
@@ -220,14 +259,14 @@ fn walk(v: &Value, path: &mut String, f: &mut dyn FnMut(&str, &str)) {
 /// field.
 pub fn redact_json(v: &mut Value) -> Vec<Found> {
     let mut found = Vec::new();
-    redact_walk(v, &mut String::new(), &mut found);
+    redact_walk(v, &mut String::new(), None, &mut found);
     found
 }
 
-fn redact_walk(v: &mut Value, path: &mut String, found: &mut Vec<Found>) {
+fn redact_walk(v: &mut Value, path: &mut String, key: Option<&str>, found: &mut Vec<Found>) {
     match v {
         Value::String(s) => {
-            let hits = scan_text(s.as_bytes());
+            let hits = scan_member(key, s);
             if !hits.is_empty() {
                 *s = redact_text(s, &hits);
                 found.extend(hits.into_iter().map(|hit| Found {
@@ -240,7 +279,7 @@ fn redact_walk(v: &mut Value, path: &mut String, found: &mut Vec<Found>) {
             for (i, item) in items.iter_mut().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                redact_walk(item, path, found);
+                redact_walk(item, path, None, found);
                 path.truncate(len);
             }
         }
@@ -251,7 +290,7 @@ fn redact_walk(v: &mut Value, path: &mut String, found: &mut Vec<Found>) {
                     path.push('.');
                 }
                 path.push_str(k);
-                redact_walk(item, path, found);
+                redact_walk(item, path, Some(k), found);
                 path.truncate(len);
             }
         }
@@ -350,6 +389,23 @@ mod tests {
             )
         );
         assert!(scan_text(out.as_bytes()).is_empty(), "{out}");
+    }
+
+    #[test]
+    fn a_member_is_read_with_its_name() {
+        let v: Value = serde_json::json!({"env": {"DB_PASSWORD": "Zq8vT2mK9pLxR4wN7bYc"}});
+        let found = scan_json(&v);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].field, "env.DB_PASSWORD");
+        assert_eq!(found[0].hit.rule, "generic-api-key");
+        let mut v = v;
+        redact_json(&mut v);
+        assert!(
+            v["env"]["DB_PASSWORD"]
+                .as_str()
+                .unwrap()
+                .starts_with("[REDACTED:generic-api-key:")
+        );
     }
 
     #[test]

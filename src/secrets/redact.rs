@@ -54,6 +54,10 @@ impl Redactor {
 
     /// `data` with every secret replaced; `None` when it holds none.
     pub fn apply(&self, data: &[u8]) -> Option<Vec<u8>> {
+        // A binary file is not text a secret was written into.
+        if data[..data.len().min(8000)].contains(&0) {
+            return None;
+        }
         let mut out: Option<Vec<u8>> = None;
         for (value, escaped, replacement) in &self.secrets {
             for form in [value, escaped] {
@@ -99,7 +103,14 @@ fn replace_cut(data: &[u8], secret: &[u8], replacement: &[u8]) -> Option<Vec<u8>
     let mut i = 0;
     let mut changed = false;
     while i + loose <= data.len() {
-        if &data[i..i + loose] != head {
+        // A copy starts where a word does: `postgres` in `postgresql` or
+        // `mypostgres` is no copy of the password `postgres`.
+        let glued = i > 0
+            && secret[0].is_ascii_alphanumeric()
+            && data[i - 1].is_ascii_alphanumeric()
+            // `\n` before it in JSON text is a line's end, not a word.
+            && !(i > 1 && data[i - 2] == b'\\');
+        if &data[i..i + loose] != head || glued {
             i += 1;
             continue;
         }
@@ -112,7 +123,10 @@ fn replace_cut(data: &[u8], secret: &[u8], replacement: &[u8]) -> Option<Vec<u8>
             !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'='))
         });
         let ends_copy = next.is_none_or(|b| matches!(b, b'\n' | b'\r' | b'"' | 0xE2));
-        if k == secret.len() || (k >= strict && ends_key) || ends_copy {
+        let whole = k == secret.len()
+            && (!secret[k - 1].is_ascii_alphanumeric()
+                || next.is_none_or(|b| !b.is_ascii_alphanumeric()));
+        if whole || (k >= strict && ends_key) || ends_copy {
             out.extend_from_slice(&data[at..i]);
             out.extend_from_slice(replacement);
             at = i + k;
@@ -284,8 +298,17 @@ pub fn redact_session(
     }
     crate::layout::history::invalidate(sd);
     atomic::crash_point("redact-before-refs");
-    // 4. The refs, in one transaction.
+    // 4. The refs, in one transaction; the snapshot names the commit about
+    // to be HEAD first, so that a kill before the index is written is
+    // recovered (the index rebuilt) before anything commits from it.
     if !updates.is_empty() {
+        if let Some(h) = head.commit {
+            let snap = sd.read_snapshot();
+            sd.write_snapshot(&crate::layout::paths::Snapshot {
+                pending: Some(done.replaced.get(&h).unwrap_or(&h).to_string()),
+                ..snap
+            })?;
+        }
         repo.update_refs(&updates)?;
         repo.release_packs();
     }
@@ -298,7 +321,7 @@ pub fn redact_session(
         let mut index = repo.index_from_tree(tree)?;
         repo.write_index(&mut index)?;
         let snap = sd.read_snapshot();
-        if snap.commit.is_some() {
+        if snap.commit.is_some() || snap.pending.is_some() {
             sd.write_snapshot(&crate::layout::paths::Snapshot {
                 commit: Some(commit.to_string()),
                 pending: None,
@@ -320,24 +343,55 @@ pub fn redact_session(
         None
     });
     done.record = Some((node.id, commit));
+    // What it set out to replace is gone, or it says so.
+    let chosen_fps: BTreeSet<&str> = done
+        .findings
+        .iter()
+        .map(|f| f.fingerprint.as_str())
+        .collect();
+    if let Some((f, _)) = scan_session_values(sd)?
+        .into_iter()
+        .find(|(f, _)| chosen_fps.contains(f.fingerprint.as_str()))
+    {
+        return Err(Error::refused(
+            "redact::incomplete",
+            format!(
+                "`{session}` still holds {} {} in `{}` after the redaction",
+                f.rule, f.masked, f.path
+            ),
+            Some("report it: the copy there is written in a way the redaction does not recognise; `git-session redact --fingerprint` it once more after editing the file by hand".into()),
+        ));
+    }
     if let Some(row) = crate::layout::registry::fresh_row(sd, session)? {
         crate::layout::registry::journal_append(state, &row)?;
     }
     Ok(done)
 }
 
-/// Delete the session's backup refs (the history before its redactions)
-/// and drop the objects only they kept; how many refs went.
+/// Delete the session's backup refs (the history before its redactions),
+/// and remote-tracking refs at a commit a redaction replaced, and drop the
+/// objects only they kept; how many backup refs went.
 pub fn drop_backups(sd: &SessionDir) -> Result<usize> {
     let repo = SessionRepo::open(&sd.dir)?;
     let refs = repo.refs_under(BACKUP_REFS)?;
-    let updates: Vec<RefUpdate> = refs
+    let mut updates: Vec<RefUpdate> = refs
         .iter()
         .map(|(name, old)| RefUpdate::Delete {
             name: format!("{BACKUP_REFS}{name}"),
             old: *old,
         })
         .collect();
+    // A remote's tip kept from before the redaction (the next fetch sets
+    // it again) would keep the history too.
+    let replaced = replaced_on_disk(sd);
+    for (name, tip) in repo.refs_under("refs/remotes/")? {
+        if replaced.contains_key(&tip) {
+            updates.push(RefUpdate::Delete {
+                name: format!("refs/remotes/{name}"),
+                old: tip,
+            });
+        }
+    }
     if !updates.is_empty() {
         repo.update_refs(&updates)?;
     }
@@ -536,5 +590,14 @@ mod tests {
             b"db://app:[R]\nnext"
         );
         assert_eq!(replace_cut(b"Zq8vT2mK9 other", b"Zq8vT2mK9pLx", r), None);
+        // Whole words only; an escaped line break before one is no word.
+        assert_eq!(
+            replace_cut(br#"cat\nZq8vT2mK9pLx\n"#, b"Zq8vT2mK9pLx", r).unwrap(),
+            br#"cat\n[R]\n"#
+        );
+        assert_eq!(
+            replace_cut(b"postgresql and mypostgres, not postgres!", b"postgres", r).unwrap(),
+            b"postgresql and mypostgres, not [R]!"
+        );
     }
 }

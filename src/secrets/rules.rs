@@ -22,7 +22,7 @@ const OWN: &str = r#"[
  {"id": "credentialed-url",
   "regex": "(?i)\\b[a-z][a-z0-9+.-]{1,30}://[^\\s/:@'\"`<>]{1,128}:([^\\s/@'\"`<>]{3,256})@[a-z0-9\\[][a-z0-9.:\\]-]*",
   "keywords": ["://"],
-  "allow": [{"regexes": ["(?i)^(?:\\$\\{?[a-z_][a-z0-9_]*\\}?|%[a-z_]+%|\\{\\{[^}]*\\}\\}|<[^>]*>|\\[[^\\]]*\\]|\\*+|x+|\\.+|password|passwd|pass|pwd|secret|changeme|token|your[_-]?password|\\$[0-9])$"],
+  "allow": [{"regexes": ["(?i)^(?:\\$\\{?[a-z_][a-z0-9_]*\\}?|%[a-z_]+%|\\{\\{[^}]*\\}\\}|<[^>]*>|\\[[^\\]]*\\]|\\*+|x+|\\.+|password|passwd|pass|pwd|secret|changeme|token|your[_-]?password|\\$[0-9]|postgres|mysql|root|admin|guest|test|user|redis|example|default)$"],
              "target": "secret"}]}
 ]"#;
 

@@ -106,6 +106,7 @@ pub fn scan_objects(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<Finding> {
 fn scan_objects_values(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<(Finding, String)> {
     let mut trees: HashMap<ObjectId, Vec<(String, bool, ObjectId)>> = HashMap::new();
     let mut roots = Vec::new();
+    let mut messages = Vec::new();
     for (kind, id, data) in objects {
         match kind {
             Kind::Tree => {
@@ -122,6 +123,7 @@ fn scan_objects_values(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<(Finding, S
             Kind::Commit => {
                 if let Ok(c) = gix::objs::CommitRef::from_bytes(data, gix::hash::Kind::Sha1) {
                     roots.push(c.tree());
+                    messages.push((*id, c.message.to_vec()));
                 }
             }
             _ => {}
@@ -153,6 +155,10 @@ fn scan_objects_values(objects: &[(Kind, ObjectId, Vec<u8>)]) -> Vec<(Finding, S
             let path = named.get(id).cloned().unwrap_or_else(|| id.to_string());
             out.extend(scan_file_values(&path, data));
         }
+    }
+    // A commit's message quotes the turn's first words.
+    for (id, message) in messages {
+        out.extend(scan_file_values(&format!("commit {id}"), &message));
     }
     out
 }
@@ -284,7 +290,8 @@ pub fn allowed(state: &StateDir, extra: &[String]) -> Result<BTreeSet<String>> {
         if fp.len() != 16 || !fp.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::usage(
                 "secrets::bad_fingerprint",
-                format!("`{fp}` is not a fingerprint"),
+                // The line may be a secret pasted by mistake: masked.
+                format!("`{}` is not a fingerprint", super::mask(fp.as_bytes())),
                 Some(format!(
                     "a fingerprint is the 16 hex digits a finding shows (`git-session secrets scan`); check `{}` and `--allow`",
                     path.display()

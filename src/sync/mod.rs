@@ -377,12 +377,27 @@ pub fn push(
             continue;
         };
         // A session looked at now is pushed as it is now; one deleted
-        // since is not pushed at all.
+        // since is not pushed at all; nor a ref that is no longer the
+        // branch's tip here, or whose turns hold a secret not allowed.
         if looked.contains(&session)
             || !transfer.object_exists(new)
             || buried.contains_key(&session)
-            || state.find_session_if_any(&session)?.is_none()
         {
+            continue;
+        }
+        let Some(sd) = state.find_session_if_any(&session)? else {
+            continue;
+        };
+        let still = SessionRepo::open_for_reading(&sd.dir)
+            .and_then(|repo| {
+                if repo.branch_tip(&branch)? != Some(new) {
+                    return Ok(false);
+                }
+                let prefix = remote_prefix(&session).unwrap_or_default();
+                Ok(outgoing_secrets(&repo, &prefix, &[new], &on_remote, &allowed)?.is_empty())
+            })
+            .unwrap_or(false);
+        if !still {
             continue;
         }
         updates.push(Update {
@@ -768,7 +783,12 @@ fn collect_session(
             remote_ref: name,
             new: tip,
             old,
-            forced: old.is_some_and(|o| replaced.contains_key(&o)),
+            // Only onto what replaced it: a history that goes on from the
+            // redaction of the remote's tip.
+            forced: match old.and_then(|o| replaced.get(&o)) {
+                Some(r) => crate::sync::tree::is_ancestor(&repo, *r, tip)?,
+                None => false,
+            },
         });
     }
     out.project = meta
@@ -779,15 +799,14 @@ fn collect_session(
         thread_local! {
             static Z: std::cell::RefCell<crate::git::Compressor> = Default::default();
         }
-        let objects = repo.objects_for(&new_tips, &|o| transfer.knows(o))?;
-        // What this push would carry is scanned; a session holding a
-        // secret not allowed is not sent at all (its other branches
-        // neither: they share the turns).
-        out.secrets = crate::secrets::session::scan_objects(&objects);
-        out.secrets.retain(|f| !allowed.contains(&f.fingerprint));
+        // What this push carries that the remote lacks is scanned; a
+        // session holding a secret not allowed is not sent at all (its
+        // other branches neither: they share the turns).
+        out.secrets = outgoing_secrets(&repo, &prefix, &new_tips, on_remote, allowed)?;
         if !out.secrets.is_empty() || dry_run {
             return Ok(out);
         }
+        let objects = repo.objects_for(&new_tips, &|o| transfer.knows(o))?;
         out.objects = Z
             .with_borrow_mut(|z| {
                 objects
@@ -798,6 +817,40 @@ fn collect_session(
             .map_err(|e| Error::git("compress an object", &sd.dir, e))?;
     }
     Ok(out)
+}
+
+/// The secrets not `allowed` in what `tips` hold beyond the commits the
+/// remote's refs of the session (under `prefix`) reach: what a push of
+/// them would give the remote, whatever else this machine's transfer
+/// repository holds. Only commits are walked to find where to stop.
+fn outgoing_secrets(
+    repo: &SessionRepo,
+    prefix: &str,
+    tips: &[Oid],
+    on_remote: &HashMap<String, Oid>,
+    allowed: &BTreeSet<String>,
+) -> Result<Vec<crate::secrets::session::Finding>> {
+    let mut there: HashSet<Oid> = HashSet::new();
+    let mut stack: Vec<Oid> = on_remote
+        .iter()
+        .filter(|(name, _)| name.starts_with(prefix))
+        .map(|(_, tip)| *tip)
+        .collect();
+    while let Some(c) = stack.pop() {
+        if there.contains(&c) {
+            continue;
+        }
+        // A commit this machine lacks reaches nothing it could send.
+        let Ok(info) = repo.commit_info(c) else {
+            continue;
+        };
+        there.insert(c);
+        stack.extend(info.parents);
+    }
+    let objects = repo.objects_for(tips, &|o| Ok(there.contains(o)))?;
+    let mut found = crate::secrets::session::scan_objects(&objects);
+    found.retain(|f| !allowed.contains(&f.fingerprint));
+    Ok(found)
 }
 
 /// `project.json` of a project's record on the remote.
@@ -1392,6 +1445,22 @@ fn redacted(
         .collect();
     repo.update_refs(&keep)?;
     tree::take_redaction(sd, repo, branches, newest)?;
+    // Branches the remote does not have go to their redacted commits too.
+    let others: Vec<RefUpdate> = local
+        .iter()
+        .filter(|(b, _)| !branches.contains_key(*b))
+        .filter_map(|(b, t)| {
+            Some(RefUpdate::Advance {
+                branch: b.clone(),
+                old: *t,
+                new: *there.get(t)?,
+                message: format!("fetch: `{remote}`'s redaction"),
+            })
+        })
+        .collect();
+    if !others.is_empty() {
+        repo.update_refs(&others)?;
+    }
     Ok(Some((
         Outcome::Redacted,
         Some(format!(

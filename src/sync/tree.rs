@@ -304,6 +304,35 @@ fn make_dirs(root: &Path, rel: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether `theirs` is `ours` with some spans replaced by redaction marks
+/// (`[REDACTED:<rule>:<fingerprint>]`) and nothing else changed: the text
+/// between the marks is found in `ours` in order, the first piece at its
+/// start and the last at its end.
+pub fn is_redaction_of(theirs: &[u8], ours: &[u8]) -> bool {
+    static MARK: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    let mark = MARK.get_or_init(|| {
+        regex::bytes::Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]+:[0-9a-f]{16}\]").expect("valid")
+    });
+    let pieces: Vec<&[u8]> = mark.split(theirs).collect();
+    if pieces.len() < 2 {
+        return false;
+    }
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if !ours.starts_with(first) || !ours[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut at = first.len();
+    let end = ours.len() - last.len();
+    for p in &pieces[1..pieces.len() - 1] {
+        match ours[at..end].windows(p.len().max(1)).position(|w| w == *p) {
+            Some(i) if !p.is_empty() => at += i + p.len(),
+            _ if p.is_empty() => {}
+            _ => return false,
+        }
+    }
+    at <= end
+}
+
 /// meta.json from this machine's and the tree's versions.
 pub type MetaMerge<'a> = &'a dyn Fn(&[u8], &[u8]) -> Vec<u8>;
 
@@ -347,8 +376,7 @@ pub fn check_out(
                 if crate::git::blob_id(&ours) == f.blob {
                     continue;
                 }
-                let redacted = existing == Existing::Redaction
-                    && bytes.windows(10).any(|w| w == b"[REDACTED:");
+                let redacted = existing == Existing::Redaction && is_redaction_of(&bytes, &ours);
                 if f.path.starts_with(&history_prefix) && !redacted {
                     return Err(Error::refused(
                         "sync::node_differs",
@@ -494,4 +522,20 @@ pub fn publish(
         pending: None,
         ..before
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_redaction_of;
+
+    #[test]
+    fn a_redaction_changes_nothing_but_the_marked_spans() {
+        let ours = br#"{"output":"key sk-1234 and tok-99 end"}"#;
+        let mark = "[REDACTED:r:0123456789abcdef]";
+        let theirs = format!(r#"{{"output":"key {mark} and {mark} end"}}"#);
+        assert!(is_redaction_of(theirs.as_bytes(), ours));
+        let forged = format!(r#"{{"output":"key {mark} and tok-99 END"}}"#);
+        assert!(!is_redaction_of(forged.as_bytes(), ours));
+        assert!(!is_redaction_of(ours, ours), "no mark: no redaction");
+    }
 }
