@@ -851,3 +851,64 @@ fn a_redaction_killed_anywhere_is_finished_by_running_it_again() {
         crate::sync::fsck(&env, &dir);
     }
 }
+
+#[test]
+fn a_secret_another_remote_has_is_still_withheld_from_this_one() {
+    let a = TestEnv::new();
+    let b = TestEnv::new();
+    let (_, team) = bare_remote(&a, "team.git");
+    let (public, public_url) = bare_remote(&b, "public.git");
+    let shapes = shapes();
+    a.ok(&["init", "leaky"]);
+    turn_holding(&a, "leaky", &shapes[0].2);
+    a.ok(&["remote", "add", "origin", &team]);
+    let (found, _, _) = scan(&a, &["leaky"]);
+    let mut allow = vec!["push"];
+    for f in &found {
+        allow.extend(["--allow", f["fingerprint"].as_str().unwrap()]);
+    }
+    a.ok(&allow);
+    // `b` fetched it (its transfer repository holds every object), then
+    // pushes to a remote of its own.
+    b.ok(&["clone", &team]);
+    b.ok(&["init", "clean"]);
+    b.turn("clean", "nothing secret", &[]);
+    b.ok(&["remote", "add", "public", &public_url]);
+    let out = b.run(&["--json", "push", "public"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(
+        records(&stdout, "push_summary")[0]["withheld"][0]["session"],
+        "leaky",
+        "{stdout}"
+    );
+    let objects = all_object_bytes(&b, &public);
+    assert!(
+        !objects
+            .windows(shapes[0].1.len())
+            .any(|w| w == shapes[0].1.as_bytes())
+    );
+    assert!(
+        remote_refs(&b, &public)
+            .iter()
+            .all(|r| !r.contains("leaky"))
+    );
+}
+
+#[test]
+fn a_turn_after_a_redaction_killed_past_its_refs_holds_no_secret() {
+    let env = TestEnv::new();
+    let shapes = shapes();
+    env.ok(&["init", "s1"]);
+    turn_holding(&env, "s1", &shapes[7].2);
+    env.crash_at("redact-after-refs", &["redact", "s1"]);
+    // Not run again: the next turn comes first.
+    env.turn("s1", "the agent goes on", &[]);
+    let dir = env.session_dir("s1");
+    assert!(!reachable_holds(&env, &dir, &["--branches"], &shapes[7].1));
+    env.ok(&["redact", "s1"]);
+    let (left, printed, code) = scan(&env, &["s1"]);
+    assert_eq!((left.len(), code), (0, 0), "{printed}");
+    env.assert_clean("s1");
+    env.ok(&["verify", "s1"]);
+}
