@@ -584,7 +584,8 @@ fn tombstone_updates(
         let Some(dir) = pushed.get(id.as_str()).filter(|_| *kind == Kind::Session) else {
             continue;
         };
-        if r.revived() {
+        // A session withheld for its secrets is not sent: nor is its revival.
+        if r.revived() || report.withheld.iter().any(|(w, _)| w == id) {
             continue;
         }
         let sd = SessionDir::new((*dir).clone());

@@ -912,3 +912,30 @@ fn a_turn_after_a_redaction_killed_past_its_refs_holds_no_secret() {
     env.assert_clean("s1");
     env.ok(&["verify", "s1"]);
 }
+
+#[test]
+fn a_session_withheld_for_a_secret_is_not_revived_either() {
+    let env = TestEnv::new();
+    let (remote, url) = bare_remote(&env, "remote.git");
+    let shapes = shapes();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "first life", &[]);
+    env.ok(&["remote", "add", "origin", &url]);
+    env.ok(&["push"]);
+    env.ok(&["delete", "s1", "--yes"]);
+    env.ok(&["push"]);
+    let tomb = "refs/tombstones/sessions/s1/s1";
+    let buried = env.git_ok(&remote, &["rev-parse", tomb]);
+    // Made again, with a secret: withheld, and the deletion stands there.
+    env.ok(&["init", "s1"]);
+    turn_holding(&env, "s1", &shapes[2].2);
+    let out = env.run(&["--json", "push"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(env.git_ok(&remote, &["rev-parse", tomb]), buried);
+    let objects = all_object_bytes(&env, &remote);
+    assert!(
+        !objects
+            .windows(shapes[2].1.len())
+            .any(|w| w == shapes[2].1.as_bytes())
+    );
+}
