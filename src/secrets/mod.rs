@@ -64,6 +64,12 @@ pub fn mask(secret: &[u8]) -> String {
     crate::out::in_one_line(&out).into_owned()
 }
 
+/// Whether a file's bytes look binary (a NUL in the first 8,000, as git
+/// decides): not text a secret was written into.
+pub fn is_binary(data: &[u8]) -> bool {
+    data[..data.len().min(8000)].contains(&0)
+}
+
 /// What replaces a secret in a redacted node.
 pub fn replacement(rule: &str, fingerprint: &str) -> String {
     format!("[REDACTED:{rule}:{fingerprint}]")
@@ -189,14 +195,29 @@ pub struct Found {
 
 /// Every secret in the strings of `v` (object keys are names, not looked
 /// at).
-pub fn scan_json(v: &Value) -> Vec<Found> {
+pub fn scan_json(v: &mut Value) -> Vec<Found> {
     let mut out = Vec::new();
-    walk(v, &mut String::new(), None, &mut |field, key, s| {
-        for hit in scan_member(key, s) {
-            out.push(Found {
+    strings(v, &mut String::new(), None, &mut |field, key, s| {
+        out.extend(scan_member(key, s).into_iter().map(|hit| Found {
+            field: field.to_string(),
+            hit,
+        }));
+    });
+    out
+}
+
+/// Replace every secret in the strings of `v`, in place; the hits, by
+/// field.
+pub fn redact_json(v: &mut Value) -> Vec<Found> {
+    let mut out = Vec::new();
+    strings(v, &mut String::new(), None, &mut |field, key, s| {
+        let hits = scan_member(key, s);
+        if !hits.is_empty() {
+            *s = redact_text(s, &hits);
+            out.extend(hits.into_iter().map(|hit| Found {
                 field: field.to_string(),
                 hit,
-            });
+            }));
         }
     });
     out
@@ -224,62 +245,21 @@ fn scan_member(key: Option<&str>, value: &str) -> Vec<Hit> {
         .collect()
 }
 
-fn walk(
-    v: &Value,
+/// Each string of `v` at any depth, with its field path
+/// (`metadata.attachments[0].name`) and, for an object member, its name.
+fn strings(
+    v: &mut Value,
     path: &mut String,
     key: Option<&str>,
-    f: &mut dyn FnMut(&str, Option<&str>, &str),
+    f: &mut dyn FnMut(&str, Option<&str>, &mut String),
 ) {
     match v {
         Value::String(s) => f(path, key, s),
         Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                walk(item, path, None, f);
-                path.truncate(len);
-            }
-        }
-        Value::Object(map) => {
-            for (k, item) in map {
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(k);
-                walk(item, path, Some(k), f);
-                path.truncate(len);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Replace every secret in the strings of `v`, in place; the hits, by
-/// field.
-pub fn redact_json(v: &mut Value) -> Vec<Found> {
-    let mut found = Vec::new();
-    redact_walk(v, &mut String::new(), None, &mut found);
-    found
-}
-
-fn redact_walk(v: &mut Value, path: &mut String, key: Option<&str>, found: &mut Vec<Found>) {
-    match v {
-        Value::String(s) => {
-            let hits = scan_member(key, s);
-            if !hits.is_empty() {
-                *s = redact_text(s, &hits);
-                found.extend(hits.into_iter().map(|hit| Found {
-                    field: path.clone(),
-                    hit,
-                }));
-            }
-        }
-        Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                redact_walk(item, path, None, found);
+                strings(item, path, None, f);
                 path.truncate(len);
             }
         }
@@ -290,7 +270,7 @@ fn redact_walk(v: &mut Value, path: &mut String, key: Option<&str>, found: &mut 
                     path.push('.');
                 }
                 path.push_str(k);
-                redact_walk(item, path, Some(k), found);
+                strings(item, path, Some(k), f);
                 path.truncate(len);
             }
         }
@@ -326,7 +306,7 @@ pub fn redact_node_values(
 /// A file's bytes with every secret replaced, when it is text (UTF-8
 /// without NUL); binary files as they are.
 pub fn redact_file(data: Vec<u8>) -> Vec<u8> {
-    if data[..data.len().min(8000)].contains(&0) {
+    if is_binary(&data) {
         return data;
     }
     match String::from_utf8(data) {
@@ -393,12 +373,11 @@ mod tests {
 
     #[test]
     fn a_member_is_read_with_its_name() {
-        let v: Value = serde_json::json!({"env": {"DB_PASSWORD": "Zq8vT2mK9pLxR4wN7bYc"}});
-        let found = scan_json(&v);
+        let mut v: Value = serde_json::json!({"env": {"DB_PASSWORD": "Zq8vT2mK9pLxR4wN7bYc"}});
+        let found = scan_json(&mut v);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].field, "env.DB_PASSWORD");
         assert_eq!(found[0].hit.rule, "generic-api-key");
-        let mut v = v;
         redact_json(&mut v);
         assert!(
             v["env"]["DB_PASSWORD"]

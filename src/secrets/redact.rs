@@ -55,7 +55,7 @@ impl Redactor {
     /// `data` with every secret replaced; `None` when it holds none.
     pub fn apply(&self, data: &[u8]) -> Option<Vec<u8>> {
         // A binary file is not text a secret was written into.
-        if data[..data.len().min(8000)].contains(&0) {
+        if super::is_binary(data) {
             return None;
         }
         let mut out: Option<Vec<u8>> = None;

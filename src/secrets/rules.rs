@@ -152,15 +152,10 @@ impl Allow {
         if self.stopwords.is_empty() || secret.is_empty() {
             return false;
         }
+        use bstr::ByteSlice;
         let lower = secret.to_ascii_lowercase();
-        self.stopwords
-            .iter()
-            .any(|w| memchr_find(&lower, w.as_bytes()))
+        self.stopwords.iter().any(|w| lower.contains_str(w))
     }
-}
-
-fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
 }
 
 impl Rule {

@@ -28,12 +28,6 @@ pub struct Finding {
     pub fingerprint: String,
 }
 
-/// Whether a file's bytes look binary (a NUL in the first 8,000, as git
-/// decides).
-fn binary(data: &[u8]) -> bool {
-    data[..data.len().min(8000)].contains(&0)
-}
-
 /// The secrets of one file of a session, read as what its path says it is:
 /// JSON for nodes, `meta.json` and context files, text for the rest
 /// (binary files are not looked at).
@@ -49,12 +43,12 @@ pub(crate) fn scan_file_values(path: &str, data: &[u8]) -> Vec<(Finding, String)
     let json = path.ends_with(".json")
         && (path.starts_with("history/") || path == "meta.json" || path.starts_with("context/"));
     let mut out = Vec::new();
-    if json && let Ok(v) = serde_json::from_slice::<Value>(data) {
+    if json && let Ok(mut v) = serde_json::from_slice::<Value>(data) {
         let node = path
             .starts_with("history/")
             .then(|| v.get("id").and_then(Value::as_str).map(str::to_string))
             .flatten();
-        for f in super::scan_json(&v) {
+        for f in super::scan_json(&mut v) {
             out.push((
                 Finding {
                     path: path.to_string(),
@@ -69,7 +63,7 @@ pub(crate) fn scan_file_values(path: &str, data: &[u8]) -> Vec<(Finding, String)
         }
         return out;
     }
-    if binary(data) {
+    if super::is_binary(data) {
         return out;
     }
     for hit in super::scan_text(data) {
