@@ -98,7 +98,7 @@ fn scan_sessions(ctx: &Ctx, names: Vec<String>, all: bool, allow: &[String]) -> 
     for (id, dir) in targets {
         progress.inc();
         let sd = crate::layout::paths::SessionDir::new(dir);
-        let found = lock::acquire(&sd.lock_file(), lock::Kind::Shared, ctx.locks)
+        let found = lock::session(&sd, lock::Kind::Shared, ctx.locks)
             .and_then(|_held| scan::scan_session(&sd));
         let found = match found {
             Ok(f) => f,
@@ -180,14 +180,8 @@ fn allow_more(ctx: &Ctx, fingerprints: &[String], note: Option<String>) -> Resul
     // Checked as the file's own are.
     let known = scan::allowed(&ctx.state, fingerprints)?;
     let path = ctx.state.secrets_allow_file();
-    let before = match crate::layout::schema::read_bounded(&path) {
-        Ok(b) => b,
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            Vec::new()
-        }
-        Err(e) => return Err(e),
-    };
-    let listed = scan::allowed_in(&before);
+    let before = scan::allow_file(&ctx.state)?;
+    let mut listed = scan::allowed_in(&before);
     let mut text = before;
     if !text.is_empty() && !text.ends_with(b"\n") {
         text.push(b'\n');
@@ -198,7 +192,7 @@ fn allow_more(ctx: &Ctx, fingerprints: &[String], note: Option<String>) -> Resul
     let mut added = 0;
     for fp in fingerprints {
         let fp = fp.trim();
-        if listed.contains(fp) {
+        if !listed.insert(fp.to_string()) {
             continue;
         }
         text.extend_from_slice(format!("{fp}{note}\n").as_bytes());

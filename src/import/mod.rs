@@ -1113,13 +1113,15 @@ pub fn transcript(
     out.turns = items.iter().filter(|(i, _)| i.starts_turn()).count();
     out.open = open.len();
     let latest = items.iter().map(|(i, _)| i.created_at).fold(0.0, f64::max);
+    // `redact = on-write`: nothing below writes a secret.
+    let redact = ctx.state.redacts_on_write();
     let preview = items
         .iter()
         .rev()
         .find(|(i, _)| i.role == "user")
         .and_then(|(i, _)| i.output.as_str())
         .map(|text| {
-            if ctx.state.redacts_on_write() {
+            if redact {
                 schema::preview(&crate::secrets::redact_str(text))
             } else {
                 schema::preview(text)
@@ -1164,7 +1166,6 @@ pub fn transcript(
         store::moved(&mut meta, n, n.created_at.max(0.0));
         after(&mut meta, n, *start);
     }
-    let redact = ctx.state.redacts_on_write();
     if !items.is_empty() {
         let mut starts = Vec::with_capacity(items.len());
         let naming = ctx.state.naming_for(&sd);

@@ -259,6 +259,18 @@ pub(crate) fn working_files(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
         .collect()
 }
 
+/// The allow-list file's text (`<state>/secrets-allow`); empty when there
+/// is none. A link or a special file there is refused, never read.
+pub fn allow_file(state: &StateDir) -> Result<Vec<u8>> {
+    match crate::layout::schema::read_bounded(&state.secrets_allow_file()) {
+        Ok(bytes) => Ok(bytes),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Vec::new())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The fingerprints an allow-list file's text names.
 pub fn allowed_in(text: &[u8]) -> BTreeSet<String> {
     String::from_utf8_lossy(text)
@@ -275,11 +287,7 @@ pub fn allowed_in(text: &[u8]) -> BTreeSet<String> {
 pub fn allowed(state: &StateDir, extra: &[String]) -> Result<BTreeSet<String>> {
     let path = state.secrets_allow_file();
     let mut out: BTreeSet<String> = extra.iter().map(|s| s.trim().to_string()).collect();
-    match crate::layout::schema::read_bounded(&path) {
-        Ok(bytes) => out.extend(allowed_in(&bytes)),
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
+    out.extend(allowed_in(&allow_file(state)?));
     for fp in &out {
         if fp.len() != 16 || !fp.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::usage(
