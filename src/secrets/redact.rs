@@ -212,9 +212,11 @@ pub fn redact_session(
     // A redaction killed before its record: what it did is in its journal,
     // and goes into this one's record.
     let journal = sd.private_dir().join("redact.pending");
-    let prior: Option<serde_json::Map<String, Value>> = atomic::read(&journal)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
+    // Never through a link or from a special file planted there.
+    let prior: Option<serde_json::Map<String, Value>> =
+        crate::layout::schema::read_bounded(&journal)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
     if dry_run || (values.is_empty() && prior.is_none()) {
         return Ok(done);
     }

@@ -184,7 +184,8 @@ pub(crate) fn scan_session_values(sd: &SessionDir) -> Result<Vec<(Finding, Strin
     let mut out = scan_objects_values(&objects);
     drop(objects);
     for (rel, path) in working_files(&sd.dir) {
-        let data = std::fs::read(&path).io("read", &path)?;
+        // Regular files, as listed (a FIFO swapped in since never blocks).
+        let data = crate::layout::atomic::read(&path).io("read", &path)?;
         if scanned.contains(&crate::git::blob_id(&data)) {
             continue;
         }

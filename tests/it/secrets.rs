@@ -939,3 +939,29 @@ fn a_session_withheld_for_a_secret_is_not_revived_either() {
             .any(|w| w == shapes[2].1.as_bytes())
     );
 }
+
+#[test]
+fn a_journal_planted_where_redact_keeps_its_own_is_never_read_or_followed() {
+    let shapes = shapes();
+    for kind in ["link", "fifo"] {
+        let env = TestEnv::new();
+        env.ok(&["init", "s1"]);
+        turn_holding(&env, "s1", &shapes[8].2);
+        let at = env
+            .session_dir("s1")
+            .join(".git/git-session/redact.pending");
+        let outside = env.tmp.path().join("forged.json");
+        let forged = r#"{"replaced": {"1111111111111111111111111111111111111111": "2222222222222222222222222222222222222222"}}"#;
+        crate::env::plant(kind, &at, &outside, forged.as_bytes());
+        env.ok(&["redact", "s1"]);
+        let nodes = env.ok(&["--json", "nodes", "s1"]);
+        assert!(
+            !nodes.contains("1111111111"),
+            "{kind}: the forged map was read"
+        );
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), forged, "{kind}");
+        let (left, _, code) = scan(&env, &["s1"]);
+        assert_eq!((left.len(), code), (0, 0), "{kind}");
+        env.assert_clean("s1");
+    }
+}
