@@ -7,15 +7,15 @@ For each session size (nodes already in the session), alternates:
       (what OpenProgram's Python store runs per turn)
 and prints medians of whole-process wall times and the ratio b/a.
 
-With --compare-writer loose (or index), every other git-session turn
-writes its loose objects through gix's loose store (GIT_SESSION_LOOSE_WRITER=gix),
-or its index through gix's index writer (GIT_SESSION_INDEX_WRITER=gix),
-instead of the hand-written encoder, and both commit-turn medians are
-printed with their ratio: the measured reason for that hand-written piece
-(src/git/objects.rs, src/git/index.rs).
+With --compare-writer index, after each size's turns the session's index
+is written by the tool's index encoder and by gix's index writer, alternating,
+40 times each (examples/index_writer.rs, built with `cargo build --release
+--example index_writer`), and both medians are printed with their ratio: the
+measured reason for that hand-written piece (src/git/index.rs), kept only
+while gix's writer is 1.5x slower or more.
 
 Usage: bench/commit_turn.py [--bin PATH] [--sizes 300,3000,15000] [--turns 25] [--fsync] [--dir DIR]
-                            [--compare-writer loose|index]
+                            [--compare-writer index]
 """
 
 import argparse
@@ -128,21 +128,14 @@ def git_turn(plain, sid, ts, k):
     return w + a + c
 
 
-def bench_size(binary, root, size, turns, rng, fsync, compare=None):
+def bench_size(binary, root, size, turns, rng, fsync):
     state, sid, sdir, plain, n, pred = make_fixture(binary, root, size, rng)
     # Write the fixture out first: its writeback would otherwise compete
     # with the measured turns on a disk.
     os.sync()
     env = isolated_env(fsync)
-    gix_env = dict(env, **{f"GIT_SESSION_{(compare or '').upper()}_WRITER": "gix"})
-    # The index writer's own share: its phase in the commit-turn's trace.
-    phase = PHASES.get(compare)
-    trace = os.path.join(root, "trace.txt") if phase else None
-    if trace:
-        env, gix_env = dict(env, GIT_SESSION_TRACE="1"), dict(gix_env, GIT_SESSION_TRACE="1")
     gs = [binary, "--state-dir", state]
-    appends, commits, gs_turns, git_turns, gix_commits = [], [], [], [], []
-    phases = ([], [])
+    appends, commits, gs_turns, git_turns = [], [], [], []
     seq = n + 1
     for k in range(turns):
         ts = turn_nodes(rng, seq, 100000 + k, pred)
@@ -157,16 +150,8 @@ def bench_size(binary, root, size, turns, rng, fsync, compare=None):
             assert rc == 0, f"append failed ({rc})"
             appends.append(dt)
             t_turn += dt
-        with_gix = compare is not None and k % 2 == 1
-        dt, rc = spawn(gs + ["commit-turn", sid], env=gix_env if with_gix else env, stderr=trace)
+        dt, rc = spawn(gs + ["commit-turn", sid], env=env)
         assert rc == 0, f"commit-turn failed ({rc})"
-        if trace:
-            phases[with_gix].append(phase_seconds(trace, *phase))
-        if with_gix:
-            gix_commits.append(dt)
-            git_turn(plain, sid, ts, k)
-            pred = ts[1]["id"]
-            continue
         commits.append(dt)
         gs_turns.append(t_turn + dt)
         git_turns.append(git_turn(plain, sid, ts, k))
@@ -178,21 +163,17 @@ def bench_size(binary, root, size, turns, rng, fsync, compare=None):
     count = int(subprocess.run(["git", "-C", sdir, "rev-list", "--count", "HEAD"], env=ENV,
                                capture_output=True, text=True, check=True).stdout)
     assert count == 2 + turns, count
-    return appends, commits, gs_turns, git_turns, gix_commits, phases
+    return appends, commits, gs_turns, git_turns, os.path.join(sdir, ".git", "index")
 
 
-# The trace phase that is the compared writer's work alone.
-PHASES = {"index": ("mirror: commit written", "mirror: index prepared")}
-
-
-def phase_seconds(trace, start, end):
-    """Seconds between two `GIT_SESSION_TRACE` lines of one command."""
-    at = {}
-    for line in open(trace):
-        if line.startswith("git-session: trace:"):
-            ms_, name = line.split(":", 2)[2].split(" ms ", 1)
-            at[name.strip()] = float(ms_) / 1000
-    return at[end] - at[start]
+def compare_index_writers(index):
+    """The index encoder and gix's index writer on `index`, in one run."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    example = os.path.join(here, "..", "target", "release", "examples", "index_writer")
+    subprocess.run(["cargo", "build", "-q", "--release", "--locked", "--example", "index_writer"],
+                   cwd=os.path.join(here, ".."), check=True)
+    out = subprocess.run([example, index, "40"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
 
 
 def ms(xs):
@@ -215,8 +196,8 @@ def main():
     ap.add_argument("--turns", type=int, default=25)
     ap.add_argument("--fsync", action="store_true", help="git-session with fsync on (git CLI makes none by default)")
     ap.add_argument("--dir", default=None, help="where to create the sessions [default: $TMPDIR]")
-    ap.add_argument("--compare-writer", choices=["loose", "index"],
-                    help="every other turn with gix's loose object or index writer; print both commit-turn medians")
+    ap.add_argument("--compare-writer", choices=["index"],
+                    help="time the index encoder against gix's index writer on each size's index")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin or built())
     rng = random.Random(42)
@@ -226,16 +207,15 @@ def main():
         t, v, c = floors(binary, root)
         print(f"floors: a process (`true`) {t:.2f}ms, `git-session --version` {v:.2f}ms; "
               f"creating a file here {c:.0f}us")
-        extra = (f" {f'gix-{args.compare_writer} commit-turn':>22} {'gix/ours':>9}"
-                 if args.compare_writer else "")
-        print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}{extra}")
+        print(f"{'nodes':>7} {'append':>8} {'commit-turn':>12} {'gs turn':>9} {'git turn':>9} {'commit ratio':>13} {'turn ratio':>11}")
         for size in [int(s) for s in args.sizes.split(",")]:
-            ap_, co, gt, git, gx, (po, pg) = bench_size(binary, root, size, args.turns, rng,
-                                                        args.fsync, args.compare_writer)
+            ap_, co, gt, git, index = bench_size(binary, root, size, args.turns, rng, args.fsync)
             # (b)'s git part against commit-turn alone, and whole turns against whole turns.
-            extra = f" {ms(gx):>20.2f}ms {ms(gx) / ms(co):>8.2f}x" if gx else ""
-            if po:
-                extra += f"   writing the index: {ms(po):.2f}ms ours, {ms(pg):.2f}ms gix's ({ms(pg) / ms(po):.1f}x)"
+            extra = ""
+            if args.compare_writer:
+                c = compare_index_writers(index)
+                extra = (f"   writing the index ({c['entries']} entries): {c['ours_ms']:.2f}ms ours, "
+                         f"{c['gix_ms']:.2f}ms gix's ({c['gix_over_ours']:.1f}x)")
             print(f"{size:>7} {ms(ap_):>6.2f}ms {ms(co):>10.2f}ms {ms(gt):>7.2f}ms {ms(git):>7.2f}ms "
                   f"{ms(git) / ms(co):>12.1f}x {ms(git) / ms(gt):>10.1f}x{extra}", flush=True)
     print("commit ratio = git turn / commit-turn; turn ratio = git turn / (3 appends + commit-turn)")

@@ -278,7 +278,7 @@ pub fn settle_index(locks: crate::layout::lock::LockOptions) {
     // waiting on a busy session holds it for as long as it waits, and a
     // turn's end is not held up for that.
     let locks = crate::layout::lock::LockOptions {
-        timeout: locks.timeout.min(std::time::Duration::from_secs(2)),
+        timeout: locks.timeout.min(crate::layout::lock::REGISTRY_FOLD_WAIT),
         ..locks
     };
     if let Err(e) = crate::layout::registry::fold_owed(locks) {

@@ -15,6 +15,7 @@ use gix::bstr::ByteSlice;
 use super::SessionRepo;
 use crate::error::{IoContext, Result};
 use crate::layout::atomic;
+use crate::layout::lock::{Backoff, GIT_LOCK_WAIT};
 
 /// What git stores for a working-tree file: its bytes, or a symlink's target.
 pub fn read_worktree(path: &Path, md: &std::fs::Metadata) -> Result<Vec<u8>> {
@@ -218,7 +219,7 @@ fn encodes_v2(index: &gix::index::State) -> bool {
 /// 2.7× at 15,000 (7 ms of a 22 ms `commit-turn` on tmpfs). Measured in one
 /// run, alternating turns, by
 /// `python3 bench/commit_turn.py --sizes 3000,15000 --turns 40 --compare-writer index`
-/// (figures in the README's Performance section). The upstream-shaped fix:
+/// (figures in git-session-performance(7)). The upstream-shaped fix:
 /// in gix-index, assemble an entry's fixed 62 bytes in an array and write
 /// them with one call, and give `CountBytes` a `write_all` that forwards.
 fn encode_v2(index: &gix::index::State, out: &mut impl std::io::Write) -> std::io::Result<()> {
@@ -263,6 +264,30 @@ fn encode_v2(index: &gix::index::State, out: &mut impl std::io::Write) -> std::i
         out.write_all(&NULS[..((len + 8) & !7) - len])?;
     }
     out.write_all(&[0u8; 20])
+}
+
+/// `index` (version 2, as [`encodes_v2`] asks) written to `out` by
+/// [`encode_v2`], or by gix's writer with the same options: what
+/// `examples/index_writer.rs` times for `bench/commit_turn.py
+/// --compare-writer index`, the measured reason for the encoder.
+#[doc(hidden)]
+pub fn encode_for_comparison(
+    index: &gix::index::State,
+    with_gix: bool,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    if with_gix {
+        let opts = gix::index::write::Options {
+            skip_hash: true,
+            ..Default::default()
+        };
+        index
+            .write_to(out, opts)
+            .map(|_| ())
+            .map_err(std::io::Error::other)
+    } else {
+        encode_v2(index, out)
+    }
 }
 
 /// The new index, written to a temp file of ours and put in place by
@@ -358,10 +383,8 @@ impl SessionRepo {
         // A tree cache would be written stale (gitoxide#2421).
         index.remove_tree();
         index.remove_resolve_undo();
-        // gix's writer for what ours does not write, and when the benchmark
-        // asks for it.
-        let ours = encodes_v2(index)
-            && std::env::var_os("GIT_SESSION_INDEX_WRITER").is_none_or(|w| w != "gix");
+        // gix's writer for what ours does not write.
+        let ours = encodes_v2(index);
         let pending = PendingIndex {
             tmp: crate::layout::temp_path(&self.git_dir, "index"),
             index: self.index_path(),
@@ -399,7 +422,9 @@ impl SessionRepo {
     }
 
     /// Put a prepared index in place, holding git's `index.lock` for just the
-    /// rename (git busy means back off; its lock is never deleted).
+    /// rename (git busy means back off for [`GIT_LOCK_WAIT`]; its lock is
+    /// never deleted). The protocol of `super::index_lock`, under the
+    /// session's lock.
     ///
     /// The lock is a hard link to the prepared file itself (taken with
     /// `link`, which fails like O_EXCL when git holds it), and the prepared
@@ -408,7 +433,7 @@ impl SessionRepo {
     /// with our temp file or with the index ([`index_lock_is_ours`]).
     pub fn commit_index(&self, pending: PendingIndex) -> Result<()> {
         let lock = pending.index.with_extension("lock");
-        let mut attempts = 0;
+        let mut backoff = Backoff::new(GIT_LOCK_WAIT);
         let taken = loop {
             match std::fs::hard_link(&pending.tmp, &lock) {
                 Ok(()) => break Ok(()),
@@ -419,10 +444,7 @@ impl SessionRepo {
                     let _ = std::fs::remove_file(&lock);
                 }
                 // git's own lock: git is busy; back off, never delete it.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 250 => {
-                    attempts += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && backoff.pause() => {}
                 Err(e) => break Err(e),
             }
         };

@@ -4,6 +4,11 @@
 //! agent commit finishes or undoes what a killed one left, instead of
 //! leaving the user's git refusing to run until the file is removed by hand.
 //!
+//! This is the protocol of a session's `index.lock` too
+//! (`SessionRepo::commit_index`), with one difference: there the session's
+//! own lock covers every writer, so the lock is taken only for the rename
+//! and no `flock` or commit name is needed to judge what a kill left.
+//!
 //! The lock is a second name (a hard link) of a temp file of ours in `.git/`
 //! (`.gs-tmp-agent-index.<random>`), on which this process holds an `flock`: the
 //! link is made with `link(2)`, which fails when `index.lock` exists, as
@@ -20,11 +25,12 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gix::ObjectId;
 
 use crate::layout::TEMP_PREFIX;
+use crate::layout::lock::Backoff;
 
 /// The label of our temp files that are index locks of a project (after
 /// [`TEMP_PREFIX`]; a session's own prepared index is `index`).
@@ -90,8 +96,7 @@ impl IndexLock {
             done: true, // nothing to undo until the lock is taken
         };
         me.file.lock().map_err(NotTaken::Io)?;
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(1);
+        let mut backoff = Backoff::new(wait);
         loop {
             let taken = match &me.tmp {
                 Some(_) if !hard_links => Err(std::io::ErrorKind::Unsupported.into()),
@@ -101,11 +106,9 @@ impl IndexLock {
             match taken {
                 Ok(()) => break,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if started.elapsed() >= wait {
+                    if !backoff.pause() {
                         return Err(NotTaken::Busy);
                     }
-                    std::thread::sleep(pause.min(wait.saturating_sub(started.elapsed())));
-                    pause = (pause * 2).min(Duration::from_millis(50));
                 }
                 // No hard links here (a FAT or network file system): the
                 // lock made as git makes it.

@@ -1,20 +1,13 @@
 //! Locks and temp files left in a session repository by a process that
-//! died: one policy for all of them.
+//! died: which files each sweep looks at. How old is stale is the lock
+//! policy's (`layout::lock`).
 
 use std::path::{Path, PathBuf};
 
 use super::SessionRepo;
 use super::index::index_lock_is_ours;
 
-/// The one stale-lock policy. Under the session's exclusive lock no
-/// git-session holds a lock in the session repository, and git holds a
-/// ref lock for milliseconds: a ref lock (or our index.lock) older than
-/// this was left by a process that died, and is removed. A lock of any
-/// other kind, or another program's index.lock, is only reported, and only
-/// once it is older than [`FOREIGN_LOCK`].
-pub const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(2);
-/// When `verify` reports a lock git-session did not make.
-pub const FOREIGN_LOCK: std::time::Duration = std::time::Duration::from_secs(60);
+pub use crate::layout::lock::{FOREIGN_LOCK, STALE_LOCK};
 
 /// Whether the file at `path` was last modified [`STALE_LOCK`] ago or more.
 fn is_stale(path: &Path) -> bool {
@@ -25,35 +18,45 @@ fn is_stale(path: &Path) -> bool {
         .is_some_and(|age| age >= STALE_LOCK)
 }
 
-/// Our temp files in a project's `.git/` (a large file being streamed into
-/// an object: `.gs-tmp-obj…`) that were left by a process that died: the
-/// regular files of ours not written to for [`FOREIGN_LOCK`]. No lock of
-/// ours covers every writer of a user's repository (git-session of another
-/// state dir may be streaming into it), so only a file that stopped
-/// growing counts; a stream writes to its file without pause.
+/// Temp files left in a project's `.git/` by a process that died: ours
+/// (`.gs-tmp-…`) in `.git/`, and gix's loose-object temp files
+/// (`objects/.tmp…`: a large file being streamed into an object): the
+/// regular files not written to for [`FOREIGN_LOCK`]. No lock of ours
+/// covers every writer of a user's repository (git-session of another
+/// state dir, or another gix program, may be writing), so only a file that
+/// stopped growing counts; a stream writes to its file without pause.
 pub fn stale_project_temps(git_dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(git_dir) else {
-        return Vec::new();
+    let in_dir = |dir: &Path, ours: &dyn Fn(&[u8]) -> bool| -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        rd.flatten()
+            .filter(|e| {
+                ours(e.file_name().as_encoded_bytes()) && e.file_type().is_ok_and(|t| t.is_file())
+            })
+            .map(|e| e.path())
+            .filter(|p| {
+                std::fs::symlink_metadata(p)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|age| age >= FOREIGN_LOCK)
+            })
+            .collect()
     };
-    rd.flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.as_encoded_bytes();
-            // An index lock's temp file is for `index_lock::recover`.
-            name.starts_with(crate::layout::TEMP_PREFIX.as_bytes())
-                && !super::index_lock::is_ours(name)
-                && e.file_type().is_ok_and(|t| t.is_file())
-        })
-        .map(|e| e.path())
-        .filter(|p| {
-            std::fs::symlink_metadata(p)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age >= FOREIGN_LOCK)
-        })
-        .collect()
+    let mut out = in_dir(git_dir, &|name| {
+        // An index lock's temp file is for `index_lock::recover`.
+        name.starts_with(crate::layout::TEMP_PREFIX.as_bytes()) && !super::index_lock::is_ours(name)
+    });
+    out.extend(in_dir(&git_dir.join("objects"), &|name| {
+        name.starts_with(GIX_TEMP_PREFIX)
+    }));
+    out
 }
+
+/// The name prefix of gix's temp files in `objects/` (a loose object being
+/// written).
+const GIX_TEMP_PREFIX: &[u8] = b".tmp";
 
 impl SessionRepo {
     /// Remove temp files of ours left in `.git/` by a crash (the caller holds
@@ -118,7 +121,11 @@ impl SessionRepo {
         }
         if let Ok(rd) = std::fs::read_dir(self.git_dir.join("objects")) {
             for e in rd.flatten() {
-                if e.file_name().as_encoded_bytes().starts_with(b".tmp") && is_stale(&e.path()) {
+                if e.file_name()
+                    .as_encoded_bytes()
+                    .starts_with(GIX_TEMP_PREFIX)
+                    && is_stale(&e.path())
+                {
                     let _ = std::fs::remove_file(e.path());
                 }
             }

@@ -1,24 +1,22 @@
-//! The one object-writing path: loose objects (one file per object, as git
-//! writes them) or, in bulk mode (backfill, migrate), one pack written by
-//! gix's pack writer (`FromEntriesIter`, then `Bundle::write_to_directory`
-//! for the index). Background maintenance rolls loose objects up into packs
-//! (`super::maintenance`).
+//! How objects are written: loose (one file per object) through gix's loose
+//! store, or, in bulk mode (backfill, migrate, redact, sync's transfer
+//! repository), as one pack through gix's pack writer (`FromEntriesIter`,
+//! then `Bundle::write_to_directory` for the index). Background
+//! maintenance rolls loose objects up into packs (`super::maintenance`).
+//! Every object of a session repository is written here; a project's
+//! repository is written through gix too (`super::project`).
 //!
-//! Loose objects are written on a second thread while this one goes on
-//! (most of a run's cost on a slow file system is creating files), once a
-//! run has written [`INLINE_OBJECTS`] on this one: a turn's few objects
-//! cost less written here than a thread's start and end. The commits
-//! written are also kept in memory, so that this process reads them back
-//! before the thread is done. They are encoded by hand
-//! ([`write_loose`]): the one hand-written piece, for the measured reason
-//! given there; gix's loose store does the same work when
-//! `GIT_SESSION_LOOSE_WRITER=gix`, which the benchmark compares.
+//! The commits written are also kept in memory, so that this process reads
+//! them back without a lookup.
 //!
-//! The durability rule, for both: gix never syncs, so when durability is on
-//! ([`atomic::durable`]) every object file written, its directory and
-//! `objects/` are synced by [`SessionRepo::sync_objects`] before any ref
-//! that can reach them moves. A crash before that leaves unreachable
-//! objects, which git ignores and `gc` expires.
+//! The durability rule for a run's loose objects, as git's
+//! `core.fsyncMethod=batch`: gix never syncs, so when durability is on
+//! ([`atomic::durable`]) [`SessionRepo::sync_objects`] starts the write-out
+//! of every object file written (`sync_file_range`), then makes them durable
+//! with one flush (an `fsync` of the last one, which commits the file
+//! system's journal with every rename before it), before any ref that can
+//! reach them moves. A crash before that leaves unreachable objects, which
+//! git ignores and `gc` expires. A bulk pack is synced whole when written.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -36,29 +34,20 @@ const BULK_FLUSH_BYTES: usize = 64 * 1024 * 1024;
 /// compressed as they are read, never whole in memory.
 pub const STREAM_BLOB_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Loose objects a run writes on its own thread before it starts the
-/// writer thread. A turn writes about ten (its nodes, meta.json, two trees,
-/// the commit); a thread for them cost more than it saved: in one run of
-/// 300 turns at 300 nodes through `batch`, 1.10 ms of CPU a turn in the
-/// process and 2.4 ms on the machine with the thread, 0.91 ms and 1.3 ms
-/// without (`bench/batch.py --cpu-turns 300`, alternating builds), and a
-/// one-shot `commit-turn` on disk was no slower.
-const INLINE_OBJECTS: usize = 64;
+/// The zlib level of loose objects: git's `core.looseCompression` default.
+const LOOSE_COMPRESSION: gix::zlib::Compression = gix::zlib::Compression::BEST_SPEED;
 
 /// How this process writes objects to one repository.
 pub(super) struct Writer {
     loose: gix::odb::loose::Store,
     objects_dir: PathBuf,
-    /// Loose objects written (here or by the writer thread) and not yet
-    /// synced ([`SessionRepo::sync_objects`]).
+    /// Loose objects written and not yet made durable
+    /// ([`SessionRepo::sync_objects`]).
     written: Vec<ObjectId>,
     written_ids: HashSet<ObjectId>,
     /// The objects written by this process, loose or into a bulk pack: how
     /// many, and the loose ones' bytes.
     written_since_packing: (u64, u64),
-    /// The thread writing loose objects, started once [`INLINE_OBJECTS`]
-    /// were written here.
-    thread: Option<WriterThread>,
     /// The commits written by this process (a few per run).
     commits: Vec<(ObjectId, Vec<u8>)>,
     /// Bulk mode: objects collected and written as packs.
@@ -66,8 +55,6 @@ pub(super) struct Writer {
     /// `.keep` files of the packs written in bulk mode, removed once refs
     /// point into them.
     keeps: Vec<PathBuf>,
-    /// For [`Writer::read_loose`].
-    inflate: std::cell::RefCell<gix::zlib::Decompress>,
 }
 
 /// Objects waiting to be written as one pack, each compressed as it came.
@@ -87,19 +74,15 @@ pub struct Compressed {
     zlib: Vec<u8>,
 }
 
-/// One zlib compressor for many objects, with small tables: a compressor
-/// of the usual size (gix's, as `Entry::from_data` makes one per object)
-/// clears 256 KiB on every reset, which was a quarter of a bulk copy's
-/// time; session objects are small JSON files, for which a 4 KiB window
-/// compresses as well.
-pub struct Compressor(zlib_rs::Deflate);
+/// One zlib compressor (gix's) for many pack entries, reset between them:
+/// gix's `Entry::from_data` makes a new one per object.
+pub struct Compressor(gix::zlib::stream::deflate::Compress);
 
 impl Default for Compressor {
     fn default() -> Self {
-        let mut config = zlib_rs::DeflateConfig::new(1);
-        config.window_bits = 12;
-        config.mem_level = 2;
-        Compressor(zlib_rs::Deflate::new_with_config(config))
+        Compressor(gix::zlib::stream::deflate::Compress::new(
+            gix::zlib::Compression::BEST_SPEED,
+        ))
     }
 }
 
@@ -111,6 +94,7 @@ impl Compressor {
         id: ObjectId,
         data: &[u8],
     ) -> std::result::Result<Compressed, String> {
+        use gix::zlib::{Status, stream::deflate::FlushCompress};
         self.0.reset();
         let mut out = vec![0u8; data.len() / 2 + 64];
         let (start_in, start_out) = (self.0.total_in(), self.0.total_out());
@@ -120,14 +104,13 @@ impl Compressor {
             if written == out.len() {
                 out.resize(out.len() * 2, 0);
             }
-            match self.0.compress(
-                &data[read..],
-                &mut out[written..],
-                zlib_rs::DeflateFlush::Finish,
-            ) {
-                Ok(zlib_rs::Status::StreamEnd) => break,
+            match self
+                .0
+                .compress(&data[read..], &mut out[written..], FlushCompress::Finish)
+            {
+                Ok(Status::StreamEnd) => break,
                 Ok(_) => {}
-                Err(e) => return Err(format!("compress an object: {e:?}")),
+                Err(e) => return Err(format!("compress an object: {e}")),
             }
         }
         out.truncate((self.0.total_out() - start_out) as usize);
@@ -140,28 +123,31 @@ impl Compressor {
     }
 }
 
+/// The loose store of the objects directory `objects`, as this tool
+/// writes it.
+fn loose_store(objects: &Path) -> gix::odb::loose::Store {
+    gix::odb::loose::Store::at_opts(
+        objects,
+        gix::hash::Kind::Sha1,
+        gix::odb::loose::Options {
+            compression: LOOSE_COMPRESSION,
+            ..Default::default()
+        },
+    )
+}
+
 impl Writer {
     pub(super) fn new(git_dir: &Path) -> Writer {
         let objects_dir = git_dir.join("objects");
         Writer {
-            // Uncompressed, like [`write_loose`].
-            loose: gix::odb::loose::Store::at_opts(
-                objects_dir.clone(),
-                gix::hash::Kind::Sha1,
-                gix::odb::loose::Options {
-                    compression: gix::zlib::Compression::NONE,
-                    ..Default::default()
-                },
-            ),
+            loose: loose_store(&objects_dir),
             objects_dir,
             written: Vec::new(),
             written_ids: HashSet::new(),
             written_since_packing: (0, 0),
-            thread: None,
             commits: Vec::new(),
             bulk: None,
             keeps: Vec::new(),
-            inflate: Default::default(),
         }
     }
 
@@ -191,119 +177,16 @@ impl Writer {
         self.written_ids.contains(id) || self.bulk.as_ref().is_some_and(|b| b.ids.contains(id))
     }
 
-    /// Loose object `id`, read with one `read` (gix maps each loose file,
-    /// which costs more than the read for objects this small) and checked
-    /// against its id; `None` when it is not loose here (or is not what its
-    /// name says: the caller then reads it through gix, which reports it).
-    ///
-    /// A file that one read returns whole needs no second read to see its
-    /// end: its zlib stream says where it ends. Only a stream cut short
-    /// (a short read, or a truncated file) has the rest read.
+    /// Loose object `id`, read through gix's loose store and checked
+    /// against its id; `None` when it is not loose here, or is not what its
+    /// name says (the caller then reads it through the repository, which
+    /// reports it).
     pub(super) fn read_loose(&self, id: &ObjectId) -> Option<(gix::objs::Kind, Vec<u8>)> {
-        use std::io::Read;
-        const FIRST: usize = atomic::FIRST_READ;
-        let mut file = atomic::open_read(self.loose.object_path(id)).ok()?;
-        let mut bytes = vec![0u8; FIRST];
-        let n = atomic::read_once(&mut file, &mut bytes).ok()?;
-        bytes.truncate(n);
-        if n < FIRST
-            && let Some(found) = self.inflate_loose(&bytes, id)
-        {
-            return Some(found);
-        }
-        let before = bytes.len();
-        file.read_to_end(&mut bytes).ok()?;
-        if bytes.len() == before && n < FIRST {
-            return None;
-        }
-        self.inflate_loose(&bytes, id)
+        let mut buf = Vec::new();
+        let data = self.loose.try_find(id, &mut buf).ok()??;
+        let actual = gix::objs::compute_hash(gix::hash::Kind::Sha1, data.kind, data.data).ok()?;
+        (actual == *id).then(|| (data.kind, data.data.to_vec()))
     }
-
-    /// The object whose loose file holds `bytes`, if they are one whole
-    /// zlib stream of an object that hashes to `id`.
-    fn inflate_loose(&self, bytes: &[u8], id: &ObjectId) -> Option<(gix::objs::Kind, Vec<u8>)> {
-        use gix::zlib::{FlushDecompress, Status};
-        let mut z = self.inflate.borrow_mut();
-        z.reset();
-        let mut out = vec![0u8; (bytes.len() * 2).max(512)];
-        loop {
-            let (read, written) = (z.total_in() as usize, z.total_out() as usize);
-            if written == out.len() {
-                out.resize(out.len() * 2, 0);
-            }
-            match z.decompress(&bytes[read..], &mut out[written..], FlushDecompress::Finish) {
-                Ok(Status::StreamEnd) => break,
-                Ok(_)
-                    if z.total_in() as usize == bytes.len()
-                        && z.total_out() as usize == written =>
-                {
-                    return None;
-                }
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
-        out.truncate(z.total_out() as usize);
-        let (kind, size, header) = gix::objs::decode::loose_header(&out).ok()?;
-        let data = out.get(header..header + size as usize)?.to_vec();
-        let actual = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &data).ok()?;
-        (actual == *id).then_some((kind, data))
-    }
-
-    /// Write a loose object: here while the run has written fewer than
-    /// [`INLINE_OBJECTS`], else on the writer thread (a failure there is
-    /// reported by [`Writer::finish`]).
-    fn send(
-        &mut self,
-        kind: gix::objs::Kind,
-        buf: Vec<u8>,
-        id: ObjectId,
-    ) -> std::result::Result<(), String> {
-        if self.thread.is_none() && self.written.len() < INLINE_OBJECTS {
-            return write_one(&self.loose, kind, &buf, id);
-        }
-        let thread = self.thread.get_or_insert_with(|| {
-            let loose = self.loose.clone();
-            let (tx, rx) = std::sync::mpsc::channel::<(gix::objs::Kind, Vec<u8>, ObjectId)>();
-            let handle = std::thread::spawn(move || {
-                for (kind, buf, id) in rx {
-                    write_one(&loose, kind, &buf, id)?;
-                    atomic::crash_point("object-written-by-thread");
-                }
-                Ok(())
-            });
-            WriterThread { tx, handle }
-        });
-        if thread.tx.send((kind, buf, id)).is_err() {
-            // The thread stopped at a failure: that is the error.
-            return Err(self.finish().err().unwrap_or_default());
-        }
-        Ok(())
-    }
-
-    /// Wait for the writer thread: every object handed to it is on disk.
-    fn finish(&mut self) -> std::result::Result<(), String> {
-        let Some(WriterThread { tx, handle }) = self.thread.take() else {
-            return Ok(());
-        };
-        drop(tx);
-        handle
-            .join()
-            .unwrap_or_else(|_| Err("the writer thread panicked".into()))
-    }
-}
-
-impl Drop for Writer {
-    /// A run that ends early (an error before `sync_objects`) still waits
-    /// for its writer thread: no write outlives the session lock.
-    fn drop(&mut self) {
-        let _ = self.finish();
-    }
-}
-
-struct WriterThread {
-    tx: std::sync::mpsc::Sender<(gix::objs::Kind, Vec<u8>, ObjectId)>,
-    handle: std::thread::JoinHandle<std::result::Result<(), String>>,
 }
 
 impl SessionRepo {
@@ -367,14 +250,9 @@ impl SessionRepo {
         if self.objects.written_ids.contains(&id) || self.objects.loose.contains(&id) {
             return Ok(id);
         }
-        let len = buf.len() as u64;
-        if let Err(e) = self.objects.send(kind, buf, id) {
-            return Err(self.err("write an object", e));
-        }
-        self.objects.written_ids.insert(id);
-        self.objects.written.push(id);
-        self.objects.written_since_packing.0 += 1;
-        self.objects.written_since_packing.1 += len;
+        write_one(&self.objects.loose, kind, &buf, id)
+            .io("write an object into", &self.objects.objects_dir)?;
+        self.objects.note_loose(id, buf.len() as u64);
         Ok(id)
     }
 
@@ -387,11 +265,7 @@ impl SessionRepo {
         else {
             return Ok(None);
         };
-        if self.objects.written_ids.insert(id) {
-            self.objects.written.push(id);
-            self.objects.written_since_packing.0 += 1;
-            self.objects.written_since_packing.1 += written;
-        }
+        self.objects.note_loose(id, written);
         Ok(Some(id))
     }
 
@@ -512,141 +386,158 @@ impl SessionRepo {
         }
     }
 
-    /// Write what is still in memory (the bulk pack), wait for the writer
-    /// thread, and apply the
-    /// durability rule to the loose objects written: each file, its
-    /// directory and `objects/` synced, so that no ref can ever point at a
-    /// missing object after a crash.
+    /// Write what is still in memory (the bulk pack) and apply the
+    /// durability rule to the loose objects written (the module's doc): so
+    /// that no ref can ever point at a missing object after a crash.
     pub fn sync_objects(&mut self) -> Result<()> {
         self.flush_pack()?;
-        if let Err(e) = self.objects.finish() {
-            return Err(self.err("write an object", e));
-        }
         crate::out::trace("objects: written");
         let written = std::mem::take(&mut self.objects.written);
         self.objects.written_ids.clear();
-        if atomic::durable() && !written.is_empty() {
-            let mut dirs = HashSet::new();
-            for id in &written {
-                let path = self.objects.loose.object_path(id);
-                std::fs::File::open(&path)
-                    .and_then(|f| f.sync_data())
-                    .io("sync", &path)?;
-                dirs.insert(path.parent().expect("a fan-out directory").to_path_buf());
-            }
-            for d in dirs {
-                atomic::sync_dir(&d)?;
-            }
-            atomic::sync_dir(&self.objects.objects_dir)?;
+        if atomic::durable() {
+            let paths: Vec<PathBuf> = written
+                .iter()
+                .map(|id| self.objects.loose.object_path(id))
+                .collect();
+            make_durable(&paths)?;
         }
         Ok(())
     }
 }
 
-/// Write one loose object ([`write_loose`], or through gix's loose store
-/// when `GIT_SESSION_LOOSE_WRITER=gix`, which the benchmark compares).
+impl Writer {
+    /// Count loose object `id`, of `len` bytes on disk, as written by this
+    /// run.
+    fn note_loose(&mut self, id: ObjectId, len: u64) {
+        if self.written_ids.insert(id) {
+            self.written.push(id);
+            self.written_since_packing.0 += 1;
+            self.written_since_packing.1 += len;
+        }
+    }
+}
+
+/// Make the files at `paths`, just written, durable with one flush, as git's
+/// `core.fsyncMethod=batch` does: the write-out of each is started
+/// (`sync_file_range`, which flushes no disk cache), then one `fsync` of the
+/// last waits for it and flushes. On a journalling file system (ext4 in
+/// its default `data=ordered` mode, xfs, btrfs) that one flush commits the
+/// journal that holds every file's rename and allocation, whose data is
+/// written first. Where there is no `sync_file_range`, each file is synced.
+fn make_durable(paths: &[PathBuf]) -> Result<()> {
+    let Some((last, rest)) = paths.split_last() else {
+        return Ok(());
+    };
+    for p in rest {
+        let f = std::fs::File::open(p).io("sync", p)?;
+        write_out(&f).io("sync", p)?;
+    }
+    std::fs::File::open(last)
+        .and_then(|f| f.sync_all())
+        .io("sync", last)
+}
+
+/// Start the write-out of `file`'s dirty pages, waiting for none.
+#[cfg(target_os = "linux")]
+fn write_out(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on an open descriptor; no memory is passed.
+    let r = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn write_out(file: &std::fs::File) -> std::io::Result<()> {
+    file.sync_data()
+}
+
+/// Refuse to write into the fan-out directory `dir` when it is a link (or
+/// anything but a directory): it would take the object out of the
+/// repository.
+fn refuse_linked_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(std::io::Error::other(format!(
+            "`{}` is not a directory (a link?); nothing was written through it",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The I/O error at the root of gix's error `e` (its kind says what to do:
+/// a full disk, a permission), else `e` as one.
+fn io_error(e: gix::error::Error) -> std::io::Error {
+    match e.downcast_any_ref::<std::io::Error>() {
+        Some(io) => std::io::Error::new(io.kind(), io.to_string()),
+        None => std::io::Error::other(format!("{e:#}")),
+    }
+}
+
+/// Write one loose object through gix's loose store, `id` being the hash
+/// of `kind` and `data`.
 fn write_one(
     loose: &gix::odb::loose::Store,
     kind: gix::objs::Kind,
     data: &[u8],
     id: ObjectId,
-) -> std::result::Result<(), String> {
+) -> std::io::Result<()> {
     use gix::objs::Write as _;
-    static WITH_GIX: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let with_gix = *WITH_GIX
-        .get_or_init(|| std::env::var_os("GIT_SESSION_LOOSE_WRITER").is_some_and(|w| w == "gix"));
-    if with_gix {
-        loose
-            .write_buf_with_known_id(kind, data, id)
-            .map_err(|e| e.to_string())?;
-    } else {
-        write_loose(loose.path(), kind, data, id).map_err(|e| e.to_string())?;
+    let path = loose.object_path(&id);
+    let dir = path.parent().expect("a fan-out directory");
+    let mut attempts = 0;
+    loop {
+        refuse_linked_dir(dir)?;
+        match loose.write_buf_with_known_id(kind, data, id) {
+            Ok(_) => break,
+            // Background `git prune-packed` removes a fan-out directory
+            // once its objects are packed, possibly between gix's `mkdir`
+            // and `rename`: as git does, try again.
+            Err(_) if attempts < 8 && !dir.exists() => attempts += 1,
+            Err(e) => return Err(io_error(e)),
+        }
     }
     atomic::crash_point("object-written");
     Ok(())
 }
 
-/// Write one loose object, `id` being the hash of `kind` and `data`: a temp
-/// file of ours in the git dir (where the stale-temp sweep finds it after a
-/// crash), renamed into its fan-out directory.
-///
-/// Hand-written rather than gix's `loose::Store::write_buf`, which writes
-/// the same object through a zlib stream: even
-/// at `Compression::NONE` a stream is set up per object (its tables
-/// allocated and cleared) and the file goes through `tempfile`, which cost
-/// about 0.2 ms an object here, 1.5 ms of a 2.5 ms `commit-turn` on tmpfs.
-/// Measured in one run, alternating turns, by
-/// `python3 bench/commit_turn.py --sizes 300,3000 --turns 40 --compare-writer loose`
-/// (figures in the README's Performance section). The upstream-shaped fix:
-/// at `Compression::NONE`, have gix-odb emit stored blocks without a
-/// deflate stream.
-fn write_loose(
-    objects: &Path,
-    kind: gix::objs::Kind,
-    data: &[u8],
-    id: ObjectId,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let header = gix::objs::encode::loose_header(kind, data.len() as u64);
-    let mut out = Vec::with_capacity(header.len() + data.len() + 64);
-    push_stored_zlib(&mut out, &[&header, data]);
-    let tmp = object_temp(objects);
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o444)
-            .open(&tmp)?;
-        f.write_all(&out)?;
-        drop(f);
-        publish_loose(objects, &tmp, id)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+/// The file at `path`, read for exactly `size` bytes: a read past its end,
+/// or one that finds it longer, is an error and marks it `changed`.
+struct Exactly {
+    file: std::fs::File,
+    left: u64,
+    changed: std::rc::Rc<std::cell::Cell<bool>>,
 }
 
-/// A temp file of ours for an object, in the git dir (where the stale-temp
-/// sweep finds it after a crash).
-fn object_temp(objects: &Path) -> PathBuf {
-    crate::layout::temp_path(objects.parent().unwrap_or(objects), "obj")
-}
-
-/// Move the finished object file `tmp` to its place as object `id`.
-fn publish_loose(objects: &Path, tmp: &Path, id: ObjectId) -> std::io::Result<()> {
-    let hex = id.to_hex().to_string();
-    let dir = objects.join(&hex[..2]);
-    // Background `git prune-packed` removes a fan-out directory once its
-    // objects are packed, possibly between our `mkdir` and `rename`: as
-    // git does, make it again and retry.
-    let mut attempts = 0;
-    loop {
-        match std::fs::create_dir(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-            // A link planted in place of a fan-out directory would take
-            // the object out of the repository.
-            Err(_) if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) => {
-                return Err(std::io::Error::other(format!(
-                    "`{}` is not a directory (a link?); nothing was written through it",
-                    dir.display()
-                )));
+impl std::io::Read for Exactly {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            if self.file.read(&mut [0u8; 1])? == 0 {
+                return Ok(0);
             }
-            _ => {}
+            self.changed.set(true);
+            return Err(std::io::Error::other("the file grew while it was read"));
         }
-        match std::fs::rename(tmp, dir.join(&hex[2..])) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempts < 8 && tmp.exists() => {
-                attempts += 1;
-            }
-            other => return other,
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.file.read(&mut buf[..want])?;
+        if n == 0 && want > 0 {
+            self.changed.set(true);
+            return Err(std::io::Error::other("the file shrank while it was read"));
         }
+        self.left -= n as u64;
+        atomic::crash_point("object-streamed-part");
+        Ok(n)
     }
 }
 
 /// Write the regular file at `path`, `size` bytes when it was looked at, as
-/// a loose blob streamed: hashed and compressed as it is read (zlib's
-/// fastest level, git's `core.looseCompression`), so a file of any size
+/// a loose blob in the objects directory `objects`, streamed through gix's
+/// loose store: hashed and compressed as it is read, so a file of any size
 /// costs a buffer of memory, as `git add` does with a large file. Returns
 /// the blob and the bytes written, or `None` when the file is not `size`
 /// bytes long any more (it is being written: the next commit takes it) or
@@ -656,99 +547,62 @@ pub(crate) fn stream_loose(
     path: &Path,
     size: u64,
 ) -> std::io::Result<Option<(ObjectId, u64)>> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
-    // A link or a special file now, where a regular file was: changed too.
-    let mut src = match atomic::no_follow(std::fs::OpenOptions::new().read(true)).open(path) {
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
-        other => other?,
-    };
-    if !src.metadata()?.is_file() {
-        return Ok(None);
+    use gix::objs::Write as _;
+    let store = loose_store(objects);
+    // The blob's fan-out directory is known only once it is written, and
+    // gix writes through a link there: no link may stand for any.
+    if let Some(link) = linked_fan_out(objects)? {
+        return Err(refuse_linked_dir(&link).unwrap_err());
     }
-    let tmp = object_temp(objects);
-    let result = (|| {
-        let out = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o444)
-            .open(&tmp)?;
-        let mut z = gix::zlib::stream::deflate::Write::new(out, gix::zlib::Compression::BEST_SPEED);
-        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-        let header = gix::objs::encode::loose_header(gix::objs::Kind::Blob, size);
-        hasher.update(&header);
-        z.write_all(&header)?;
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut left = size;
-        while left > 0 {
-            let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-            let n = src.read(&mut buf[..want])?;
-            if n == 0 {
-                return Ok(None); // shorter now
+    let mut attempts = 0;
+    loop {
+        // A link or a special file now, where a regular file was: changed too.
+        let file = match atomic::no_follow(std::fs::OpenOptions::new().read(true)).open(path) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+            other => other?,
+        };
+        if !file.metadata()?.is_file() {
+            return Ok(None);
+        }
+        let changed = std::rc::Rc::new(std::cell::Cell::new(false));
+        let exactly = Exactly {
+            file,
+            left: size,
+            changed: changed.clone(),
+        };
+        let mut from = std::io::BufReader::with_capacity(256 * 1024, exactly);
+        match store.write_stream(gix::objs::Kind::Blob, size, &mut from) {
+            Ok(id) => {
+                let written = std::fs::symlink_metadata(store.object_path(&id))?.len();
+                return Ok(Some((id, written)));
             }
-            hasher.update(&buf[..n]);
-            z.write_all(&buf[..n])?;
-            left -= n as u64;
-            atomic::crash_point("object-streamed-part");
+            Err(_) if changed.get() => return Ok(None),
+            // A fan-out directory pruned under the rename, as in
+            // [`write_one`]: the file is read again.
+            Err(_) if attempts < 3 => attempts += 1,
+            Err(e) => return Err(io_error(e)),
         }
-        if src.read(&mut buf[..1])? != 0 {
-            return Ok(None); // longer now
-        }
-        z.flush()?;
-        let written = z.into_inner().metadata()?.len();
-        let id = hasher.try_finalize().map_err(std::io::Error::other)?;
-        publish_loose(objects, &tmp, id)?;
-        Ok(Some((id, written)))
-    })();
-    if !matches!(result, Ok(Some(_))) {
-        let _ = std::fs::remove_file(&tmp);
     }
-    result
 }
 
-/// Append to `out` the zlib stream of the concatenated `parts` as stored
-/// (uncompressed) blocks, as zlib writes it at level 0.
-fn push_stored_zlib(out: &mut Vec<u8>, parts: &[&[u8]]) {
-    const BLOCK: usize = u16::MAX as usize;
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    out.reserve(2 + total + 5 * total.div_ceil(BLOCK).max(1) + 4);
-    out.extend_from_slice(&[0x78, 0x01]); // deflate, 32 KiB window, no dictionary
-    let mut adler = adler2::Adler32::new();
-    for p in parts {
-        adler.write_slice(p);
-    }
-    // Blocks of up to 65,535 bytes, taken across the parts; an empty input
-    // is one empty final block.
-    let mut part = 0;
-    let mut at = 0;
-    let mut left = total;
-    loop {
-        let len = left.min(BLOCK);
-        left -= len;
-        out.push(u8::from(left == 0)); // BFINAL on the last; BTYPE 00: stored
-        out.extend_from_slice(&(len as u16).to_le_bytes());
-        out.extend_from_slice(&(!(len as u16)).to_le_bytes());
-        let mut need = len;
-        while need > 0 {
-            let p = parts[part];
-            let take = need.min(p.len() - at);
-            out.extend_from_slice(&p[at..at + take]);
-            need -= take;
-            at += take;
-            if at == p.len() {
-                part += 1;
-                at = 0;
-            }
-        }
-        if left == 0 {
-            break;
+/// A fan-out directory of `objects` that is not a directory (a link), if
+/// any.
+fn linked_fan_out(objects: &Path) -> std::io::Result<Option<PathBuf>> {
+    for e in std::fs::read_dir(objects)? {
+        let e = e?;
+        let name = e.file_name();
+        let fan_out = name.len() == 2 && name.as_encoded_bytes().iter().all(u8::is_ascii_hexdigit);
+        if fan_out && !e.file_type()?.is_dir() {
+            return Ok(Some(e.path()));
         }
     }
-    out.extend_from_slice(&adler.checksum().to_be_bytes());
+    Ok(None)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
     use crate::git::tests::git;
 
@@ -799,70 +653,60 @@ mod tests {
         assert!(stream_loose(&objects, &link, len).unwrap().is_none());
     }
 
-    /// The hand-written loose encoder's objects read back through gix's
-    /// loose store, at every block boundary, and leave no temp file.
+    /// A loose object reads back whole at any size (one zlib block and
+    /// several); one under another's name, or cut short, is not read.
     #[test]
-    fn gix_reads_what_the_loose_encoder_writes() {
-        for len in [0usize, 1, 65_520, 65_535, 65_536, 200_000] {
+    fn a_loose_object_reads_back_only_under_its_own_name_and_whole() {
+        for len in [0usize, 1, 65_536, 200_000] {
             let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             let id = crate::git::blob_id(&data);
             let dir = tempfile::tempdir().unwrap();
             let objects = dir.path().join("objects");
             std::fs::create_dir(&objects).unwrap();
-            write_loose(&objects, gix::objs::Kind::Blob, &data, id).unwrap();
-            let store = gix::odb::loose::Store::at(&objects, gix::hash::Kind::Sha1);
-            let mut buf = Vec::new();
-            let found = store.try_find(&id, &mut buf).unwrap().expect("the object");
-            assert_eq!(found.kind, gix::objs::Kind::Blob);
-            assert!(found.data == data.as_slice(), "{len} bytes read back");
-            // And by this process's own reader, which checks the id.
             let writer = Writer::new(dir.path());
+            write_one(&writer.loose, gix::objs::Kind::Blob, &data, id).unwrap();
             let (kind, back) = writer.read_loose(&id).expect("read back");
             assert_eq!(kind, gix::objs::Kind::Blob);
             assert!(back == data, "{len} bytes read back");
+            let path = writer.loose_path(&id);
             let other = crate::git::blob_id(b"something else");
-            std::fs::create_dir_all(store.object_path(&other).parent().unwrap()).unwrap();
-            std::fs::copy(store.object_path(&id), store.object_path(&other)).unwrap();
+            std::fs::create_dir_all(writer.loose_path(&other).parent().unwrap()).unwrap();
+            std::fs::copy(&path, writer.loose_path(&other)).unwrap();
             assert!(
                 writer.read_loose(&other).is_none(),
                 "an object under another's name"
             );
-            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{len}");
+            let whole = std::fs::read(&path).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+            assert!(writer.read_loose(&id).is_none(), "cut, {len} bytes");
+            // Only the object and the copy: no temp file in objects/.
+            assert_eq!(std::fs::read_dir(&objects).unwrap().count(), 2, "{len}");
         }
     }
 
-    /// A loose file whose stream one read holds, one that takes more
-    /// (past the first 8 KiB), and either cut short: the whole object, or
-    /// none.
+    /// A link planted for a fan-out directory is not written through.
     #[test]
-    fn a_loose_object_reads_whole_at_any_size_and_not_at_all_when_cut() {
-        let mut x: u64 = 1;
-        let noise: Vec<u8> = (0..50_000)
-            .map(|_| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (x >> 56) as u8
-            })
-            .collect();
-        for data in [b"small".to_vec(), noise] {
-            let id = crate::git::blob_id(&data);
-            let dir = tempfile::tempdir().unwrap();
-            let objects = dir.path().join("objects");
-            std::fs::create_dir(&objects).unwrap();
-            write_loose(&objects, gix::objs::Kind::Blob, &data, id).unwrap();
-            let writer = Writer::new(dir.path());
-            let path = writer.loose.object_path(&id);
-            let whole = std::fs::read(&path).unwrap();
-            let (_, back) = writer.read_loose(&id).expect("read back");
-            assert!(back == data, "{} bytes", data.len());
-            std::fs::write(&path, &whole[..whole.len() - 3]).unwrap();
-            assert!(
-                writer.read_loose(&id).is_none(),
-                "cut, {} bytes",
-                data.len()
-            );
-        }
+    fn no_object_is_written_through_a_linked_fan_out_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let objects = dir.path().join("objects");
+        std::fs::create_dir(&objects).unwrap();
+        let writer = Writer::new(dir.path());
+        let data = b"an object".to_vec();
+        let id = crate::git::blob_id(&data);
+        let fan_out = writer.loose_path(&id).parent().unwrap().to_path_buf();
+        std::os::unix::fs::symlink(outside.path(), &fan_out).unwrap();
+        let err = write_one(&writer.loose, gix::objs::Kind::Blob, &data, id).unwrap_err();
+        assert!(
+            err.to_string().contains("is not a directory (a link?)"),
+            "{err}"
+        );
+        let file = dir.path().join("big.bin");
+        std::fs::write(&file, &data).unwrap();
+        let err = stream_loose(&objects, &file, data.len() as u64).unwrap_err();
+        assert!(err.to_string().contains("(a link?)"), "{err}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 
     #[test]

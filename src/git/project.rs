@@ -36,7 +36,7 @@ const HEAD_MOVED_CODE: &str = "project::head_moved";
 pub const GIT_BUSY: &str = "git_busy";
 const GIT_BUSY_CODE: &str = "project::git_busy";
 /// How long an agent commit waits for git's `index.lock` in a project.
-const GIT_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+use crate::layout::lock::GIT_LOCK_WAIT as GIT_BUSY_WAIT;
 
 /// What differs from HEAD in a project's tree ([`UserRepo::dirty`]).
 #[derive(Debug, Default)]

@@ -8,9 +8,7 @@ use gix::bstr::ByteSlice;
 use super::{Expected, Head, RefUpdate, SessionRepo, full_branch, full_name};
 use crate::error::{Error, Result};
 
-/// How long a ref another process holds locked is waited for: a live git
-/// holds a ref lock for milliseconds.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+use crate::layout::lock::GIT_LOCK_WAIT as LOCK_WAIT;
 
 impl SessionRepo {
     /// Apply all `updates` in one transaction (locks all refs first, then

@@ -1074,56 +1074,6 @@ fn piled_up_loose_objects_are_rolled_up_in_the_background() {
 /// `git::GC_AT_PACKS`.
 const GC_AT_PACKS: usize = 50;
 
-/// The benchmark's alternative loose writer (gix's loose store,
-/// `GIT_SESSION_LOOSE_WRITER=gix`) makes the same commits as the
-/// hand-written one: same ids, fsck and status clean.
-#[test]
-fn both_loose_writers_make_the_same_commits() {
-    let mut heads = Vec::new();
-    let mut files = Vec::new();
-    // Over one zlib stored block (65,535 bytes): the two writers split it
-    // differently, which shows which one wrote.
-    let long = "a long answer ".repeat(6_000);
-    for writer in ["", "gix"] {
-        let env = TestEnv::new();
-        env.ok(&["init", "s1"]);
-        for k in 0..3 {
-            let t = format!("17960175{k}0");
-            env.append(
-                "s1",
-                &["--text", &format!("question {k}"), "--id", &format!("u{k}")],
-            );
-            env.append(
-                "s1",
-                &[
-                    "--role",
-                    "assistant",
-                    "--text",
-                    &long,
-                    "--id",
-                    &format!("a{k}"),
-                ],
-            );
-            let mut commit = env.cmd();
-            commit
-                .env("GIT_SESSION_LOOSE_WRITER", writer)
-                .env("GIT_SESSION_NOW", &t)
-                .args(["commit-turn", "s1"]);
-            env.ok_cmd(commit);
-        }
-        env.assert_clean("s1");
-        heads.push(env.git("s1", &["log", "--format=%T %s"]));
-        let blob = env.git("s1", &["rev-parse", "HEAD:history/000006-a-a2.json"]);
-        let blob = blob.trim().to_string();
-        let dir = env.session_dir("s1");
-        let loose = dir.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..]));
-        files
-            .push(std::fs::read(&loose).unwrap_or_else(|_| panic!("{} is loose", loose.display())));
-    }
-    assert_eq!(heads[0], heads[1]);
-    assert_ne!(files[0], files[1], "the second run wrote through gix");
-}
-
 /// `commit-turn --dry-run` prints the plan and commits nothing; the real
 /// run then makes exactly the planned commits.
 #[test]

@@ -95,10 +95,10 @@ fn every_crash_point_of_commit_turn_is_recovered() {
 }
 
 #[test]
-fn a_crash_on_the_writer_thread_is_recovered() {
-    // A turn of 80 nodes writes more loose objects than a run writes on
-    // its own thread (64): the later ones go through the writer thread,
-    // and the process dies there, at its 6th (the 70th of the run).
+fn a_crash_among_a_large_turns_objects_is_recovered() {
+    // A turn of 80 nodes writes 80 blobs, meta.json's, two trees and the
+    // commit; the process dies after the 70th object, before any of them
+    // was made durable or a ref moved.
     let env = TestEnv::new();
     env.ok(&["init", "s1"]);
     env.turn("s1", "one", &[]);
@@ -127,7 +127,7 @@ fn a_crash_on_the_writer_thread_is_recovered() {
             .count()
     };
     let before = loose();
-    env.crash_at("object-written-by-thread#6", &["commit-turn", "s1"]);
+    env.crash_at("object-written#70", &["commit-turn", "s1"]);
     assert_eq!(loose(), before + 70, "70 objects, then the crash");
     env.ok(&["commit-turn", "s1"]);
     env.assert_clean("s1");

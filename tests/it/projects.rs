@@ -891,7 +891,7 @@ fn verify_all_kinds(env: &TestEnv) -> Vec<String> {
 }
 
 /// A commit-turn killed while it streams a large file into the project's
-/// repository leaves a temp file of ours in the user's `.git/`. Once it
+/// repository leaves a temp file in the user's `.git/objects/`. Once it
 /// has stopped growing, `verify --all` reports it and the next agent
 /// commit, or `verify --all --fix`, removes it; one still being written
 /// (another state dir's git-session may be streaming) is left alone.
@@ -906,16 +906,12 @@ fn a_stream_killed_midway_leaves_nothing_for_good_in_the_users_git() {
     env.append("s1", &["--text", "please write the data"]);
     env.append("s1", &["--role", "assistant", "--text", "written"]);
     env.crash_at("object-streamed-part", &["commit-turn", "s1"]);
+    // The stream's temp file: gix's, in `objects/`.
     let temps = || -> Vec<PathBuf> {
-        std::fs::read_dir(dir.join(".git"))
+        std::fs::read_dir(dir.join(".git/objects"))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with(".gs-tmp-")
-            })
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".tmp"))
             .collect()
     };
     assert_eq!(temps().len(), 1, "the crash left the stream's temp file");
@@ -935,7 +931,7 @@ fn a_stream_killed_midway_leaves_nothing_for_good_in_the_users_git() {
     crate::env::age(&left, 120);
     assert_eq!(verify_all_kinds(&env), ["stray_temp_file"]);
     env.ok(&["verify", "--all", "--fix"]);
-    assert!(temps().is_empty());
+    assert!(temps().is_empty() && !left.exists());
     assert_eq!(env.ok(&["verify", "--all"]), "");
     let fsck = env.git_in(&dir, &["fsck", "--strict", "--no-progress"]);
     assert!(fsck.status.success());
