@@ -11,18 +11,25 @@ use std::path::PathBuf;
 use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
 
+mod markdown;
+
+/// git-session-guide(7) and git-session-performance(7): the manual beyond
+/// the README, written in Markdown and rendered to roff.
+const GUIDE: &str = include_str!("../../doc/guide.md");
+const PERFORMANCE: &str = include_str!("../../doc/performance.md");
+
 /// Print a man page, or write them all: git-session(1), one
 /// git-session-<command>(1) per subcommand (and git-session-<command>-<sub>(1)
-/// per subcommand of one), git-session-layout(5) and
-/// git-session-json(7).
+/// per subcommand of one), git-session-layout(5), git-session-json(7),
+/// git-session-guide(7) and git-session-performance(7).
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
-    /// The page: a command name, `layout` or `json` [default: git-session(1)]
+    /// The page: a command name, `layout`, `json`, `guide` or `performance` [default: git-session(1)]
     pub page: Option<String>,
     /// Write every page into DIR instead
     #[arg(long, value_name = "DIR", conflicts_with = "page")]
     pub dir: Option<PathBuf>,
-    /// Install every page where `man` finds it: `man1/` and `man5/` under
+    /// Install every page where `man` finds it: `man1/`, `man5/` and `man7/` under
     /// DIR [default: `$XDG_DATA_HOME/man`, else `~/.local/share/man`], so
     /// that `git session --help` and `man git-session` work
     #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["page", "dir"])]
@@ -55,6 +62,11 @@ A lock is busy (\fB\-\-no\-wait\fR, or \fB\-\-lock\-timeout\fR ran out).
 .TP
 \fB128\fR
 Fatal: an I/O error, a file that does not parse, a damaged repository.
+"#;
+
+/// git-session(1) points to the pages that are not about one command.
+const SEE_ALSO: &str = r#".SH "SEE ALSO"
+\fBgit\-session\-guide\fR(7) (the manual beyond the README: projects, imports and hooks, several machines, secrets, time travel, reading the record, CI, on disk, reliability, the Python store, what the tool trusts), \fBgit\-session\-performance\fR(7), \fBgit\-session\-layout\fR(5), \fBgit\-session\-json\fR(7)
 "#;
 
 const FILES: &str = r#".SH FILES
@@ -157,7 +169,7 @@ Everything on disk is input from a stranger. No git setting of a session reposit
 .SH LOCKS
 One lock per session, one for the registries (\fIsessions/.registry.lock\fR), one per project for the turns of its sessions (\fIprojects/<project_id>.lock\fR: a turn's baseline and its agent commit); the order is registry, then project, then session. git's own \fI*.lock\fR files mean git is busy: git-session waits and never deletes them. Every file is written through a temp file (prefix \fI.gs\-tmp\-\fR) renamed into place.
 .SH "SEE ALSO"
-\fBgit-session\fR(1), \fBgit-session-verify\fR(1)
+\fBgit-session\fR(1), \fBgit-session-verify\fR(1), \fBgit-session-guide\fR(7)
 "#;
 
 /// Roff text: backslashes and leading dashes escaped.
@@ -368,6 +380,9 @@ fn render(cmd: clap::Command, title: &str) -> Result<Vec<u8>> {
     }
     out.extend_from_slice(EXIT_STATUS.as_bytes());
     out.extend_from_slice(FILES.as_bytes());
+    if title == "git-session" {
+        out.extend_from_slice(SEE_ALSO.as_bytes());
+    }
     io(man.render_version_section(&mut out))?;
     Ok(unbacktick(&String::from_utf8_lossy(&out)).into_bytes())
 }
@@ -424,6 +439,19 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
     }
     out.push(("git-session-layout.5".into(), LAYOUT.as_bytes().to_vec()));
     out.push(("git-session-json.7".into(), json_page().into_bytes()));
+    let topics = [
+        ("guide", "what git-session does, section by section", GUIDE),
+        (
+            "performance",
+            "what git-session costs, and how to measure it",
+            PERFORMANCE,
+        ),
+    ];
+    for (topic, summary, text) in topics {
+        let name = format!("git-session-{topic}");
+        let page = markdown::page(&name, 7, summary, text);
+        out.push((format!("{name}.7"), page.into_bytes()));
+    }
     Ok(out)
 }
 
@@ -474,13 +502,14 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
         None => "git-session.1".to_string(),
         Some("layout") => "git-session-layout.5".to_string(),
         Some("json") => "git-session-json.7".to_string(),
+        Some(p @ ("guide" | "performance")) => format!("git-session-{p}.7"),
         Some(p) => format!("git-session-{p}.1"),
     };
     let Some((_, roff)) = pages.iter().find(|(n, _)| *n == want) else {
         return Err(Error::usage(
             "usage::no_such_page",
             format!("no man page `{want}`"),
-            Some("give a command name (`append`, `verify`…), `layout` or `json`".into()),
+            Some("give a command name (`append`, `verify`…), `layout`, `json`, `guide` or `performance`".into()),
         ));
     };
     let _ = std::io::stdout().lock().write_all(roff);

@@ -72,34 +72,97 @@ fn every_command_has_a_page_with_exit_status_and_files() {
     env.fails(&["completions", "tcsh"], 2);
 }
 
+/// Whether `help` (a `--help` text) lists `name` as a subcommand: a line of
+/// its command list that starts with the name.
+fn lists(help: &str, name: &str) -> bool {
+    help.lines()
+        .any(|l| l.starts_with("  ") && l.split_whitespace().next() == Some(name))
+}
+
 #[test]
 fn help_is_there_for_every_command() {
     let env = TestEnv::new();
+    let man = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    let mut root = git_session::cli::full_command();
+    root.build();
     let help = env.ok(&["--help"]);
-    for cmd in [
-        "init",
-        "append",
-        "commit-turn",
-        "log",
-        "show",
-        "checkout",
-        "branch",
-        "list",
-        "update",
-        "archive",
-        "unarchive",
-        "delete",
-        "title",
-        "recover",
-        "gc-shells",
-        "backfill",
-        "verify",
-        "demo",
-        "man",
-        "completions",
-    ] {
-        assert!(help.contains(cmd), "--help lacks {cmd}");
-        let sub = env.ok(&[cmd, "--help"]);
-        assert!(sub.contains("Usage: git-session"), "{cmd} --help");
+    let mut seen = 0;
+    for cmd in root.get_subcommands().filter(|c| c.get_name() != "help") {
+        let name = cmd.get_name();
+        assert!(
+            cmd.is_hide_set() || lists(&help, name),
+            "--help lacks {name}"
+        );
+        let sub_help = env.ok(&[name, "--help"]);
+        assert!(sub_help.contains("Usage: git-session"), "{name} --help");
+        let page = man.join(format!("git-session-{name}.1"));
+        assert!(page.is_file(), "no man page {}", page.display());
+        seen += 1;
+        for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+            let subname = sub.get_name();
+            assert!(
+                sub.is_hide_set() || lists(&sub_help, subname),
+                "{name} --help lacks {subname}"
+            );
+            let out = env.ok(&[name, subname, "--help"]);
+            assert!(
+                out.contains("Usage: git-session"),
+                "{name} {subname} --help"
+            );
+            let page = man.join(format!("git-session-{name}-{subname}.1"));
+            assert!(page.is_file(), "no man page {}", page.display());
+            seen += 1;
+        }
     }
+    // The walk saw the commands (and project's, hook's subcommands).
+    assert!(seen > 40, "only {seen} commands");
+}
+
+#[test]
+fn readme_links_name_committed_pages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let links: Vec<&str> = readme
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(target, _)| target))
+        .filter(|target| target.starts_with("man/") || target.starts_with("doc/"))
+        .collect();
+    for page in ["guide.7", "performance.7", "layout.5", "json.7"] {
+        let link = format!("man/git-session-{page}");
+        assert!(
+            links.contains(&link.as_str()),
+            "README lacks a link to {link}"
+        );
+    }
+    for target in links {
+        assert!(
+            root.join(target).is_file(),
+            "README links to {target}, which does not exist"
+        );
+    }
+}
+
+#[test]
+fn topic_pages_print() {
+    let env = TestEnv::new();
+    let guide = env.ok(&["man", "guide"]);
+    assert!(guide.starts_with(".TH git-session-guide 7"), "{guide}");
+    for section in [
+        "PROJECTS",
+        "SEVERAL MACHINES",
+        "WHAT THE TOOL TRUSTS",
+        "SEE ALSO",
+    ] {
+        assert!(
+            guide.contains(&format!(".SH \"{section}")),
+            "guide lacks {section}"
+        );
+    }
+    let performance = env.ok(&["man", "performance"]);
+    assert!(
+        performance.starts_with(".TH git-session-performance 7"),
+        "{performance}"
+    );
+    assert!(performance.contains(".TS") && performance.contains("bench/batch.py"));
 }

@@ -84,7 +84,7 @@ impl Py {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|r| r["id"] != "projects") // sessions/projects/: see the README
+            .filter(|r| r["id"] != "projects") // sessions/projects/: see git-session-guide(7)
             .map(|r| Listed {
                 id: r["id"].as_str().unwrap().to_string(),
                 title: r["title"].as_str().unwrap_or("").to_string(),
@@ -872,7 +872,7 @@ fn a_cloned_session_is_where_the_python_store_finds_it() {
     let a = TestEnv::new();
     let b = TestEnv::new();
     let Some(py) = Py::new(&b) else { return };
-    // Where the Python store writes, sessions are named its way (README).
+    // Where the Python store writes, sessions are named its way (git-session-guide(7)).
     python_naming(&a);
     python_naming(&b);
     let remote = a.tmp.path().join("remote.git");
