@@ -63,6 +63,19 @@ pub(super) fn recover_index(
     // holds a "new" node tells the same.) The tips are HEAD's commit and
     // every branch's; the planner places the pending turns among them.
     let tips = tips_of(repo, head)?;
+    if !index_rebuilt
+        && let Some(c) = head.commit
+        && let Some(last) = went_back(repo, snapshot, c, &tips)
+    {
+        warn(format!(
+            "the branch of `{}` is behind commit {}, the last one written (its move was lost, or reset by hand); the turns after it are committed again",
+            sd.dir.display(),
+            last.to_hex_with_len(8)
+        ));
+        index = repo.index_from_tree(repo.commit_info(c)?.tree)?;
+        index_rebuilt = true;
+        diff = diff_history(&index, catalog);
+    }
     let mut behind = snapshot
         .pending
         .as_deref()
@@ -145,4 +158,41 @@ pub(super) fn recover_index(
         tips,
         diff,
     })
+}
+
+/// How many first parents below the last commit written a branch that went
+/// back is looked for: a lost ref move loses the last turn or two.
+const WENT_BACK_TURNS: usize = 16;
+
+/// How many first parents below a tip the last commit written is looked for
+/// before it counts as reached by no branch.
+const STILL_REACHED_TURNS: usize = 256;
+
+/// The last commit written (the snapshot's, or its pending one), when no
+/// branch reaches it any more and HEAD's commit `head` is one of its first
+/// parents: the branch went back under the index, which still mirrors that
+/// commit. Refs are not synced (their files are renamed into place, as git
+/// does), so a power cut can lose a turn's ref move while its objects, nodes
+/// and index are on disk; a `git reset --soft` by hand does the same.
+fn went_back(repo: &SessionRepo, snapshot: &Snapshot, head: Oid, tips: &[Oid]) -> Option<Oid> {
+    let last = snapshot.pending.as_deref().or(snapshot.commit.as_deref())?;
+    let last = Oid::from_hex(last.as_bytes()).ok()?;
+    let first_parents = |from: Oid, turns: usize| {
+        std::iter::successors(Some(from), |c| {
+            repo.commit_info(*c).ok()?.parents.first().copied()
+        })
+        .take(turns + 1)
+    };
+    // Another writer's turns, or a fetch, put a tip past the last commit
+    // written: it is usually a turn or two below.
+    if last == head
+        || tips
+            .iter()
+            .any(|t| first_parents(*t, STILL_REACHED_TURNS).any(|c| c == last))
+    {
+        return None;
+    }
+    first_parents(last, WENT_BACK_TURNS)
+        .any(|c| c == head)
+        .then_some(last)
 }

@@ -194,3 +194,35 @@ fn sigkill_at_random_moments_tears_nothing() {
     serde_json::from_slice::<serde_json::Value>(&std::fs::read(dir.join("meta.json")).unwrap())
         .expect("meta.json parses");
 }
+
+/// Refs are not synced: a power cut can lose a turn's ref move while its
+/// objects, node files, index and snapshot are on disk. The next
+/// `commit-turn` commits that turn again as its own turn (not folded into
+/// the next one's commit, whose trailer would not name its nodes), and
+/// `verify` finds the record whole.
+#[test]
+fn a_lost_ref_move_has_its_turn_committed_again_as_a_turn() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &[]);
+    let one = env.git("s1", &["rev-parse", "HEAD"]);
+    env.turn("s1", "two", &[]);
+    // The power cut: `main` back at turn 1, all else as it was.
+    env.git("s1", &["update-ref", "refs/heads/main", one.trim()]);
+    env.append("s1", &["--text", "three"]);
+    let out = env.run(&["commit-turn", "s1"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is behind commit"), "{err}");
+    let log = env.git(
+        "s1",
+        &["log", "--format=%s%n%(trailers:key=Nodes,valueonly)"],
+    );
+    let log: Vec<&str> = log.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(log.len(), 7, "{log:?}");
+    assert!(log[0].starts_with("turn 3: three"), "{log:?}");
+    assert!(log[2].starts_with("turn 2: two"), "{log:?}");
+    assert!(log[4].starts_with("turn 1: one"), "{log:?}");
+    assert_eq!(env.ok(&["verify", "s1"]), "");
+    env.assert_clean("s1");
+}
