@@ -26,6 +26,7 @@ mod real;
 mod records;
 mod registry;
 mod secrets;
+mod snapshots;
 mod sync;
 mod timetravel;
 mod trust;

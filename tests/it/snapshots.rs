@@ -1,0 +1,538 @@
+//! Every command's output, human and `--json`, on one fixed fixture, as
+//! insta snapshots in `tests/it/snapshots/`: a change of output is a
+//! reviewed diff. After a deliberate change, write the new snapshots with
+//! `INSTA_UPDATE=always cargo test --test it snapshots::` (or `cargo insta
+//! review`) and read `git diff tests/it/snapshots/` before committing.
+//!
+//! The fixture is deterministic (`GIT_SESSION_NOW`, given node ids, a
+//! fixed identity), so commit ids are too; the temp directory is shown as
+//! `[TMP]`. Each variant of each case runs on a fresh fixture, so a case
+//! that changes the state shows its own effect only. Which commands have
+//! no case here, and why, is [`NOT_HERE`]; a test checks that every
+//! command of the clap definition is one or the other.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::env::TestEnv;
+use crate::import::{SID, Transcript};
+
+/// Commands with no snapshot here: (command, why).
+const NOT_HERE: &[(&str, &str)] = &[
+    (
+        "man",
+        "its pages are golden files in man/ (docs::man_pages_are_fresh)",
+    ),
+    (
+        "completions",
+        "its scripts are golden files in completions/ (docs::completions_are_fresh)",
+    ),
+    ("help", "clap's own"),
+    (
+        "schema",
+        "the JSON Schema of every record, which git-session-json(7), a golden file in man/, is generated from",
+    ),
+];
+
+/// One invocation: its snapshot name, the commands run before it on the
+/// fresh fixture, its arguments, and what it reads on stdin. `{TMP}` in
+/// an argument or in stdin stands for the fixture's temp directory.
+struct Case {
+    name: &'static str,
+    setup: &'static [&'static [&'static str]],
+    args: &'static [&'static str],
+    stdin: Option<&'static str>,
+}
+
+const fn case(name: &'static str, args: &'static [&'static str]) -> Case {
+    Case {
+        name,
+        setup: &[],
+        args,
+        stdin: None,
+    }
+}
+
+const fn after(
+    name: &'static str,
+    setup: &'static [&'static [&'static str]],
+    args: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        setup,
+        args,
+        stdin: None,
+    }
+}
+
+/// Two sessions: `s1` with two turns (a reply, a tool call, another reply
+/// in the first), `s2` with one; a git repository `proj/` and a bare
+/// remote `remote.git` not yet known to the state dir; a Claude Code
+/// transcript under `claude/`.
+fn fixture() -> TestEnv {
+    let env = TestEnv::new();
+    let turn = |s: &str, nodes: &[&[&str]], duration: &str| {
+        for n in nodes {
+            let mut a = vec!["append", s];
+            a.extend_from_slice(n);
+            env.ok(&a);
+        }
+        env.ok(&["commit-turn", s, "--duration", duration]);
+    };
+    env.ok(&["init", "s1"]);
+    turn(
+        "s1",
+        &[
+            &["--id", "u1", "--text", "What is in README.md?"],
+            &[
+                "--id",
+                "a1",
+                "--role",
+                "assistant",
+                "--name",
+                "claude",
+                "--text",
+                "Let me read it.",
+            ],
+            &[
+                "--id",
+                "t1",
+                "--role",
+                "tool",
+                "--name",
+                "read",
+                "--input",
+                r#"{"path":"README.md"}"#,
+                "--text",
+                "# git-session\nEntity memory on git.",
+            ],
+            &[
+                "--id",
+                "a2",
+                "--role",
+                "assistant",
+                "--name",
+                "claude",
+                "--text",
+                "It is the README of git-session.",
+            ],
+        ],
+        "2.5",
+    );
+    turn(
+        "s1",
+        &[
+            &["--id", "u2", "--text", "Now add a test."],
+            &[
+                "--id",
+                "a3",
+                "--role",
+                "assistant",
+                "--name",
+                "claude",
+                "--text",
+                "Done: tests/readme.rs.",
+            ],
+        ],
+        "4",
+    );
+    env.ok(&["init", "s2", "--title", "Second thoughts"]);
+    turn(
+        "s2",
+        &[
+            &["--id", "v1", "--text", "Is git a database?"],
+            &[
+                "--id",
+                "b1",
+                "--role",
+                "assistant",
+                "--name",
+                "claude",
+                "--text",
+                "A content-addressed one.",
+            ],
+        ],
+        "1",
+    );
+    let proj = env.tmp.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    env.git_ok(&proj, &["init", "-q", "-b", "main"]);
+    std::fs::write(proj.join("README.md"), "# proj\n").unwrap();
+    env.git_ok(&proj, &["add", "-A"]);
+    // Dated, as the sessions are: the same commit id on every run.
+    let mut commit = std::process::Command::new("git");
+    env.isolate(&mut commit);
+    let date = "2026-11-30T05:45:56Z";
+    commit
+        .current_dir(&proj)
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .args(["-c", "user.name=me", "-c", "user.email=me@example.com"])
+        .args(["commit", "-q", "-m", "init"]);
+    assert!(crate::env::output(&mut commit).status.success());
+    env.git_ok(env.tmp.path(), &["init", "-q", "--bare", "remote.git"]);
+    Transcript::two_turns().write(&env.tmp.path().join("claude"), "");
+    env
+}
+
+/// `s` with `{TMP}` standing for `tmp`.
+fn expand(s: &str, tmp: &Path) -> String {
+    s.replace("{TMP}", tmp.to_str().unwrap())
+}
+
+/// One variant of `c` (human, or `--json`) on a fresh fixture: the command
+/// line, exit code, stdout and stderr, the temp directory as `[TMP]`.
+fn run(c: &Case, json: bool) -> String {
+    let env = fixture();
+    let tmp = env.tmp.path();
+    for s in c.setup {
+        let args: Vec<String> = s.iter().map(|a| expand(a, tmp)).collect();
+        env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    let mut args: Vec<String> = c.args.iter().map(|a| expand(a, tmp)).collect();
+    if json {
+        args.insert(0, "--json".into());
+    }
+    let mut child = env
+        .cmd()
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(input) = c.stdin {
+        stdin.write_all(expand(input, tmp).as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    crate::records::check_stdout(&format!("{args:?}"), &out.stdout);
+    let shown = format!(
+        "$ git-session {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // The canonical path too (macOS's /private/var, a linked TMPDIR).
+    let canonical = tmp.canonicalize().unwrap();
+    let shown = shown
+        .replace(canonical.to_str().unwrap(), "[TMP]")
+        .replace(tmp.to_str().unwrap(), "[TMP]");
+    steady(&shown)
+}
+
+/// What differs from run to run shown as such: a project id's hash of its
+/// path (under a new temp directory each run), and how long a run took.
+fn steady(shown: &str) -> String {
+    let rules = [
+        (r"\bproj_[0-9a-f]{8}\b", "proj_[HASH]"),
+        (r#""seconds":[0-9.e-]+"#, r#""seconds":[SECONDS]"#),
+        (r"\bin [0-9]+\.[0-9]+s\b", "in [SECONDS]s"),
+    ];
+    rules
+        .iter()
+        .fold(shown.to_string(), |text, (pattern, with)| {
+            regex::Regex::new(pattern)
+                .unwrap()
+                .replace_all(&text, *with)
+                .into_owned()
+        })
+}
+
+/// Each case's two variants against their snapshots.
+fn check(cases: &[Case]) {
+    for c in cases {
+        for json in [false, true] {
+            let name = format!("{}{}", c.name, if json { "-json" } else { "" });
+            let mut settings = insta::Settings::clone_current();
+            settings.set_snapshot_path("snapshots");
+            settings.set_prepend_module_to_snapshot(false);
+            settings.set_omit_expression(true);
+            settings.bind(|| insta::assert_snapshot!(name, run(c, json)));
+        }
+    }
+}
+
+/// The command names the cases run (`project add`, `log`, …).
+fn commands_covered() -> Vec<String> {
+    ALL.iter()
+        .flat_map(|cases| cases.iter())
+        .map(|c| {
+            let args: Vec<&str> = c.args.to_vec();
+            let top = args[0];
+            match args.get(1) {
+                Some(sub) if !sub.starts_with('-') && has_subcommands(top) => {
+                    format!("{top} {sub}")
+                }
+                _ => top.to_string(),
+            }
+        })
+        .collect()
+}
+
+fn has_subcommands(name: &str) -> bool {
+    git_session::cli::full_command()
+        .find_subcommand(name)
+        .is_some_and(|c| c.has_subcommands())
+}
+
+const READ: &[Case] = &[
+    case("log", &["log", "s1"]),
+    case("show", &["show", "s1"]),
+    case("show-full", &["show", "s1", "--full"]),
+    case("branch", &["branch", "s1"]),
+    case("list", &["list"]),
+    case("nodes", &["nodes", "s1"]),
+    case("cat", &["cat", "s1", "t1"]),
+    case("feed", &["feed"]),
+    case("grep", &["grep", "README"]),
+    case("verify", &["verify", "--all"]),
+    case("secrets-scan", &["secrets", "scan", "--all"]),
+    case("unknown-session", &["show", "s3"]),
+];
+
+const WRITE: &[Case] = &[
+    case("init", &["init", "s3", "--title", "A new session"]),
+    case(
+        "append",
+        &["append", "s1", "--id", "u3", "--text", "And the docs?"],
+    ),
+    after(
+        "commit-turn",
+        &[&["append", "s1", "--id", "u3", "--text", "And the docs?"]],
+        &["commit-turn", "s1", "--duration", "1.5"],
+    ),
+    after(
+        "commit-turn-dry-run",
+        &[&["append", "s1", "--id", "u3", "--text", "And the docs?"]],
+        &["commit-turn", "s1", "--dry-run"],
+    ),
+    case("checkout", &["checkout", "s1", "1"]),
+    case("update", &["update", "s1", "--title", "Reading the README"]),
+    case("archive", &["archive", "s2"]),
+    after("unarchive", &[&["archive", "s2"]], &["unarchive", "s2"]),
+    case("delete", &["delete", "s2", "--yes"]),
+    case("delete-unconfirmed", &["delete", "s2"]),
+    case("title", &["title", "s2"]),
+    case("recover", &["recover"]),
+    case("gc-shells", &["gc-shells", "--older-than", "0"]),
+    case("backfill", &["backfill", "s1"]),
+    case("migrate", &["migrate", "--dry-run"]),
+    case("redact", &["redact", "s1", "--dry-run"]),
+    case(
+        "secrets-allow",
+        &[
+            "secrets",
+            "allow",
+            "0123456789abcdef",
+            "--note",
+            "a test key",
+        ],
+    ),
+    case("demo", &["demo", "{TMP}/demo"]),
+];
+
+const PROJECTS: &[Case] = &[
+    case(
+        "project-add",
+        &["project", "add", "{TMP}/proj", "--name", "proj"],
+    ),
+    after("project-list", &[ADD_PROJ], &["project", "list"]),
+    after("project-show", &[ADD_PROJ], &["project", "show", "proj"]),
+    after(
+        "project-set",
+        &[ADD_PROJ],
+        &["project", "set", "proj", "--name", "project"],
+    ),
+    after(
+        "project-bind",
+        &[ADD_PROJ, &["init", "s3"]],
+        &["project", "bind", "s3", "proj"],
+    ),
+    after(
+        "project-unbind",
+        &[ADD_PROJ, &["init", "s3", "--project", "proj"]],
+        &["project", "unbind", "proj"],
+    ),
+    after(
+        "project-remove",
+        &[ADD_PROJ],
+        &["project", "remove", "proj"],
+    ),
+    after(
+        "begin-turn",
+        &[ADD_PROJ, &["init", "s3", "--project", "proj"]],
+        &["begin-turn", "s3"],
+    ),
+    // A turn whose agent wrote nothing in the project: no agent commit.
+    after(
+        "project-log",
+        &[
+            ADD_PROJ,
+            &["init", "s3", "--project", "proj"],
+            &["begin-turn", "s3"],
+            &["append", "s3", "--id", "w1", "--text", "Look around."],
+            &["commit-turn", "s3"],
+        ],
+        &["project", "log", "proj"],
+    ),
+    after(
+        "relocate",
+        &[ADD_PROJ],
+        &["relocate", "proj", "{TMP}/claude"],
+    ),
+];
+
+/// Register `proj/` as project `proj`.
+const ADD_PROJ: &[&str] = &["project", "add", "{TMP}/proj", "--name", "proj"];
+
+const SYNC: &[Case] = &[
+    case(
+        "remote-add",
+        &["remote", "add", "origin", "{TMP}/remote.git"],
+    ),
+    after(
+        "remote-list",
+        &[&["remote", "add", "origin", "{TMP}/remote.git"]],
+        &["remote", "list"],
+    ),
+    after(
+        "remote-remove",
+        &[&["remote", "add", "origin", "{TMP}/remote.git"]],
+        &["remote", "remove", "origin"],
+    ),
+    after(
+        "push",
+        &[&["remote", "add", "origin", "{TMP}/remote.git"]],
+        &["push"],
+    ),
+    after(
+        "fetch",
+        &[&["remote", "add", "origin", "{TMP}/remote.git"], &["push"]],
+        &["fetch"],
+    ),
+    // Into the state dir that pushed: every session already here.
+    after(
+        "clone",
+        &[
+            &["remote", "add", "origin", "{TMP}/remote.git"],
+            &["push"],
+            &["remote", "remove", "origin"],
+        ],
+        &["clone", "{TMP}/remote.git"],
+    ),
+];
+
+const AGENTS: &[Case] = &[
+    case(
+        "import",
+        &[
+            "import",
+            "claude-code",
+            "{TMP}/claude/-home-me-proj/11111111-2222-3333-4444-555555555555.jsonl",
+        ],
+    ),
+    Case {
+        name: "hook-claude-code",
+        setup: &[],
+        args: &["hook", "claude-code"],
+        stdin: Some(
+            r#"{"session_id": "11111111-2222-3333-4444-555555555555", "transcript_path": "{TMP}/claude/-home-me-proj/11111111-2222-3333-4444-555555555555.jsonl", "hook_event_name": "Stop"}"#,
+        ),
+    },
+    // An event whose transcript is not there: logged, never the agent's
+    // failure.
+    Case {
+        name: "hook-codex",
+        setup: &[],
+        args: &["hook", "codex"],
+        stdin: Some(
+            r#"{"session_id": "019a0000-0000-7000-8000-000000000001", "transcript_path": "{TMP}/codex/none.jsonl", "hook_event_name": "Stop"}"#,
+        ),
+    },
+    case(
+        "hook-install",
+        &["hook", "install", "claude-code", "--project", "{TMP}/proj"],
+    ),
+    after(
+        "hook-uninstall",
+        &[&["hook", "install", "claude-code", "--project", "{TMP}/proj"]],
+        &[
+            "hook",
+            "uninstall",
+            "claude-code",
+            "--project",
+            "{TMP}/proj",
+        ],
+    ),
+    Case {
+        name: "batch",
+        setup: &[],
+        args: &["batch"],
+        stdin: Some(
+            "{\"argv\": [\"append\", \"s1\", \"--id\", \"u3\", \"--text\", \"One more.\"]}\n{\"argv\": [\"commit-turn\", \"s1\"]}\n{\"argv\": [\"log\", \"s1\", \"-n\", \"1\"]}\n",
+        ),
+    },
+];
+
+const ALL: &[&[Case]] = &[READ, WRITE, PROJECTS, SYNC, AGENTS];
+
+#[test]
+fn reading_commands_print_as_reviewed() {
+    check(READ);
+}
+
+#[test]
+fn writing_commands_print_as_reviewed() {
+    check(WRITE);
+}
+
+#[test]
+fn project_commands_print_as_reviewed() {
+    check(PROJECTS);
+}
+
+#[test]
+fn sync_commands_print_as_reviewed() {
+    check(SYNC);
+}
+
+#[test]
+fn agent_commands_print_as_reviewed() {
+    check(AGENTS);
+}
+
+/// Every command and subcommand of the clap definition has a snapshot
+/// case, or is named in [`NOT_HERE`] with the reason.
+#[test]
+fn every_command_has_a_snapshot_or_a_reason() {
+    let covered = commands_covered();
+    let root = git_session::cli::full_command();
+    let mut missing = Vec::new();
+    for c in root.get_subcommands() {
+        let name = c.get_name();
+        if NOT_HERE.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let subs: Vec<String> = c
+            .get_subcommands()
+            .map(|s| format!("{name} {}", s.get_name()))
+            .filter(|s| !s.ends_with(" help"))
+            .collect();
+        if subs.is_empty() {
+            if !covered.iter().any(|c| c == name) {
+                missing.push(name.to_string());
+            }
+        } else {
+            missing.extend(subs.into_iter().filter(|s| !covered.contains(s)));
+        }
+    }
+    assert!(missing.is_empty(), "no snapshot case: {missing:?}");
+}
+
+// Keep the fixture's transcript id the importer's.
+const _: () = assert!(SID.len() == 36);
