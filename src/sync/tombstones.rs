@@ -14,7 +14,7 @@
 //! the tombstone (`revived_at`), as does pushing a session made again here
 //! after it was deleted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{IoContext, Result};
 use crate::git::{Oid, SessionRepo};
 use crate::layout::{SessionDir, StateDir, atomic, ids};
+
+use super::push::Update;
+use super::{PROJECT_REFS, PushReport, Selection, remote_prefix};
+use crate::layout::projects;
 
 pub const TOMBSTONE_REFS: &str = "refs/tombstones/";
 /// The file a tombstone commit holds.
@@ -385,6 +389,142 @@ pub fn write_commit(repo: &mut SessionRepo, t: &Tombstone, parent: Option<Oid>) 
         time,
         parent.as_slice(),
     )
+}
+
+/// The tombstone refs a push sends: this machine's deletions of what the
+/// remote has (sessions the selection names, projects with a push of
+/// everything), each merged with the remote's tombstone of it; and a
+/// revival of each remote tombstone that covers a session pushed now which
+/// is here again after this machine deleted it, or holds turns the
+/// deletion did not see. Tombstones of things that exist here again are
+/// dropped.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn tombstone_updates(
+    state: &StateDir,
+    transfer: &mut SessionRepo,
+    selection: &Selection,
+    targets: &[(String, PathBuf)],
+    on_remote: &HashMap<String, Oid>,
+    remote_sessions: &HashSet<String>,
+    remote_tombs: &BTreeMap<(Kind, String), (Oid, Tombstone)>,
+    buried: &BTreeMap<String, Tombstone>,
+    report: &mut PushReport,
+    dry_run: bool,
+) -> Result<Vec<Update>> {
+    let mut out = Vec::new();
+    let mut send =
+        |transfer: &mut SessionRepo, kind: Kind, id: &str, t: &Tombstone| -> Result<()> {
+            let Some(name) = remote_ref(kind, id) else {
+                return Ok(());
+            };
+            let last = remote_tombs.get(&(kind, id.to_string()));
+            if last.is_some_and(|(_, r)| r == t) {
+                report.up_to_date += 1;
+                return Ok(());
+            }
+            let parent = last.map(|(c, _)| *c);
+            let new = if dry_run {
+                crate::git::blob_id(&serde_json::to_vec(t).expect("a tombstone serialises"))
+            } else {
+                write_commit(transfer, t, parent)?
+            };
+            out.push(Update {
+                session: id.to_string(),
+                branch: None,
+                remote_ref: name,
+                new,
+                old: parent,
+                forced: false,
+            });
+            Ok(())
+        };
+    let pushed: HashMap<&str, &PathBuf> = targets.iter().map(|(id, p)| (id.as_str(), p)).collect();
+    for (id, t) in buried {
+        if !selection.wants(id) {
+            continue;
+        }
+        if state.find_session_if_any(id)?.is_some() {
+            if !dry_run {
+                forget(state, Kind::Session, id)?;
+            }
+            continue;
+        }
+        let last = remote_tombs
+            .get(&(Kind::Session, id.clone()))
+            .map(|(_, r)| r);
+        // A revival on the remote after this deletion: someone went on
+        // with the session since; this machine's deletion is older.
+        if last.is_some_and(|r| r.supersedes(t)) {
+            continue;
+        }
+        if !remote_sessions.contains(id) && last.is_none() {
+            continue;
+        }
+        let merged = t.merged(last);
+        // The remote has turns this deletion did not see: it stands for
+        // nothing there (a fetch here brings the session back).
+        if !merged.covers(&remote_tips(on_remote, id)) {
+            continue;
+        }
+        send(transfer, Kind::Session, id, &merged)?;
+    }
+    for ((kind, id), (_, r)) in remote_tombs {
+        let Some(dir) = pushed.get(id.as_str()).filter(|_| *kind == Kind::Session) else {
+            continue;
+        };
+        // A session withheld for its secrets is not sent: nor is its revival.
+        if r.revived() || report.withheld.iter().any(|(w, _)| w == id) {
+            continue;
+        }
+        let sd = SessionDir::new((*dir).clone());
+        let Ok(tips) = tips_of(&sd) else {
+            continue;
+        };
+        // Made again here after this machine deleted it, or gone on with
+        // past what the deletion saw: alive. (A copy the deletion covers
+        // is one a fetch deletes, never a reason to revive.)
+        if buried.contains_key(id) || !r.covers(&tips) {
+            send(transfer, Kind::Session, id, &r.revoked(crate::out::now()))?;
+        }
+    }
+    if matches!(selection, Selection::All) {
+        let registered = projects::read(state)?;
+        for (pid, t) in local(state, Kind::Project)? {
+            let last = remote_tombs
+                .get(&(Kind::Project, pid.clone()))
+                .map(|(_, r)| r);
+            // Registered again here after it was removed: alive.
+            if registered.contains_key(&pid) {
+                if !dry_run {
+                    forget(state, Kind::Project, &pid)?;
+                }
+                if let Some(r) = last.filter(|r| !r.revived()) {
+                    send(transfer, Kind::Project, &pid, &r.revoked(crate::out::now()))?;
+                }
+                continue;
+            }
+            if last.is_some_and(|r| r.supersedes(&t)) {
+                continue;
+            }
+            if !on_remote.contains_key(&format!("{PROJECT_REFS}{pid}")) && last.is_none() {
+                continue;
+            }
+            send(transfer, Kind::Project, &pid, &t.merged(last))?;
+        }
+    }
+    Ok(out)
+}
+
+/// The tips the remote has of session `id`'s branches.
+pub(super) fn remote_tips(on_remote: &HashMap<String, Oid>, id: &str) -> Vec<Oid> {
+    let Some(prefix) = remote_prefix(id) else {
+        return Vec::new();
+    };
+    on_remote
+        .iter()
+        .filter(|(n, _)| n.starts_with(&prefix))
+        .map(|(_, t)| *t)
+        .collect()
 }
 
 #[cfg(test)]
