@@ -62,6 +62,11 @@ pub enum Error {
     )]
     LockBusy { path: PathBuf },
 
+    /// git's transport to a remote failed (`git_session::sync::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Transport(#[from] crate::git::transport::TransportError),
+
     #[error("cannot {action} `{path}`")]
     #[diagnostic(code(git_session::io), help("{help}"))]
     Io {
@@ -132,7 +137,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::InvalidId { .. } | Error::Usage(_) => exit::USAGE,
-            Error::SessionNotFound { .. } | Error::Refused(_) => exit::NO,
+            Error::SessionNotFound { .. } | Error::Refused(_) | Error::Transport(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
         }

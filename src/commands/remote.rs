@@ -488,7 +488,14 @@ pub fn clone(ctx: &Ctx, args: CloneArgs) -> Result<u8> {
     // The remote could not be reached (its one `git fetch` failed, before
     // any session was looked at): the remote this clone registered goes
     // again, and the state dir is as it was.
-    if added && matches!(&result, Err(Error::Refused(p)) if p.code == "sync::transport") {
+    if added
+        && matches!(
+            &result,
+            Err(Error::Transport(
+                crate::git::transport::TransportError::Failed { .. }
+            ))
+        )
+    {
         let _ = remove(ctx, &args.name);
     }
     result

@@ -32,24 +32,39 @@ pub fn git(dir: &Path) -> Command {
     )
 }
 
+/// Why git's transport failed: the errors of this area, each with its
+/// stable code (`git_session::sync::…`) and its next step; `exit 1`.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum TransportError {
+    /// The remote could not be reached, or refused the request as a whole.
+    #[error("`git {verb}` to `{url}` failed: {detail}")]
+    #[diagnostic(
+        code(git_session::sync::transport),
+        help("check the URL and your access to it: `git ls-remote {url}` should list refs")
+    )]
+    Failed {
+        verb: String,
+        url: String,
+        detail: String,
+    },
+    #[error("`git` is not installed (or not on PATH); push and fetch run it for the transport")]
+    #[diagnostic(code(git_session::sync::no_git), help("install git"))]
+    NoGit,
+}
+
 fn failed(verb: &str, url: &str, detail: String) -> Error {
-    Error::refused(
-        "sync::transport",
-        format!("`git {verb}` to `{url}` failed: {detail}"),
-        Some(format!(
-            "check the URL and your access to it: `git ls-remote {url}` should list refs"
-        )),
-    )
+    TransportError::Failed {
+        verb: verb.to_string(),
+        url: url.to_string(),
+        detail,
+    }
+    .into()
 }
 
 fn run(mut c: Command, verb: &str, url: &str) -> Result<std::process::Output> {
     let out = c.stdin(Stdio::null()).output().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            Error::refused(
-                "sync::no_git",
-                "`git` is not installed (or not on PATH); push and fetch run it for the transport",
-                Some("install git".to_string()),
-            )
+            TransportError::NoGit.into()
         } else {
             failed(verb, url, e.to_string())
         }
