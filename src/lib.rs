@@ -1,6 +1,24 @@
 //! git-session: entity memory on git. Every agent session is a git repository
-//! with one commit per turn. Arrows point down: `commands` → `mirror` →
-//! `session`, `layout`, `git`, `out`.
+//! with one commit per turn.
+//!
+//! The layers, top down; a module names only modules of its own layer or
+//! below (`tests/it/docs.rs` checks the line between the command side and
+//! the rest):
+//!
+//! - **the command side**: [`cli`] (the clap definition), [`context`]
+//!   (`Ctx`: the state dir, printer and lock options the global flags
+//!   ask for) and [`commands`] (one file a command: parse, call the
+//!   domain with explicit inputs, print);
+//! - **the domain**, which takes a state dir, options and a printer, never
+//!   a `Ctx`: [`mirror`] (commit the turns), [`store`] (write nodes),
+//!   [`import`] (Claude Code and Codex transcripts), [`sync`] (push, fetch,
+//!   clone), [`verify`], [`secrets`], [`project`], [`relocate`],
+//!   [`lifecycle`], [`migrate`], [`backfill`], and [`read`] and [`view`]
+//!   (the record read back);
+//! - **the foundation**: [`session`] (nodes and their DAG), [`layout`] (the
+//!   on-disk contract: paths, atomic writes, the lock policy, registries),
+//!   [`git`] (every git operation, through gix), [`out`] (records and
+//!   printing) and [`error`].
 
 pub mod backfill;
 pub mod cli;
