@@ -18,9 +18,11 @@
 //! - **the foundation**: [`session`] (nodes and their DAG), [`layout`] (the
 //!   on-disk contract: paths, atomic writes, the lock policy, registries),
 //!   [`git`] (every git operation, through gix), [`out`] (records and
-//!   printing) and [`error`].
+//!   printing), [`child`] (a user's command run in a process group of its
+//!   own: the one place signals are handled) and [`error`].
 
 pub mod backfill;
+pub mod child;
 pub mod cli;
 pub mod commands;
 pub mod context;
