@@ -62,6 +62,12 @@ pub enum Error {
     )]
     LockBusy { path: PathBuf },
 
+    /// An agent commit skipped, the project as it was
+    /// (`git_session::project::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    ProjectSkip(#[from] crate::git::project::Skip),
+
     /// git's transport to a remote failed (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -137,7 +143,10 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::InvalidId { .. } | Error::Usage(_) => exit::USAGE,
-            Error::SessionNotFound { .. } | Error::Refused(_) | Error::Transport(_) => exit::NO,
+            Error::SessionNotFound { .. }
+            | Error::Refused(_)
+            | Error::Transport(_)
+            | Error::ProjectSkip(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
         }

@@ -22,19 +22,43 @@ pub enum Found {
     InsideOther(PathBuf),
 }
 
-/// The end of the error code of [`UserRepo::commit_paths`] when a large
-/// file changed while it was read (the skip reason `file_changing`).
-pub const FILE_CHANGING: &str = "file_changing";
-const FILE_CHANGING_CODE: &str = "project::file_changing";
-/// The skip reason when the project's branch moved while the agent's
-/// commit was made (a commit of the user's): the end of its code.
-pub const HEAD_MOVED: &str = "head_moved";
-const HEAD_MOVED_CODE: &str = "project::head_moved";
-/// The skip reason when git holds the project's index (`index.lock`: a
-/// `git add` or `git commit` of the user's, its message editor open)
-/// longer than [`GIT_BUSY_WAIT`]: the end of its code.
-pub const GIT_BUSY: &str = "git_busy";
-const GIT_BUSY_CODE: &str = "project::git_busy";
+/// Why [`UserRepo::commit_paths`] made no agent commit, the project left
+/// as it was: a skip of the turn's agent commit, not a failure of the turn
+/// (`git_session::project::<reason>`, exit 1 when it reaches a command).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum Skip {
+    /// A large file changed while it was read (the agent's process is
+    /// still writing it).
+    #[error("`{}` changed while it was read", path.display())]
+    #[diagnostic(code(git_session::project::file_changing), help("{LEFT_AS_IT_WAS}"))]
+    FileChanging { path: PathBuf },
+    /// The project's branch moved while the agent's commit was made (a
+    /// commit of the user's).
+    #[error("branch `{branch}` of `{}` moved while the agent's commit was made", root.display())]
+    #[diagnostic(code(git_session::project::head_moved), help("{LEFT_AS_IT_WAS}"))]
+    HeadMoved { branch: String, root: PathBuf },
+    /// git holds the project's index (`index.lock`: a `git add` or `git
+    /// commit` of the user's, its message editor open) longer than
+    /// [`GIT_BUSY_WAIT`].
+    #[error("git holds the index of `{}` (`.git/index.lock`)", root.display())]
+    #[diagnostic(code(git_session::project::git_busy), help("{LEFT_AS_IT_WAS}"))]
+    GitBusy { root: PathBuf },
+}
+
+/// The next step a [`Skip`] names.
+const LEFT_AS_IT_WAS: &str =
+    "nothing was committed to the project; the agent's changes are left in its working tree";
+
+impl Skip {
+    /// The skip reason a turn's record and `project_commit` name.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Skip::FileChanging { .. } => "file_changing",
+            Skip::HeadMoved { .. } => "head_moved",
+            Skip::GitBusy { .. } => "git_busy",
+        }
+    }
+}
 /// How long an agent commit waits for git's `index.lock` in a project.
 use crate::layout::lock::GIT_LOCK_WAIT as GIT_BUSY_WAIT;
 
@@ -198,11 +222,7 @@ impl UserRepo {
                         let objects = self.repo.objects.store_ref().path().to_path_buf();
                         super::objects::stream_loose(&objects, &full, md.len())
                             .io("commit", &full)?
-                            .ok_or_else(|| Error::refused(
-                                FILE_CHANGING_CODE,
-                                format!("`{}` changed while it was read", full.display()),
-                                Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
-                            ))?
+                            .ok_or_else(|| Error::from(Skip::FileChanging { path: full.clone() }))?
                             .0
                     } else {
                         let data = index_edit::read_worktree(&full, &md)?;
@@ -239,14 +259,11 @@ impl UserRepo {
 
     /// The skip of an agent commit whose branch moved meanwhile.
     fn head_moved(&self, branch: &str) -> Error {
-        Error::refused(
-            HEAD_MOVED_CODE,
-            format!(
-                "branch `{branch}` of `{}` moved while the agent's commit was made",
-                self.root.display()
-            ),
-            Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
-        )
+        Skip::HeadMoved {
+            branch: branch.to_string(),
+            root: self.root.clone(),
+        }
+        .into()
     }
 
     /// Take git's `index.lock` ([`IndexLock`]), as `git commit` does from
@@ -260,14 +277,10 @@ impl UserRepo {
     fn lock_index(&self) -> Result<IndexLock> {
         self.recover_index_locks(false);
         IndexLock::acquire(self.repo.git_dir(), GIT_BUSY_WAIT).map_err(|e| match e {
-            NotTaken::Busy => Error::refused(
-                GIT_BUSY_CODE,
-                format!(
-                    "git holds the index of `{}` (`.git/index.lock`)",
-                    self.root.display()
-                ),
-                Some("nothing was committed to the project; the agent's changes are left in its working tree".into()),
-            ),
+            NotTaken::Busy => Skip::GitBusy {
+                root: self.root.clone(),
+            }
+            .into(),
             NotTaken::Io(e) => Error::git("lock the index", &self.root, e),
         })
     }

@@ -3,6 +3,8 @@
 //! (Project-Git), never touching what the user changed. Lock order: the
 //! registry, then the project, then the session.
 
+pub mod agent;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
