@@ -6,9 +6,10 @@
 //!
 //! The fixture is deterministic (`GIT_SESSION_NOW`, given node ids, a
 //! fixed identity), so commit ids are too; the temp directory is shown as
-//! `[TMP]`. Each variant of each case runs on a fresh fixture, so a case
-//! that changes the state shows its own effect only. Which commands have
-//! no case here, and why, is [`NOT_HERE`]; a test checks that every
+//! `[TMP]`, the binary's path as `[BIN]`. Each variant of each case runs on
+//! a fresh fixture, so a case that changes the state shows its own effect
+//! only. Which commands have no case here, and why, is [`NOT_HERE`]; a test
+//! checks that every
 //! command of the clap definition is one or the other.
 
 use std::io::Write;
@@ -219,7 +220,9 @@ fn run(c: &Case, json: bool) -> String {
     );
     // The canonical path too (macOS's /private/var, a linked TMPDIR).
     let canonical = tmp.canonicalize().unwrap();
+    // The binary's path (the hooks name it), which is the checkout's.
     let shown = shown
+        .replace(crate::env::BIN, "[BIN]")
         .replace(canonical.to_str().unwrap(), "[TMP]")
         .replace(tmp.to_str().unwrap(), "[TMP]");
     steady(&shown)
