@@ -9,8 +9,7 @@
 //! `[TMP]`, the binary's path as `[BIN]`. Each variant of each case runs on
 //! a fresh fixture, so a case that changes the state shows its own effect
 //! only. Which commands have no case here, and why, is [`NOT_HERE`]; a test
-//! checks that every
-//! command of the clap definition is one or the other.
+//! checks that every command of the clap definition is one or the other.
 
 use std::io::Write;
 use std::path::Path;
