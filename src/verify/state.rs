@@ -7,6 +7,30 @@ use std::path::PathBuf;
 use super::{Finding, KINDS, Severity};
 use crate::layout::{StateDir, TEMP_PREFIX, registry};
 
+/// The fix of what `verify --fix` repairs in the state dir.
+const FIX: &str = "git-session verify --fix";
+
+/// A problem of the state dir.
+fn add(
+    out: &mut Vec<Finding>,
+    kind: &'static str,
+    path: PathBuf,
+    message: String,
+    fix: String,
+    fixable: bool,
+) {
+    debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
+    out.push(Finding {
+        session: None,
+        kind,
+        severity: Severity::Problem,
+        path,
+        message,
+        fix,
+        fixable,
+    });
+}
+
 /// Checks of the state dir as a whole: index rows, locations, invalid
 /// session directories, leftover staging directories.
 pub fn check_state(
@@ -15,20 +39,6 @@ pub fn check_state(
 ) -> (Vec<Finding>, Vec<PathBuf>) {
     let mut out = Vec::new();
     let mut temps = Vec::new();
-    let add =
-        |out: &mut Vec<Finding>, kind, path: PathBuf, message: String, fix: String, fixable| {
-            debug_assert!(KINDS.iter().any(|k| k.code == kind), "undocumented {kind}");
-            out.push(Finding {
-                session: None,
-                kind,
-                severity: Severity::Problem,
-                path,
-                message,
-                fix,
-                fixable,
-            });
-        };
-    let fix = "git-session verify --fix".to_string();
     // The state dir's own directories and files: a link there makes every
     // command that writes the registries refuse.
     if let Err(e) = state.check_links() {
@@ -44,6 +54,44 @@ pub fn check_state(
     let known: BTreeSet<&str> = sessions.iter().map(|t| t.id.as_str()).collect();
     // Index rows exist for valid sessions: a directory with a parsable meta.json.
     let discovered = registry::discover(state).unwrap_or_default();
+    check_index_json(state, &discovered, &mut out);
+    check_locations_file(state, &mut out);
+    check_projects(state, &discovered, &mut out, &mut temps);
+    check_locations(state, sessions, &known, &mut out);
+    scan_session_dirs(state, &known, &mut out, &mut temps);
+    check_settings(state, &mut out);
+    for linked in state.linked_project_dirs() {
+        add(
+            &mut out,
+            "layout_link",
+            linked,
+            "a project's directory of sessions that is a symbolic link: every command refuses its sessions".into(),
+            "replace the link with the directory itself (nothing is read or written through it)".into(),
+            false,
+        );
+    }
+    check_migration(state, &mut out);
+    if !temps.is_empty() {
+        add(
+            &mut out,
+            "stray_temp_file",
+            temps[0].clone(),
+            format!(
+                "{} temporary file(s) or staging director(ies) left by an interrupted command",
+                temps.len()
+            ),
+            FIX.into(),
+            true,
+        );
+    }
+    check_hook_log(state, &mut out);
+    check_push_queues(state, &mut out);
+    (out, temps)
+}
+
+/// index.json's rows against the valid sessions (a directory with a
+/// parsable meta.json).
+fn check_index_json(state: &StateDir, discovered: &[(String, PathBuf)], out: &mut Vec<Finding>) {
     let valid: Vec<String> = discovered.iter().map(|(id, _)| id.clone()).collect();
     let valid: BTreeSet<&str> = valid.iter().map(String::as_str).collect();
     // index.json as a file: the Python store reads it alone, so every
@@ -52,22 +100,22 @@ pub fn check_state(
     // command that ends its turn.
     match registry::load_index_as_file_and_folded(state) {
         Ok(None) if !valid.is_empty() => add(
-            &mut out,
+            out,
             "index_missing",
             state.index_json(),
             "index.json is missing or does not parse".into(),
-            fix.clone(),
+            FIX.into(),
             true,
         ),
         Ok(None) => {}
         Ok(Some((index, folded))) => {
             for id in index.keys().filter(|k| !valid.contains(k.as_str())) {
                 add(
-                    &mut out,
+                    out,
                     "index_row_orphan",
                     state.index_json(),
                     format!("row `{id}` has no valid session directory"),
-                    fix.clone(),
+                    FIX.into(),
                     true,
                 );
             }
@@ -86,31 +134,31 @@ pub fn check_state(
                         continue;
                     }
                     add(
-                        &mut out,
+                        out,
                         "index_row_stale",
                         state.index_json(),
                         format!(
                             "row `{id}` disagrees with its meta.json: {}",
                             fields.join(", ")
                         ),
-                        fix.clone(),
+                        FIX.into(),
                         true,
                     );
                 }
             }
             for id in valid.iter().filter(|k| !index.contains_key(**k)) {
                 add(
-                    &mut out,
+                    out,
                     "index_row_missing",
                     state.index_json(),
                     format!("session `{id}` has no row"),
-                    fix.clone(),
+                    FIX.into(),
                     true,
                 );
             }
         }
         Err(e) => add(
-            &mut out,
+            out,
             "index_unreadable",
             state.index_json(),
             e.to_string(),
@@ -118,6 +166,10 @@ pub fn check_state(
             false,
         ),
     }
+}
+
+/// locations.json parses.
+fn check_locations_file(state: &StateDir, out: &mut Vec<Finding>) {
     if state.locations_json().exists() {
         let parses = crate::layout::atomic::read(state.locations_json())
             .ok()
@@ -129,16 +181,25 @@ pub fn check_state(
             });
         if !parses {
             add(
-                &mut out,
+                out,
                 "locations_unparsable",
                 state.locations_json(),
                 "locations.json does not parse".into(),
-                fix.clone(),
+                FIX.into(),
                 true,
             );
         }
     }
-    check_projects(state, &discovered, &mut out, &mut temps);
+}
+
+/// Sessions outside `sessions/<id>/` have their locations.json entry, and
+/// every entry exists.
+fn check_locations(
+    state: &StateDir,
+    sessions: &[crate::backfill::Target],
+    known: &BTreeSet<&str>,
+    out: &mut Vec<Finding>,
+) {
     let locations = registry::read_locations(state).unwrap_or_default();
     for (id, dir) in missing_locations(state, sessions) {
         let message = match locations.get(&id) {
@@ -153,11 +214,11 @@ pub fn check_state(
             ),
         };
         add(
-            &mut out,
+            out,
             "location_missing",
             state.locations_json(),
             message,
-            fix.clone(),
+            FIX.into(),
             true,
         );
     }
@@ -168,7 +229,7 @@ pub fn check_state(
         {
             let elsewhere = known.contains(id.as_str());
             add(
-                &mut out,
+                out,
                 "location_dangling",
                 state.locations_json(),
                 format!(
@@ -180,7 +241,7 @@ pub fn check_state(
                     }
                 ),
                 if elsewhere {
-                    fix.clone()
+                    FIX.into()
                 } else {
                     format!(
                         "the project moved: run `git-session relocate <project> <new path>`, or remove `{id}` from locations.json"
@@ -190,6 +251,16 @@ pub fn check_state(
             );
         }
     }
+}
+
+/// Directories that look like sessions but are not valid, and our
+/// leftovers (`temps`).
+fn scan_session_dirs(
+    state: &StateDir,
+    known: &BTreeSet<&str>,
+    out: &mut Vec<Finding>,
+    temps: &mut Vec<PathBuf>,
+) {
     // Directories that look like sessions but are not valid, and our leftovers.
     let mut scan = |dir: PathBuf| {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -205,7 +276,7 @@ pub fn check_state(
                 && crate::layout::ids::session_id(&name).is_ok()
             {
                 add(
-                    &mut out,
+                    out,
                     "layout_link",
                     e.path(),
                     "a session directory that is a symbolic link: every command refuses it".into(),
@@ -227,7 +298,7 @@ pub fn check_state(
                 && crate::layout::paths::is_session_dir(&e.path())
             {
                 add(
-                    &mut out,
+                    out,
                     "invalid_session_dir",
                     e.path(),
                     format!("a session under `{name}`, a name kept for the state dir's own files: no command reads it"),
@@ -254,7 +325,10 @@ pub fn check_state(
         }
     };
     state.session_parents().into_iter().for_each(&mut scan);
-    // The settings file: one that says nothing this tool reads is named.
+}
+
+/// The settings file: one that says nothing this tool reads is named.
+fn check_settings(state: &StateDir, out: &mut Vec<Finding>) {
     let settings = state.settings_file();
     if std::fs::symlink_metadata(&settings).is_ok() {
         let value = crate::layout::schema::read_bounded(&settings)
@@ -282,21 +356,15 @@ pub fn check_state(
             });
         }
     }
-    for linked in state.linked_project_dirs() {
-        add(
-            &mut out,
-            "layout_link",
-            linked,
-            "a project's directory of sessions that is a symbolic link: every command refuses its sessions".into(),
-            "replace the link with the directory itself (nothing is read or written through it)".into(),
-            false,
-        );
-    }
+}
+
+/// Sessions mid-migration, or a migration journal that cannot be read.
+fn check_migration(state: &StateDir, out: &mut Vec<Finding>) {
     match crate::migrate::read_journal(state) {
         Ok(j) if !j.sessions.is_empty() => {
             let ids: Vec<&str> = j.sessions.keys().map(String::as_str).collect();
             add(
-                &mut out,
+                out,
                 "migration_in_progress",
                 state.sessions().join(".migration"),
                 format!(
@@ -311,7 +379,7 @@ pub fn check_state(
         Ok(_) => {}
         // A journal that cannot be read hides which sessions are mid-way.
         Err(e) => add(
-            &mut out,
+            out,
             "migration_in_progress",
             crate::migrate::journal_path(state),
             format!("the migration journal cannot be read: {e}"),
@@ -319,24 +387,14 @@ pub fn check_state(
             false,
         ),
     }
-    if !temps.is_empty() {
-        add(
-            &mut out,
-            "stray_temp_file",
-            temps[0].clone(),
-            format!(
-                "{} temporary file(s) or staging director(ies) left by an interrupted command",
-                temps.len()
-            ),
-            fix,
-            true,
-        );
-    }
-    // Failures `git-session hook` kept from the agent: the log and its
-    // older part. Never through a link, never a special file (`/dev/zero`
-    // would be read for ever), and bounded; read lossily: a line torn inside
-    // a character (a hook killed as it wrote) must not hide the failures
-    // around it.
+}
+
+/// Failures `git-session hook` kept from the agent: the log and its
+/// older part. Never through a link, never a special file (`/dev/zero`
+/// would be read for ever), and bounded; read lossily: a line torn inside
+/// a character (a hook killed as it wrote) must not hide the failures
+/// around it.
+fn check_hook_log(state: &StateDir, out: &mut Vec<Finding>) {
     let log = state.hook_log();
     let mut failures = 0;
     let mut last = serde_json::Value::Null;
@@ -348,7 +406,7 @@ pub fn check_state(
         found.push(format!("`{}`", part.display()));
         match crate::layout::schema::read_bounded(&part) {
             Err(e) => add(
-                &mut out,
+                out,
                 "hook_failed",
                 part.clone(),
                 format!("the hook log cannot be read: {e}"),
@@ -381,7 +439,7 @@ pub fn check_state(
             .trim_start_matches("git-session: error: ")
             .to_string();
         add(
-            &mut out,
+            out,
             "hook_failed",
             log.clone(),
             format!(
@@ -392,7 +450,10 @@ pub fn check_state(
             false,
         );
     }
-    // A push that did not finish: refs its remote has not confirmed.
+}
+
+/// A push that did not finish: refs its remote has not confirmed.
+fn check_push_queues(state: &StateDir, out: &mut Vec<Finding>) {
     for name in crate::sync::remotes::read(state)
         .map(|r| r.into_keys().collect::<Vec<_>>())
         .unwrap_or_default()
@@ -401,7 +462,7 @@ pub fn check_state(
             Ok(n) => n,
             Err(e) => {
                 add(
-                    &mut out,
+                    out,
                     "layout_link",
                     state.push_queue(&name),
                     e.to_string(),
@@ -424,7 +485,6 @@ pub fn check_state(
             });
         }
     }
-    (out, temps)
 }
 
 /// Sessions not at `sessions/<id>/` whose `locations.json` entry is missing
