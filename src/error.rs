@@ -62,6 +62,11 @@ pub enum Error {
     )]
     LockBusy { path: PathBuf },
 
+    /// What the layout refuses to go through (`git_session::layout::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Layout(#[from] crate::layout::Refusal),
+
     /// An agent commit skipped, the project as it was
     /// (`git_session::project::…`).
     #[error(transparent)]
@@ -146,7 +151,8 @@ impl Error {
             Error::SessionNotFound { .. }
             | Error::Refused(_)
             | Error::Transport(_)
-            | Error::ProjectSkip(_) => exit::NO,
+            | Error::ProjectSkip(_)
+            | Error::Layout(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
         }

@@ -135,7 +135,7 @@ fn targets(ctx: &Ctx, args: &VerifyArgs) -> Result<Vec<Target>> {
                 id: id.clone(),
                 dir,
             }),
-            Err(e) if matches!(&e, Error::Refused(p) if p.code.starts_with("layout::")) => {
+            Err(e @ Error::Layout(_)) => {
                 if everywhere.is_none() {
                     everywhere = Some(backfill::all_targets(&ctx.state)?);
                 }

@@ -140,15 +140,12 @@ pub fn read_to_string(path: impl AsRef<Path>) -> std::io::Result<String> {
 pub fn refuse_unsafe(path: &Path) -> Result<()> {
     use std::os::unix::fs::FileTypeExt;
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => Err(crate::error::Error::refused(
-            "layout::symlink",
-            format!("`{}` is a symbolic link", path.display()),
-            Some(
-                "git-session never writes through a link inside a session or the state dir; \
-                 replace it with the directory or file it stands for"
-                    .into(),
-            ),
-        )),
+        Ok(m) if m.file_type().is_symlink() => Err(super::Refusal::Symlink {
+            path: path.to_path_buf(),
+            help: "git-session never writes through a link inside a session or the state dir; \
+                   replace it with the directory or file it stands for",
+        }
+        .into()),
         // Opening a FIFO would block with the locks held; a socket or a
         // device is no file of the layout either.
         Ok(m)
@@ -157,14 +154,10 @@ pub fn refuse_unsafe(path: &Path) -> Result<()> {
                 t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
             } =>
         {
-            Err(crate::error::Error::refused(
-                "layout::special_file",
-                format!(
-                    "`{}` is not a regular file (a FIFO, socket or device)",
-                    path.display()
-                ),
-                Some("remove it; git-session never opens special files".into()),
-            ))
+            Err(super::Refusal::SpecialFile {
+                path: path.to_path_buf(),
+            }
+            .into())
         }
         _ => Ok(()),
     }

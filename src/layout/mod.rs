@@ -12,7 +12,9 @@ pub mod migration;
 pub mod paths;
 pub mod pending;
 pub mod projects;
+mod refusal;
 pub mod registry;
 pub mod schema;
 
 pub use paths::{SessionDir, StateDir, TEMP_PREFIX, temp_path};
+pub use refusal::Refusal;

@@ -156,11 +156,11 @@ pub fn value_text(v: &Value) -> String {
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     let md = std::fs::symlink_metadata(path).io("read", path)?;
     if md.file_type().is_symlink() {
-        return Err(Error::refused(
-            "layout::symlink",
-            format!("`{}` is a symbolic link", path.display()),
-            Some("git-session never follows symlinks inside a session".into()),
-        ));
+        return Err(super::Refusal::Symlink {
+            path: path.to_path_buf(),
+            help: "git-session never follows symlinks inside a session",
+        }
+        .into());
     }
     if !md.is_file() {
         // A FIFO would block the reader forever; a device is no node.

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::git::Oid;
 use crate::layout::history::{self, Catalog};
 use crate::layout::schema::{Meta, Node, ROOT};
-use crate::layout::{SessionDir, TEMP_PREFIX};
+use crate::layout::{Refusal, SessionDir, TEMP_PREFIX};
 use crate::session;
 
 fn letter_fits(letter: char, role: &str) -> bool {
@@ -80,11 +80,7 @@ pub(super) fn check_files(c: &mut Checker, sd: &SessionDir) -> Option<NodeFiles>
 fn check_links(c: &mut Checker, sd: &SessionDir) -> bool {
     // The session's own directories are not links out of it.
     if let Err(e) = sd.check_links() {
-        let code = match &e {
-            Error::Refused(p) => Some(p.code),
-            _ => None,
-        };
-        if code == Some("layout::redirected") {
+        if matches!(e, Error::Layout(Refusal::Redirected { .. })) {
             let help = miette::Diagnostic::help(&e).map(|h| h.to_string());
             c.add(
                 "repo_redirected",
@@ -95,7 +91,7 @@ fn check_links(c: &mut Checker, sd: &SessionDir) -> bool {
             );
             return false;
         }
-        let special = code == Some("layout::special_file");
+        let special = matches!(e, Error::Layout(Refusal::SpecialFile { .. }));
         let fix = match special {
             true => {
                 "replace it with the regular file it should be (no special file in a session is opened)"

@@ -144,11 +144,7 @@ impl SessionDir {
             ),
         ] {
             if std::fs::symlink_metadata(&path).is_ok() {
-                return Err(Error::refused(
-                    "layout::redirected",
-                    format!("`{}` {what}", path.display()),
-                    Some(format!("{help}; nothing was read or written")),
-                ));
+                return Err(crate::layout::Refusal::Redirected { path, what, help }.into());
             }
         }
         Ok(())
