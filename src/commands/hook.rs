@@ -258,6 +258,13 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
             (PathBuf::from(path), finish)
         }
     };
+    let opts = crate::import::Options {
+        agent,
+        project: None,
+        dry_run: false,
+        finish,
+        locks: ctx.locks,
+    };
     let mut warnings = Vec::new();
     let mut warn = |w| warnings.push(w);
     // A transcript not written yet (an event may come before the agent
@@ -268,7 +275,7 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
     let main = if absent(&path) {
         Ok(crate::import::Outcome::default())
     } else {
-        crate::import::transcript(ctx, agent, &path, None, false, finish, &mut warn)
+        crate::import::transcript(&ctx.state, &path, &opts, &mut warn)
     };
     // A subagent's transcript is a session of its own, over once the
     // parent's transcript holds the result of the call that ran it (an
@@ -306,7 +313,7 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
     }
     let mut failed = main.err().or(listed.err());
     for sub in subagents.iter().filter(|p| !absent(p)) {
-        if let Err(e) = crate::import::transcript(ctx, agent, sub, None, false, finish, &mut warn) {
+        if let Err(e) = crate::import::transcript(&ctx.state, sub, &opts, &mut warn) {
             failed.get_or_insert(e);
         }
     }
@@ -324,7 +331,7 @@ fn rollout_of(ctx: &Ctx, thread: &str) -> Result<PathBuf> {
             None,
         ));
     }
-    if let Some(p) = crate::import::known_path(ctx, &session, &session) {
+    if let Some(p) = crate::import::known_path(&ctx.state, &session, &session) {
         return Ok(p);
     }
     let root = crate::import::codex_home()?.join("sessions");

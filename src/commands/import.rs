@@ -5,11 +5,11 @@
 //! the cursor, one index journal row. Locks: each session, exclusive.
 //! Prints: one `imported` record per transcript, then `import_summary`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
 use crate::error::{Result, exit};
-use crate::import::Agent;
+use crate::import::{Agent, Outcome};
 use crate::out::Progress;
 use crate::out::records::{ImportSummary, Imported, SkippedLine};
 
@@ -135,6 +135,13 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
     for r in &roots {
         files.extend(crate::import::transcripts(r, &mut |w| ctx.out.warn(w))?);
     }
+    let opts = crate::import::Options {
+        agent: args.agent,
+        project: args.project.as_deref(),
+        dry_run: args.dry_run,
+        finish: args.finish,
+        locks: ctx.locks,
+    };
     let progress = Progress::new(&ctx.out, files.len() as u64, "import");
     let mut sum = ImportSummary {
         transcripts: files.len(),
@@ -147,96 +154,13 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
     };
     for f in &files {
         let mut warnings = Vec::new();
-        let r = crate::import::transcript(
-            ctx,
-            args.agent,
-            f,
-            args.project.as_deref(),
-            args.dry_run,
-            args.finish,
-            &mut |w| warnings.push(w),
-        );
+        let r = crate::import::transcript(&ctx.state, f, &opts, &mut |w| warnings.push(w));
         progress.inc();
         for w in warnings {
             progress.suspend(|| ctx.out.warn(&w));
         }
         match r {
-            Ok(o) => {
-                sum.new_sessions += usize::from(o.created);
-                sum.turns += o.turns;
-                sum.nodes += o.nodes;
-                sum.skipped += o.skipped.len();
-                match o.no_conversation {
-                    Some(lines) => {
-                        let what = match lines {
-                            0 => "empty".to_string(),
-                            n => {
-                                format!("no {} conversation in its {n} line(s)", args.agent.name())
-                            }
-                        };
-                        progress.suspend(|| {
-                            ctx.out
-                                .warn(format!("`{}`: {what}: nothing imported", f.display()))
-                        });
-                    }
-                    None if o.unparsed > 0 => progress.suspend(|| {
-                        ctx.out.note(format!(
-                            "`{}`: {} line(s) are not JSON: kept as they are (`raw`)",
-                            f.display(),
-                            o.unparsed
-                        ))
-                    }),
-                    None => {}
-                }
-                for (line, why) in &o.skipped {
-                    progress
-                        .suspend(|| ctx.out.warn(format!("{}:{}: {why}", f.display(), line + 1)));
-                }
-                ctx.out.record(&Imported {
-                    session: o.session.clone(),
-                    path: f.display().to_string(),
-                    new_session: o.created,
-                    turns: o.turns,
-                    nodes: o.nodes,
-                    open_nodes: o.open,
-                    skipped: o
-                        .skipped
-                        .iter()
-                        .map(|(line, reason)| SkippedLine {
-                            line: line + 1,
-                            reason: reason.clone(),
-                        })
-                        .collect(),
-                    raw_lines: o.unparsed,
-                    no_conversation: o.no_conversation.is_some(),
-                    dry_run: args.dry_run,
-                });
-                if o.open > 0 {
-                    progress.suspend(|| {
-                        ctx.out.note(format!(
-                            "`{}`: its last turn is still open ({} node(s)): kept pending until the transcript closes it (`--finish` commits it now)",
-                            f.display(),
-                            o.open
-                        ))
-                    });
-                }
-                if o.nodes > 0 {
-                    progress.suspend(|| {
-                        ctx.out.line(format!(
-                            "{}: {} {} turn(s), {} node(s) into session `{}`",
-                            f.display(),
-                            if args.dry_run {
-                                "would import"
-                            } else {
-                                "imported"
-                            },
-                            o.turns,
-                            o.nodes,
-                            o.session
-                        ))
-                    });
-                }
-            }
+            Ok(o) => report(ctx, &args, f, &o, &progress, &mut sum),
             Err(e) => {
                 sum.failed += 1;
                 progress.suspend(|| {
@@ -263,4 +187,89 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
     let failed = sum.failed;
     ctx.out.record(&sum);
     Ok(if failed > 0 { exit::NO } else { exit::OK })
+}
+
+/// What one transcript's import did: counted into `sum`, said in
+/// warnings, notes and a line, and one `imported` record.
+fn report(
+    ctx: &Ctx,
+    args: &ImportArgs,
+    f: &Path,
+    o: &Outcome,
+    progress: &Progress,
+    sum: &mut ImportSummary,
+) {
+    sum.new_sessions += usize::from(o.created);
+    sum.turns += o.turns;
+    sum.nodes += o.nodes;
+    sum.skipped += o.skipped.len();
+    match o.no_conversation {
+        Some(lines) => {
+            let what = match lines {
+                0 => "empty".to_string(),
+                n => {
+                    format!("no {} conversation in its {n} line(s)", args.agent.name())
+                }
+            };
+            progress.suspend(|| {
+                ctx.out
+                    .warn(format!("`{}`: {what}: nothing imported", f.display()))
+            });
+        }
+        None if o.unparsed > 0 => progress.suspend(|| {
+            ctx.out.note(format!(
+                "`{}`: {} line(s) are not JSON: kept as they are (`raw`)",
+                f.display(),
+                o.unparsed
+            ))
+        }),
+        None => {}
+    }
+    for (line, why) in &o.skipped {
+        progress.suspend(|| ctx.out.warn(format!("{}:{}: {why}", f.display(), line + 1)));
+    }
+    ctx.out.record(&Imported {
+        session: o.session.clone(),
+        path: f.display().to_string(),
+        new_session: o.created,
+        turns: o.turns,
+        nodes: o.nodes,
+        open_nodes: o.open,
+        skipped: o
+            .skipped
+            .iter()
+            .map(|(line, reason)| SkippedLine {
+                line: line + 1,
+                reason: reason.clone(),
+            })
+            .collect(),
+        raw_lines: o.unparsed,
+        no_conversation: o.no_conversation.is_some(),
+        dry_run: args.dry_run,
+    });
+    if o.open > 0 {
+        progress.suspend(|| {
+            ctx.out.note(format!(
+                "`{}`: its last turn is still open ({} node(s)): kept pending until the transcript closes it (`--finish` commits it now)",
+                f.display(),
+                o.open
+            ))
+        });
+    }
+    if o.nodes > 0 {
+        progress.suspend(|| {
+            ctx.out.line(format!(
+                "{}: {} {} turn(s), {} node(s) into session `{}`",
+                f.display(),
+                if args.dry_run {
+                    "would import"
+                } else {
+                    "imported"
+                },
+                o.turns,
+                o.nodes,
+                o.session
+            ))
+        });
+    }
 }
