@@ -114,54 +114,81 @@ fn result_output(content: &Value) -> Value {
 /// Map a transcript's lines to nodes, after what `seed` says of the lines
 /// before them (an import of a grown transcript; empty from the start).
 pub fn map(lines: Vec<Line>, seed: &Seed, taken: &super::Taken) -> Mapped {
-    let mut m = Mapped::default();
-    // A message or tool id used again in a later turn: a node of its own.
-    let mut unique = super::Unique::new(taken);
-    // The transcript's `sessionId`.
-    let mut sid: Option<String> = None;
-    // (line, uuid) of every record with one, for the seed of the next run.
-    let mut uuids: Vec<(usize, String)> = Vec::new();
-    let mut typed_at: HashMap<usize, (String, String)> = HashMap::new();
-    // Records before the first node (of the lines mapped here): they lead
-    // where their parent does.
-    let mut lead: HashMap<String, String> = HashMap::new();
-    // uuid → the item holding that record.
-    let mut owner: HashMap<String, usize> = HashMap::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut reply_of: HashMap<String, usize> = HashMap::new();
-    let mut tool_of: HashMap<String, usize> = HashMap::new();
-    // A compaction node → the uuid of the record before it.
-    let mut logical_parent: HashMap<usize, String> = HashMap::new();
-    // (parent uuid, timestamp) of typed user records: a second one with the
-    // same timestamp is a replay, not a rewind.
-    let mut typed_children: HashSet<(String, String)> = HashSet::new();
-    let mut leading: Vec<Line> = Vec::new();
-    let mut cur: Option<usize> = None;
+    let mut mapper = Mapper::new(seed, taken);
+    for l in lines {
+        mapper.line(l);
+    }
+    mapper.finish()
+}
 
-    // The top-level node a record's `parentUuid` leads to (a record before
-    // the lines mapped here: as the seed says).
-    fn top(
-        items: &[Item],
-        owner: &HashMap<String, usize>,
-        logical_parent: &HashMap<usize, String>,
-        lead: &HashMap<String, String>,
-        seed: &Seed,
-        uuid: Option<&str>,
-    ) -> String {
+/// The mapping while it reads the lines: what it made, and what it knows
+/// of the records read.
+struct Mapper<'a> {
+    m: Mapped,
+    seed: &'a Seed<'a>,
+    /// A message or tool id used again in a later turn: a node of its own.
+    unique: super::Unique<'a>,
+    /// The transcript's `sessionId`.
+    sid: Option<String>,
+    /// (line, uuid) of every record with one, for the seed of the next run.
+    uuids: Vec<(usize, String)>,
+    typed_at: HashMap<usize, (String, String)>,
+    /// Records before the first node (of the lines mapped here): they lead
+    /// where their parent does.
+    lead: HashMap<String, String>,
+    /// uuid → the item holding that record.
+    owner: HashMap<String, usize>,
+    seen: HashSet<String>,
+    reply_of: HashMap<String, usize>,
+    tool_of: HashMap<String, usize>,
+    /// A compaction node → the uuid of the record before it.
+    logical_parent: HashMap<usize, String>,
+    /// (parent uuid, timestamp) of typed user records: a second one with the
+    /// same timestamp is a replay, not a rewind.
+    typed_children: HashSet<(String, String)>,
+    leading: Vec<Line>,
+    cur: Option<usize>,
+}
+
+impl<'a> Mapper<'a> {
+    fn new(seed: &'a Seed<'a>, taken: &'a super::Taken<'a>) -> Self {
+        Mapper {
+            m: Mapped::default(),
+            seed,
+            unique: super::Unique::new(taken),
+            sid: None,
+            uuids: Vec::new(),
+            typed_at: HashMap::new(),
+            lead: HashMap::new(),
+            owner: HashMap::new(),
+            seen: HashSet::new(),
+            reply_of: HashMap::new(),
+            tool_of: HashMap::new(),
+            logical_parent: HashMap::new(),
+            typed_children: HashSet::new(),
+            leading: Vec::new(),
+            cur: None,
+        }
+    }
+
+    /// The top-level node a record's `parentUuid` leads to (a record before
+    /// the lines mapped here: as the seed says).
+    fn top(&self, uuid: Option<&str>) -> String {
         let mut uuid = uuid.map(str::to_string);
         for _ in 0..64 {
-            let Some(idx) = uuid.as_deref().and_then(|u| owner.get(u)).copied() else {
+            let Some(idx) = uuid.as_deref().and_then(|u| self.owner.get(u)).copied() else {
                 return uuid
                     .and_then(|u| {
-                        lead.get(&u)
+                        self.lead
+                            .get(&u)
                             .cloned()
-                            .or_else(|| seed.tops.get(u.as_str()).map(|t| t.to_string()))
+                            .or_else(|| self.seed.tops.get(u.as_str()).map(|t| t.to_string()))
                     })
                     .unwrap_or_else(|| ROOT.into());
             };
-            let it = &items[idx];
+            let it = &self.m.items[idx];
             match (it.role, it.caller.as_deref()) {
-                ("code", Some(ROOT)) => uuid = logical_parent.get(&idx).cloned(),
+                ("code", Some(ROOT)) => uuid = self.logical_parent.get(&idx).cloned(),
                 ("code", Some(reply)) => return reply.to_string(),
                 _ => return it.id.clone(),
             }
@@ -169,31 +196,33 @@ pub fn map(lines: Vec<Line>, seed: &Seed, taken: &super::Taken) -> Mapped {
         ROOT.into()
     }
 
-    for mut l in lines {
+    /// One line: the node it makes, or the node it goes with.
+    fn line(&mut self, mut l: Line) {
+        let m = &mut self.m;
         // Owned while it is read, put back before the line is kept.
         let Some(record) = l.record.take() else {
             m.unparsed += 1;
-            attach(&mut m.items, cur, &mut leading, l);
-            continue;
+            attach(&mut m.items, self.cur, &mut self.leading, l);
+            return;
         };
         let r = &record;
         let uuid = r["uuid"].as_str().map(str::to_string);
         if let Some(u) = &uuid
-            && (seed.tops.contains_key(u.as_str()) || !seen.insert(u.clone()))
+            && (self.seed.tops.contains_key(u.as_str()) || !self.seen.insert(u.clone()))
         {
             m.duplicates += 1;
             l.record = Some(record);
-            attach(&mut m.items, cur, &mut leading, l);
-            continue;
+            attach(&mut m.items, self.cur, &mut self.leading, l);
+            return;
         }
-        if sid.is_none() {
-            sid = r["sessionId"].as_str().map(str::to_string);
+        if self.sid.is_none() {
+            self.sid = r["sessionId"].as_str().map(str::to_string);
         }
         if m.cwd.is_none() {
             m.cwd = r["cwd"].as_str().map(str::to_string);
         }
         if let Some(u) = &uuid {
-            uuids.push((l.line, u.clone()));
+            self.uuids.push((l.line, u.clone()));
         }
         let ts = r["timestamp"].as_str().and_then(timestamp);
         // A record after a compaction may name what it continues only as
@@ -203,231 +232,21 @@ pub fn map(lines: Vec<Line>, seed: &Seed, taken: &super::Taken) -> Mapped {
             .or_else(|| r["logicalParentUuid"].as_str());
         let mut made: Option<usize> = None;
         match r["type"].as_str().unwrap_or("") {
-            "user" => {
-                if let (Some(text), Some(u)) = (typed_text(r), &uuid) {
-                    let key = (
-                        parent.unwrap_or("").to_string(),
-                        r["timestamp"].as_str().unwrap_or("").to_string(),
-                    );
-                    if !seed.typed.contains(&(key.0.as_str(), key.1.as_str()))
-                        && typed_children.insert(key.clone())
-                    {
-                        typed_at.insert(l.line, key);
-                        // The turn before is over: nothing later changes it.
-                        m.closed = m.items.len();
-                        reply_of.clear();
-                        tool_of.clear();
-                        let pred = top(&m.items, &owner, &logical_parent, &lead, seed, parent);
-                        m.items.push(Item {
-                            id: node_id("u-", u),
-                            role: "user",
-                            predecessor: Some(pred),
-                            caller: None,
-                            name: None,
-                            input: Value::Null,
-                            output: Value::String(text),
-                            created_at: ts.unwrap_or(0.0),
-                            metadata: Map::new(),
-                            lines: Vec::new(),
-                            open: false,
-                            made_at: (l.line, l.byte),
-                        });
-                        made = Some(m.items.len() - 1);
-                    }
-                } else if let (Some(text), Some(u), Some(caller)) = (
-                    local_command_output(r),
-                    &uuid,
-                    // The message that ran it (the turn's node that calls
-                    // tools), not a record.
-                    cur.and_then(|c| match m.items[c].role {
-                        "code" => m.items[c].caller.clone(),
-                        _ => Some(m.items[c].id.clone()),
-                    })
-                    .filter(|c| c != ROOT),
-                ) {
-                    // A local command's output: a tool node of that message.
-                    m.items.push(Item {
-                        id: node_id("t-", u),
-                        role: "code",
-                        predecessor: None,
-                        caller: Some(caller),
-                        name: Some("local-command".into()),
-                        input: Value::Null,
-                        output: Value::String(text),
-                        created_at: ts.unwrap_or(0.0),
-                        metadata: Map::new(),
-                        lines: Vec::new(),
-                        open: false,
-                        made_at: (l.line, l.byte),
-                    });
-                    made = Some(m.items.len() - 1);
-                } else if let Value::Array(blocks) = &r["message"]["content"] {
-                    // Tool results: each to its call's node (the record goes
-                    // with the first).
-                    for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
-                        let Some(&idx) = b["tool_use_id"].as_str().and_then(|t| tool_of.get(t))
-                        else {
-                            continue;
-                        };
-                        let it = &mut m.items[idx];
-                        it.output = result_output(&b["content"]);
-                        it.open = false;
-                        if b["is_error"].as_bool() == Some(true) {
-                            it.metadata.insert("is_error".into(), true.into());
-                        }
-                        // A subagent's run (a `Task` call): its session.
-                        if let (Some(agent), Some(sid)) = (
-                            r["toolUseResult"]["agentId"].as_str(),
-                            r["sessionId"].as_str().or(sid.as_deref()),
-                        ) {
-                            it.metadata.insert(
-                                "subagent_session".into(),
-                                format!("claude-{sid}-{agent}").into(),
-                            );
-                        }
-                        if made.is_none() {
-                            made = Some(idx);
-                        }
-                    }
-                }
-            }
+            "user" => made = self.user(r, &l, &uuid, ts, parent),
             "assistant" => {
-                let msg = &r["message"];
-                let mid = msg["id"]
-                    .as_str()
-                    .map(str::to_string)
-                    .or_else(|| uuid.clone())
-                    .unwrap_or_else(|| format!("line{}", l.line));
-                let idx = match reply_of.get(&mid) {
-                    Some(&i) => i,
-                    None => {
-                        let pred = top(&m.items, &owner, &logical_parent, &lead, seed, parent);
-                        let mut metadata = Map::new();
-                        if let Some(model) = msg["model"].as_str() {
-                            metadata.insert("model".into(), model.into());
-                            if m.model.is_none() {
-                                m.model = Some(model.to_string());
-                            }
-                        }
-                        if msg["usage"].is_object() {
-                            metadata.insert("usage".into(), msg["usage"].clone());
-                        }
-                        m.items.push(Item {
-                            id: unique.id(
-                                node_id("a-", &mid),
-                                &super::Made {
-                                    at: ts.unwrap_or(0.0),
-                                    line: Some(l.line),
-                                    caller: None,
-                                },
-                            ),
-                            role: "llm",
-                            predecessor: Some(pred),
-                            caller: None,
-                            name: msg["model"].as_str().map(str::to_string),
-                            input: Value::Null,
-                            output: Value::String(String::new()),
-                            created_at: ts.unwrap_or(0.0),
-                            metadata,
-                            lines: Vec::new(),
-                            open: false,
-                            made_at: (l.line, l.byte),
-                        });
-                        let i = m.items.len() - 1;
-                        reply_of.insert(mid.clone(), i);
-                        i
-                    }
-                };
-                if let Some(u) = &uuid {
-                    owner.insert(u.clone(), idx);
-                }
-                cur = Some(idx);
-                let reply_id = m.items[idx].id.clone();
-                for b in msg["content"].as_array().into_iter().flatten() {
-                    match b["type"].as_str() {
-                        Some("text") => {
-                            if let (Value::String(out), Some(t)) =
-                                (&mut m.items[idx].output, b["text"].as_str())
-                            {
-                                if !out.is_empty() {
-                                    out.push('\n');
-                                }
-                                out.push_str(t);
-                            }
-                        }
-                        Some("tool_use") => {
-                            let call = b["id"].as_str().unwrap_or("").to_string();
-                            m.items.push(Item {
-                                id: unique.id(
-                                    node_id("t-", &call),
-                                    &super::Made {
-                                        at: ts.unwrap_or(0.0),
-                                        line: None,
-                                        caller: Some(&reply_id),
-                                    },
-                                ),
-                                role: "code",
-                                predecessor: None,
-                                caller: Some(reply_id.clone()),
-                                name: b["name"].as_str().map(str::to_string),
-                                input: b["input"].clone(),
-                                output: Value::Null,
-                                created_at: ts.unwrap_or(0.0),
-                                metadata: Map::new(),
-                                lines: Vec::new(),
-                                open: true,
-                                made_at: (l.line, l.byte),
-                            });
-                            tool_of.insert(call, m.items.len() - 1);
-                        }
-                        _ => {}
-                    }
-                }
+                let idx = self.assistant(r, &l, &uuid, ts, parent);
                 l.record = Some(record);
-                super::place(&mut m.items, idx, &mut leading, l);
-                continue;
+                super::place(&mut self.m.items, idx, &mut self.leading, l);
+                return;
             }
             "system" if r["subtype"] == "compact_boundary" => {
-                let meta = &r["compactMetadata"];
-                let mut metadata = Map::new();
-                metadata.insert("display".into(), "runtime".into());
-                metadata.insert("compact_metadata".into(), meta.clone());
-                m.items.push(Item {
-                    id: node_id("c-", uuid.as_deref().unwrap_or("compact")),
-                    role: "code",
-                    predecessor: None,
-                    caller: Some(ROOT.into()),
-                    name: Some("context/compact".into()),
-                    input: Value::Null,
-                    output: Value::String(format!(
-                        "context compacted ({}, {} tokens before)",
-                        meta["trigger"].as_str().unwrap_or("auto"),
-                        meta["preTokens"]
-                    )),
-                    created_at: ts.unwrap_or(0.0),
-                    metadata,
-                    lines: Vec::new(),
-                    open: false,
-                    made_at: (l.line, l.byte),
-                });
-                let i = m.items.len() - 1;
-                if let Some(lp) = r["logicalParentUuid"].as_str() {
-                    logical_parent.insert(i, lp.to_string());
-                }
-                made = Some(i);
+                made = Some(self.compact_boundary(r, &l, &uuid, ts));
             }
             _ => {}
         }
         // A compaction summary: the text of its compaction node.
-        if made.is_none()
-            && r["isCompactSummary"].as_bool() == Some(true)
-            && let Some(i) = cur.filter(|&i| m.items[i].name.as_deref() == Some("context/compact"))
-        {
-            let summary = match &r["message"]["content"] {
-                Value::String(s) => s.clone(),
-                other => result_output(other).as_str().unwrap_or("").to_string(),
-            };
-            m.items[i].metadata.insert("summary".into(), summary.into());
+        if made.is_none() && r["isCompactSummary"].as_bool() == Some(true) {
+            self.compact_summary(r);
         }
         // The end of a turn (Claude Code 2.x writes its duration, and a
         // marker where the user stopped the agent, which the turn's last
@@ -435,55 +254,364 @@ pub fn map(lines: Vec<Line>, seed: &Seed, taken: &super::Taken) -> Mapped {
         let interrupted = interrupt_marker(r).map(str::to_string);
         let turn_end =
             (r["type"] == "system" && r["subtype"] == "turn_duration") || interrupted.is_some();
-        if let (Some(marker), Some(c)) = (&interrupted, cur) {
-            m.items[c]
+        if let (Some(marker), Some(c)) = (&interrupted, self.cur) {
+            self.m.items[c]
                 .metadata
                 .insert(super::INTERRUPTED.into(), marker.as_str().into());
         }
-        let lead_top = (made.is_none() && cur.is_none() && uuid.is_some())
-            .then(|| top(&m.items, &owner, &logical_parent, &lead, seed, parent));
+        let lead_top =
+            (made.is_none() && self.cur.is_none() && uuid.is_some()).then(|| self.top(parent));
         l.record = Some(record);
+        self.keep(l, uuid, made, lead_top);
+        if turn_end {
+            let m = &mut self.m;
+            m.closed = m.items.len();
+            m.unit_starts.push(m.items.len());
+            self.cur = None;
+            self.reply_of.clear();
+            self.tool_of.clear();
+        }
+    }
+
+    /// Keep line `l` with the node it made, or with the current node (or
+    /// until the first node comes, leading where `lead_top` says).
+    fn keep(
+        &mut self,
+        l: Line,
+        uuid: Option<String>,
+        made: Option<usize>,
+        lead_top: Option<String>,
+    ) {
+        let m = &mut self.m;
         match made {
             Some(i) => {
-                super::place(&mut m.items, i, &mut leading, l);
+                super::place(&mut m.items, i, &mut self.leading, l);
                 if let Some(u) = uuid {
-                    owner.insert(u, i);
+                    self.owner.insert(u, i);
                 }
                 // Records that follow, until the next node, go with this one.
-                cur = Some(i);
+                self.cur = Some(i);
             }
             None => {
-                match (uuid, cur) {
+                match (uuid, self.cur) {
                     (Some(u), Some(c)) => {
-                        owner.insert(u, c);
+                        self.owner.insert(u, c);
                     }
                     (Some(u), None) => {
-                        lead.insert(u, lead_top.expect("computed for a leading record"));
+                        self.lead
+                            .insert(u, lead_top.expect("computed for a leading record"));
                     }
                     _ => {}
                 }
-                attach(&mut m.items, cur, &mut leading, l);
+                attach(&mut m.items, self.cur, &mut self.leading, l);
             }
         }
-        if turn_end {
-            m.closed = m.items.len();
-            m.unit_starts.push(m.items.len());
-            cur = None;
-            reply_of.clear();
-            tool_of.clear();
+    }
+
+    /// A user record: a typed message, what a local command printed, or
+    /// tool results. The item it made or went to, if any.
+    fn user(
+        &mut self,
+        r: &Value,
+        l: &Line,
+        uuid: &Option<String>,
+        ts: Option<f64>,
+        parent: Option<&str>,
+    ) -> Option<usize> {
+        if let (Some(text), Some(u)) = (typed_text(r), uuid) {
+            self.typed_message(r, l, u, text, ts, parent)
+        } else if let (Some(text), Some(u), Some(caller)) = (
+            local_command_output(r),
+            uuid,
+            // The message that ran it (the turn's node that calls
+            // tools), not a record.
+            self.cur
+                .and_then(|c| match self.m.items[c].role {
+                    "code" => self.m.items[c].caller.clone(),
+                    _ => Some(self.m.items[c].id.clone()),
+                })
+                .filter(|c| c != ROOT),
+        ) {
+            // A local command's output: a tool node of that message.
+            self.m.items.push(Item {
+                id: node_id("t-", u),
+                role: "code",
+                predecessor: None,
+                caller: Some(caller),
+                name: Some("local-command".into()),
+                input: Value::Null,
+                output: Value::String(text),
+                created_at: ts.unwrap_or(0.0),
+                metadata: Map::new(),
+                lines: Vec::new(),
+                open: false,
+                made_at: (l.line, l.byte),
+            });
+            Some(self.m.items.len() - 1)
+        } else if let Value::Array(blocks) = &r["message"]["content"] {
+            self.tool_results(r, blocks)
+        } else {
+            None
         }
     }
-    m.leftover = leading;
-    m.index = uuids
-        .into_iter()
-        .map(|(line, uuid)| Indexed {
-            top: top(&m.items, &owner, &logical_parent, &lead, seed, Some(&uuid)),
-            typed: typed_at.remove(&line),
-            line,
-            uuid,
-        })
-        .collect();
-    m
+
+    /// A typed user message: a user node, unless it is a replay.
+    fn typed_message(
+        &mut self,
+        r: &Value,
+        l: &Line,
+        u: &str,
+        text: String,
+        ts: Option<f64>,
+        parent: Option<&str>,
+    ) -> Option<usize> {
+        let key = (
+            parent.unwrap_or("").to_string(),
+            r["timestamp"].as_str().unwrap_or("").to_string(),
+        );
+        if self.seed.typed.contains(&(key.0.as_str(), key.1.as_str()))
+            || !self.typed_children.insert(key.clone())
+        {
+            return None;
+        }
+        self.typed_at.insert(l.line, key);
+        // The turn before is over: nothing later changes it.
+        self.m.closed = self.m.items.len();
+        self.reply_of.clear();
+        self.tool_of.clear();
+        let pred = self.top(parent);
+        self.m.items.push(Item {
+            id: node_id("u-", u),
+            role: "user",
+            predecessor: Some(pred),
+            caller: None,
+            name: None,
+            input: Value::Null,
+            output: Value::String(text),
+            created_at: ts.unwrap_or(0.0),
+            metadata: Map::new(),
+            lines: Vec::new(),
+            open: false,
+            made_at: (l.line, l.byte),
+        });
+        Some(self.m.items.len() - 1)
+    }
+
+    /// Tool results: each to its call's node (the record goes with the
+    /// first).
+    fn tool_results(&mut self, r: &Value, blocks: &[Value]) -> Option<usize> {
+        let mut made = None;
+        for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
+            let Some(&idx) = b["tool_use_id"].as_str().and_then(|t| self.tool_of.get(t)) else {
+                continue;
+            };
+            let it = &mut self.m.items[idx];
+            it.output = result_output(&b["content"]);
+            it.open = false;
+            if b["is_error"].as_bool() == Some(true) {
+                it.metadata.insert("is_error".into(), true.into());
+            }
+            // A subagent's run (a `Task` call): its session.
+            if let (Some(agent), Some(sid)) = (
+                r["toolUseResult"]["agentId"].as_str(),
+                r["sessionId"].as_str().or(self.sid.as_deref()),
+            ) {
+                it.metadata.insert(
+                    "subagent_session".into(),
+                    format!("claude-{sid}-{agent}").into(),
+                );
+            }
+            if made.is_none() {
+                made = Some(idx);
+            }
+        }
+        made
+    }
+
+    /// An assistant record: its message's node (made by its first record),
+    /// which gets its text and its tool calls. The node.
+    fn assistant(
+        &mut self,
+        r: &Value,
+        l: &Line,
+        uuid: &Option<String>,
+        ts: Option<f64>,
+        parent: Option<&str>,
+    ) -> usize {
+        let msg = &r["message"];
+        let mid = msg["id"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| uuid.clone())
+            .unwrap_or_else(|| format!("line{}", l.line));
+        let idx = match self.reply_of.get(&mid) {
+            Some(&i) => i,
+            None => {
+                let pred = self.top(parent);
+                let m = &mut self.m;
+                let mut metadata = Map::new();
+                if let Some(model) = msg["model"].as_str() {
+                    metadata.insert("model".into(), model.into());
+                    if m.model.is_none() {
+                        m.model = Some(model.to_string());
+                    }
+                }
+                if msg["usage"].is_object() {
+                    metadata.insert("usage".into(), msg["usage"].clone());
+                }
+                m.items.push(Item {
+                    id: self.unique.id(
+                        node_id("a-", &mid),
+                        &super::Made {
+                            at: ts.unwrap_or(0.0),
+                            line: Some(l.line),
+                            caller: None,
+                        },
+                    ),
+                    role: "llm",
+                    predecessor: Some(pred),
+                    caller: None,
+                    name: msg["model"].as_str().map(str::to_string),
+                    input: Value::Null,
+                    output: Value::String(String::new()),
+                    created_at: ts.unwrap_or(0.0),
+                    metadata,
+                    lines: Vec::new(),
+                    open: false,
+                    made_at: (l.line, l.byte),
+                });
+                let i = m.items.len() - 1;
+                self.reply_of.insert(mid.clone(), i);
+                i
+            }
+        };
+        if let Some(u) = uuid {
+            self.owner.insert(u.clone(), idx);
+        }
+        self.cur = Some(idx);
+        self.reply_content(msg, idx, l, ts);
+        idx
+    }
+
+    /// A reply record's content blocks: text joins the reply's, a
+    /// `tool_use` is a tool node it calls.
+    fn reply_content(&mut self, msg: &Value, idx: usize, l: &Line, ts: Option<f64>) {
+        let m = &mut self.m;
+        let reply_id = m.items[idx].id.clone();
+        for b in msg["content"].as_array().into_iter().flatten() {
+            match b["type"].as_str() {
+                Some("text") => {
+                    if let (Value::String(out), Some(t)) =
+                        (&mut m.items[idx].output, b["text"].as_str())
+                    {
+                        if !out.is_empty() {
+                            out.push('\n');
+                        }
+                        out.push_str(t);
+                    }
+                }
+                Some("tool_use") => {
+                    let call = b["id"].as_str().unwrap_or("").to_string();
+                    m.items.push(Item {
+                        id: self.unique.id(
+                            node_id("t-", &call),
+                            &super::Made {
+                                at: ts.unwrap_or(0.0),
+                                line: None,
+                                caller: Some(&reply_id),
+                            },
+                        ),
+                        role: "code",
+                        predecessor: None,
+                        caller: Some(reply_id.clone()),
+                        name: b["name"].as_str().map(str::to_string),
+                        input: b["input"].clone(),
+                        output: Value::Null,
+                        created_at: ts.unwrap_or(0.0),
+                        metadata: Map::new(),
+                        lines: Vec::new(),
+                        open: true,
+                        made_at: (l.line, l.byte),
+                    });
+                    self.tool_of.insert(call, m.items.len() - 1);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A compaction (`system` `compact_boundary`): a `context/compact`
+    /// record node.
+    fn compact_boundary(
+        &mut self,
+        r: &Value,
+        l: &Line,
+        uuid: &Option<String>,
+        ts: Option<f64>,
+    ) -> usize {
+        let m = &mut self.m;
+        let meta = &r["compactMetadata"];
+        let mut metadata = Map::new();
+        metadata.insert("display".into(), "runtime".into());
+        metadata.insert("compact_metadata".into(), meta.clone());
+        m.items.push(Item {
+            id: node_id("c-", uuid.as_deref().unwrap_or("compact")),
+            role: "code",
+            predecessor: None,
+            caller: Some(ROOT.into()),
+            name: Some("context/compact".into()),
+            input: Value::Null,
+            output: Value::String(format!(
+                "context compacted ({}, {} tokens before)",
+                meta["trigger"].as_str().unwrap_or("auto"),
+                meta["preTokens"]
+            )),
+            created_at: ts.unwrap_or(0.0),
+            metadata,
+            lines: Vec::new(),
+            open: false,
+            made_at: (l.line, l.byte),
+        });
+        let i = m.items.len() - 1;
+        if let Some(lp) = r["logicalParentUuid"].as_str() {
+            self.logical_parent.insert(i, lp.to_string());
+        }
+        i
+    }
+
+    /// A compaction summary (made no node): the text of its compaction
+    /// node, when that is the current node.
+    fn compact_summary(&mut self, r: &Value) {
+        let m = &mut self.m;
+        if let Some(i) = self
+            .cur
+            .filter(|&i| m.items[i].name.as_deref() == Some("context/compact"))
+        {
+            let summary = match &r["message"]["content"] {
+                Value::String(s) => s.clone(),
+                other => result_output(other).as_str().unwrap_or("").to_string(),
+            };
+            m.items[i].metadata.insert("summary".into(), summary.into());
+        }
+    }
+
+    /// What the mapping made, with the lines no node took and the index of
+    /// the records with a uuid.
+    fn finish(mut self) -> Mapped {
+        self.m.leftover = std::mem::take(&mut self.leading);
+        let mut typed_at = std::mem::take(&mut self.typed_at);
+        let index = std::mem::take(&mut self.uuids)
+            .into_iter()
+            .map(|(line, uuid)| Indexed {
+                top: self.top(Some(&uuid)),
+                typed: typed_at.remove(&line),
+                line,
+                uuid,
+            })
+            .collect();
+        self.m.index = index;
+        self.m
+    }
 }
 
 #[cfg(test)]
