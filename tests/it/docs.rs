@@ -166,3 +166,39 @@ fn topic_pages_print() {
     );
     assert!(performance.contains(".TS") && performance.contains("bench/batch.py"));
 }
+
+/// `lib.rs`'s map of the layers holds where it matters most: no module
+/// below the command side names `cli`, `context` (`Ctx`) or `commands`.
+#[test]
+fn the_domain_never_names_the_command_side() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let command_side = ["cli.rs", "context.rs", "commands", "main.rs", "lib.rs"];
+    let mut found = Vec::new();
+    for e in walkdir::WalkDir::new(&src)
+        .min_depth(1)
+        .into_iter()
+        .flatten()
+    {
+        let rel = e.path().strip_prefix(&src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        if !e.file_type().is_file() || command_side.contains(&top.as_ref()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if ["crate::cli", "crate::context", "crate::commands"]
+                .iter()
+                .any(|m| code.contains(m))
+            {
+                found.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
