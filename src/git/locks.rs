@@ -9,13 +9,88 @@ use super::index::index_lock_is_ours;
 
 pub use crate::layout::lock::{FOREIGN_LOCK, STALE_LOCK};
 
-/// Whether the file at `path` was last modified [`STALE_LOCK`] ago or more.
-fn is_stale(path: &Path) -> bool {
+/// How long ago the file at `path` was last modified (none when it is not
+/// there).
+fn age(path: &Path) -> Option<std::time::Duration> {
     std::fs::symlink_metadata(path)
         .and_then(|m| m.modified())
         .ok()
-        .and_then(|m| m.elapsed().ok())
-        .is_some_and(|age| age >= STALE_LOCK)
+        .map(|m| m.elapsed().unwrap_or_default())
+}
+
+/// Whether the file at `path` was last modified [`STALE_LOCK`] ago or more.
+fn is_stale(path: &Path) -> bool {
+    age(path).is_some_and(|age| age >= STALE_LOCK)
+}
+
+/// What a lock file in a session repository is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKind {
+    /// `index.lock`.
+    Index,
+    /// `HEAD.lock` or a lock under `refs/`: git holds one for milliseconds.
+    Ref,
+    /// `config.lock`, `packed-refs.lock`.
+    Other,
+}
+
+/// A lock file found in a session repository ([`lock_files`]).
+#[derive(Debug)]
+pub struct LockFile {
+    pub path: PathBuf,
+    pub kind: LockKind,
+    pub age: std::time::Duration,
+    /// Left by git-session (an index.lock that shares its inode with our
+    /// index or temp file, or carries an older version's mark), or a ref
+    /// lock: in a session repository, under the session's lock, no live
+    /// process holds one of these past [`STALE_LOCK`].
+    pub ours: bool,
+}
+
+impl LockFile {
+    /// What `verify` reports: ours once [`STALE_LOCK`] old, any other once
+    /// [`FOREIGN_LOCK`] old.
+    pub fn stale(&self) -> bool {
+        self.age >= FOREIGN_LOCK || (self.ours && self.age >= STALE_LOCK)
+    }
+}
+
+/// Every lock file git or this tool may leave in the session repository
+/// `git_dir` (`index.lock`, `HEAD.lock`, `config.lock`, `packed-refs.lock`
+/// and any `refs/**.lock`), with its age and whether it is ours: the one
+/// scan the sweeps and `verify` judge by the one policy.
+pub fn lock_files(git_dir: &Path) -> Vec<LockFile> {
+    let named = [
+        ("index.lock", LockKind::Index),
+        ("HEAD.lock", LockKind::Ref),
+        ("config.lock", LockKind::Other),
+        ("packed-refs.lock", LockKind::Other),
+    ]
+    .map(|(n, k)| (git_dir.join(n), k));
+    let refs = walkdir::WalkDir::new(git_dir.join("refs"))
+        .into_iter()
+        .flatten()
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "lock"))
+        .map(|p| (p, LockKind::Ref));
+    named
+        .into_iter()
+        .chain(refs)
+        .filter_map(|(path, kind)| {
+            let age = age(&path)?;
+            let ours = match kind {
+                LockKind::Index => index_lock_is_ours(&path),
+                LockKind::Ref => true,
+                LockKind::Other => false,
+            };
+            Some(LockFile {
+                path,
+                kind,
+                age,
+                ours,
+            })
+        })
+        .collect()
 }
 
 /// Temp files left in a project's `.git/` by a process that died: ours
@@ -69,39 +144,23 @@ impl SessionRepo {
 
     /// How many ref locks are stale ([`STALE_LOCK`]).
     pub(super) fn stale_ref_locks(&self) -> usize {
-        let git = &self.git_dir;
-        std::iter::once(git.join("HEAD.lock"))
-            .chain(
-                walkdir::WalkDir::new(git.join("refs"))
-                    .into_iter()
-                    .flatten()
-                    .map(|e| e.into_path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "lock")),
-            )
-            .filter(|l| is_stale(l))
+        lock_files(&self.git_dir)
+            .iter()
+            .filter(|l| l.kind == LockKind::Ref && l.age >= STALE_LOCK)
             .count()
     }
 
     /// Our marked index.lock, and stale ref locks ([`STALE_LOCK`]). The
     /// caller holds the session's exclusive lock.
     pub fn clear_stale_locks(&self) {
-        let git = &self.git_dir;
-        let index_lock = git.join("index.lock");
-        if index_lock_is_ours(&index_lock) {
-            let _ = std::fs::remove_file(&index_lock);
-        }
-        let mut ref_locks = vec![git.join("HEAD.lock")];
-        for e in walkdir::WalkDir::new(git.join("refs"))
-            .into_iter()
-            .flatten()
-        {
-            if e.path().extension().is_some_and(|x| x == "lock") {
-                ref_locks.push(e.into_path());
-            }
-        }
-        for l in ref_locks {
-            if is_stale(&l) {
-                let _ = std::fs::remove_file(&l);
+        for l in lock_files(&self.git_dir) {
+            let gone = match l.kind {
+                LockKind::Index => l.ours,
+                LockKind::Ref => l.age >= STALE_LOCK,
+                LockKind::Other => false,
+            };
+            if gone {
+                let _ = std::fs::remove_file(&l.path);
             }
         }
     }

@@ -35,7 +35,7 @@ mod trees;
 pub use copy::Objects;
 pub use gix::ObjectId as Oid;
 pub use index::{Index, IndexEntry, PendingIndex, Staged, index_lock_is_ours};
-pub use locks::{FOREIGN_LOCK, STALE_LOCK, stale_project_temps};
+pub use locks::{FOREIGN_LOCK, LockFile, LockKind, STALE_LOCK, lock_files, stale_project_temps};
 pub use maintenance::{
     Maintenance, Spawned, hold_maintenance, prune_unreachable, spawn_maintenance, untrusted_git,
 };

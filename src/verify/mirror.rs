@@ -78,53 +78,28 @@ pub(super) fn check_repository(
 }
 
 fn stale_git_locks(sd: &SessionDir, c: &mut Checker<'_>) {
-    let mut locks = Vec::new();
-    for name in ["index.lock", "HEAD.lock", "config.lock", "packed-refs.lock"] {
-        locks.push(sd.git_dir().join(name));
-    }
-    if let Ok(w) = walkdir::WalkDir::new(sd.git_dir().join("refs"))
+    for l in crate::git::lock_files(&sd.git_dir())
         .into_iter()
-        .collect::<std::result::Result<Vec<_>, _>>()
+        .filter(|l| l.stale())
     {
-        locks.extend(
-            w.into_iter()
-                .map(|e| e.into_path())
-                .filter(|p| p.extension().is_some_and(|x| x == "lock")),
+        // Ours `--fix` removes; any other (an index.lock that may be git's,
+        // `config.lock`, `packed-refs.lock`) is the user's to judge.
+        c.add(
+            "stale_git_lock",
+            &l.path,
+            format!("a lock file is {}s old", l.age.as_secs()),
+            if l.ours {
+                format!("git-session verify --fix {}", c.id)
+            } else {
+                format!(
+                    "if no git process is running in `{}`, remove `{}`",
+                    sd.dir.display(),
+                    l.path.display()
+                )
+            },
+            l.ours,
         );
-    }
-    for l in locks {
-        if let Ok(md) = std::fs::metadata(&l) {
-            let age = md
-                .modified()
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .unwrap_or_default();
-            // Ours (an index.lock sharing its inode with our index or temp
-            // file, or marked by an older version), or a ref lock: a session
-            // repository is ours, and `--fix` removes them; any other
-            // index.lock may be git's.
-            let ours = (l.ends_with("index.lock") && crate::git::index_lock_is_ours(&l))
-                || l.starts_with(sd.git_dir().join("refs"))
-                || l.ends_with("HEAD.lock");
-            if age >= crate::git::FOREIGN_LOCK || (ours && age >= crate::git::STALE_LOCK) {
-                c.add(
-                    "stale_git_lock",
-                    &l,
-                    format!("a lock file is {}s old", age.as_secs()),
-                    if ours {
-                        format!("git-session verify --fix {}", c.id)
-                    } else {
-                        format!(
-                            "if no git process is running in `{}`, remove `{}`",
-                            sd.dir.display(),
-                            l.display()
-                        )
-                    },
-                    ours,
-                );
-                c.out.needs_lock_cleanup |= ours;
-            }
-        }
+        c.out.needs_lock_cleanup |= l.ours;
     }
 }
 
