@@ -77,6 +77,8 @@ pub(super) fn check_repository(
     }
 }
 
+/// The lock files git or git-session left in the session repository
+/// ([`crate::git::lock_files`]) that the lock policy calls stale.
 fn stale_git_locks(sd: &SessionDir, c: &mut Checker<'_>) {
     for l in crate::git::lock_files(&sd.git_dir())
         .into_iter()
