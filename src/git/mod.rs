@@ -1,15 +1,23 @@
-//! The only module that names gix types. Session repositories are read and
-//! written in-process through gix, one concern per file:
+//! Every git operation. Session repositories are read and written
+//! in-process through gix (outside this module, only `secrets` names a gix
+//! object type, to walk what it scans); the git CLI runs only where git
+//! itself must: background packing, the transport, and a project commit
+//! whose hooks must run. One concern per file:
 //!
 //! - [`repo`]: create and open a session repo, its own config, reads;
-//! - [`objects`]: the one object-writing path (loose objects through gix's
-//!   loose store, or one pack through gix's pack writer in bulk mode) and
-//!   its durability rule;
+//! - [`objects`]: every object written, loose through gix's loose store or
+//!   one pack through gix's pack writer in bulk mode, and their durability
+//!   rule (one flush for a turn's objects);
 //! - [`trees`]: trees from index entries (gix has no `write-tree`);
-//! - [`index`]: the index, through gix's reader and writer;
+//! - [`index`]: the index, read by gix and written by an encoder of gix's
+//!   format (gix's writer for anything else);
+//! - [`index_lock`]: git's `index.lock`, taken as a hard link of a temp
+//!   file of ours, in sessions and projects alike;
 //! - [`refs`]: references, through gix's ref transactions;
-//! - [`locks`]: the one stale-lock policy;
-//! - [`maintenance`]: background packing, the one place git runs;
+//! - [`locks`]: the lock and temp files a dead process leaves, found in one
+//!   scan (how old is stale: `layout::lock`);
+//! - [`rewrite`]: history written again (`redact`);
+//! - [`maintenance`]: background packing (`git repack`, `git gc`);
 //! - [`project`]: a user's project repository;
 //! - [`copy`]: objects of commits copied from one repository to another
 //!   (`push` and `fetch`, through the transfer repository);
