@@ -9,14 +9,14 @@
 //! The commits written are also kept in memory, so that this process reads
 //! them back without a lookup.
 //!
-//! The durability rule for a run's loose objects, as git's
-//! `core.fsyncMethod=batch`: gix never syncs, so when durability is on
-//! ([`atomic::durable`]) [`SessionRepo::sync_objects`] starts the write-out
-//! of every object file written (`sync_file_range`), then makes them durable
-//! with one flush (an `fsync` of the last one, which commits the file
-//! system's journal with every rename before it), before any ref that can
-//! reach them moves. A crash before that leaves unreachable objects, which
-//! git ignores and `gc` expires. A bulk pack is synced whole when written.
+//! The durability rule for a run's loose objects: gix never syncs, so when
+//! durability is on ([`atomic::durable`]) [`SessionRepo::sync_objects`]
+//! makes every object file written durable before any ref that can reach
+//! them moves: on ext4 and xfs with one flush after the write-out of each
+//! (as git's `core.fsyncMethod=batch`, with the write-out waited for), on
+//! any other file system one `fsync` each ([`make_durable`]). A crash before
+//! that leaves unreachable objects, which git ignores and `gc` expires. A
+//! bulk pack is synced whole when written.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -254,7 +254,13 @@ impl SessionRepo {
             }
             return Ok(id);
         }
-        if self.objects.written_ids.contains(&id) || self.objects.loose.contains(&id) {
+        // A loose file of this id written by an earlier run counts, unless
+        // it is empty (what a power cut can leave of an object whose data
+        // never reached the disk): then it is written again.
+        if self.objects.written_ids.contains(&id)
+            || std::fs::metadata(self.objects.loose.object_path(&id))
+                .is_ok_and(|m| m.is_file() && m.len() > 0)
+        {
             return Ok(id);
         }
         write_one(&self.objects.loose, kind, &buf, id)
@@ -406,7 +412,7 @@ impl SessionRepo {
                 .iter()
                 .map(|id| self.objects.loose.object_path(id))
                 .collect();
-            make_durable(&paths)?;
+            make_durable(&self.objects.objects_dir, &paths)?;
         }
         Ok(())
     }
@@ -424,32 +430,91 @@ impl Writer {
     }
 }
 
-/// Make the files at `paths`, just written, durable with one flush, as git's
-/// `core.fsyncMethod=batch` does: the write-out of each is started
-/// (`sync_file_range`, which flushes no disk cache), then one `fsync` of the
-/// last waits for it and flushes. On a journalling file system (ext4 in
-/// its default `data=ordered` mode, xfs, btrfs) that one flush commits the
-/// journal that holds every file's rename and allocation, whose data is
-/// written first. Where there is no `sync_file_range`, each file is synced.
-fn make_durable(paths: &[PathBuf]) -> Result<()> {
+/// Make the object files at `paths` (in `objects`), just written, durable
+/// before any ref can reach them.
+///
+/// On ext4 and xfs, with one flush: the write-out of every file is started
+/// (`sync_file_range` WRITE), then waited for (WAIT_BEFORE, WRITE,
+/// WAIT_AFTER: the data is on the disk, its cache not flushed), then one
+/// `fsync` of the last forces the file system's journal, which holds every
+/// file's creation, size and rename (both log them in order; ext4 in its
+/// default `data=ordered` mode writes a file's data before the metadata
+/// that names it) and flushes the disk's cache. On any other file system
+/// (btrfs logs only the file an `fsync` names; a network file system
+/// promises less), each file is synced, then its fan-out directory and
+/// `objects/`.
+fn make_durable(objects: &Path, paths: &[PathBuf]) -> Result<()> {
     let Some((last, rest)) = paths.split_last() else {
         return Ok(());
     };
-    for p in rest {
-        let f = std::fs::File::open(p).io("sync", p)?;
-        write_out(&f).io("sync", p)?;
+    if !journal_orders_data(objects) {
+        let mut dirs = HashSet::new();
+        for p in paths {
+            std::fs::File::open(p)
+                .and_then(|f| f.sync_data())
+                .io("sync", p)?;
+            dirs.insert(p.parent().expect("a fan-out directory").to_path_buf());
+        }
+        for d in dirs {
+            atomic::sync_dir(&d)?;
+        }
+        return atomic::sync_dir(objects);
+    }
+    let files = rest
+        .iter()
+        .map(|p| {
+            let f = std::fs::File::open(p).io("sync", p)?;
+            write_out(&f, false).io("sync", p)?;
+            Ok((p, f))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (p, f) in &files {
+        write_out(f, true).io("sync", p)?;
     }
     std::fs::File::open(last)
         .and_then(|f| f.sync_all())
         .io("sync", last)
 }
 
-/// Start the write-out of `file`'s dirty pages, waiting for none.
+/// Whether the file system of `dir` is one whose journal makes a batch of
+/// written-out files durable with one `fsync` ([`make_durable`]): ext4 or
+/// xfs.
 #[cfg(target_os = "linux")]
-fn write_out(file: &std::fs::File) -> std::io::Result<()> {
+fn journal_orders_data(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    const EXT4: i64 = 0xEF53;
+    const XFS: i64 = 0x5846_5342;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path and `buf` a zeroed statfs that
+    // the call fills in.
+    let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut buf) } != 0 {
+        return false;
+    }
+    matches!(buf.f_type as i64, EXT4 | XFS)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn journal_orders_data(_dir: &Path) -> bool {
+    false
+}
+
+/// Start the write-out of `file`'s dirty pages; with `wait`, wait until
+/// every page written out so far is on the disk (its cache not flushed).
+#[cfg(target_os = "linux")]
+fn write_out(file: &std::fs::File, wait: bool) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
+    let flags = if wait {
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER
+    } else {
+        libc::SYNC_FILE_RANGE_WRITE
+    };
     // SAFETY: a plain system call on an open descriptor; no memory is passed.
-    let r = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    let r = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) };
     if r == 0 {
         Ok(())
     } else {
@@ -458,8 +523,8 @@ fn write_out(file: &std::fs::File) -> std::io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn write_out(file: &std::fs::File) -> std::io::Result<()> {
-    file.sync_data()
+fn write_out(_file: &std::fs::File, _wait: bool) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Refuse to write into the fan-out directory `dir` when it is a link (or
@@ -580,14 +645,22 @@ pub(crate) fn stream_loose(
         let mut from = std::io::BufReader::with_capacity(256 * 1024, exactly);
         match store.write_stream(gix::objs::Kind::Blob, size, &mut from) {
             Ok(id) => {
-                let written = std::fs::symlink_metadata(store.object_path(&id))?.len();
+                // Packed and pruned already by background packing: its
+                // size then is the file's.
+                let written =
+                    std::fs::symlink_metadata(store.object_path(&id)).map_or(size, |m| m.len());
                 return Ok(Some((id, written)));
             }
             Err(_) if changed.get() => return Ok(None),
-            // A fan-out directory pruned under the rename, as in
-            // [`write_one`]: the file is read again.
-            Err(_) if attempts < 3 => attempts += 1,
-            Err(e) => return Err(io_error(e)),
+            Err(e) => {
+                let e = io_error(e);
+                // A fan-out directory pruned under the rename, as in
+                // [`write_one`]: the file is read again.
+                if e.kind() != std::io::ErrorKind::NotFound || attempts >= 3 {
+                    return Err(e);
+                }
+                attempts += 1;
+            }
         }
     }
 }
@@ -690,6 +763,27 @@ mod tests {
             // Only the object and the copy: no temp file in objects/.
             assert_eq!(std::fs::read_dir(&objects).unwrap().count(), 2, "{len}");
         }
+    }
+
+    /// An empty loose file (what a power cut can leave of an object whose
+    /// data never reached the disk) is not taken for the object: writing
+    /// the object again replaces it.
+    #[test]
+    fn an_empty_loose_file_is_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        SessionRepo::init(dir.path(), 1_700_000_000.0).unwrap();
+        let mut repo = SessionRepo::open(dir.path()).unwrap();
+        let id = repo.write_blob(b"a node".to_vec()).unwrap();
+        repo.sync_objects().unwrap();
+        let path = repo.loose_path(id);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(&path, b"").unwrap();
+        let mut again = SessionRepo::open(dir.path()).unwrap();
+        assert_eq!(again.write_blob(b"a node".to_vec()).unwrap(), id);
+        again.sync_objects().unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 0);
+        let out = git(dir.path(), &["cat-file", "blob", &id.to_string()]);
+        assert_eq!(out.stdout, b"a node");
     }
 
     /// A link planted for a fan-out directory is not written through.

@@ -63,10 +63,12 @@ pub(super) fn recover_index(
     // holds a "new" node tells the same.) The tips are HEAD's commit and
     // every branch's; the planner places the pending turns among them.
     let tips = tips_of(repo, head)?;
+    let mut went_back_to = None;
     if !index_rebuilt
         && let Some(c) = head.commit
         && let Some(last) = went_back(repo, snapshot, c, &tips)
     {
+        went_back_to = Some(c);
         warn(format!(
             "the branch of `{}` is behind commit {}, the last one written (its move was lost, or reset by hand); the turns after it are committed again",
             sd.dir.display(),
@@ -104,6 +106,7 @@ pub(super) fn recover_index(
     }
     // The commit the index mirrors now.
     let mirrors: Option<Oid> = behind
+        .or(went_back_to)
         .or_else(|| {
             snapshot
                 .commit
@@ -168,31 +171,43 @@ const WENT_BACK_TURNS: usize = 16;
 /// before it counts as reached by no branch.
 const STILL_REACHED_TURNS: usize = 256;
 
-/// The last commit written (the snapshot's, or its pending one), when no
-/// branch reaches it any more and HEAD's commit `head` is one of its first
-/// parents: the branch went back under the index, which still mirrors that
-/// commit. Refs are not synced (their files are renamed into place, as git
-/// does), so a power cut can lose a turn's ref move while its objects, nodes
-/// and index are on disk; a `git reset --soft` by hand does the same.
+/// The last commit written (the snapshot's), when no branch reaches it any
+/// more and HEAD's commit `head` is one of its first parents: the branch
+/// went back under the index, which still mirrors that commit. Refs are not
+/// synced (their files are renamed into place, as git does), so a power cut
+/// can lose a turn's ref move while its objects, nodes and index are on
+/// disk; a `git reset --soft` by hand does the same. (A run that died
+/// before its refs moved left the marker's `pending`, not its commit: its
+/// refs never moved, and nothing is lost.) Any commit that cannot be read
+/// on the way counts against the rule.
 fn went_back(repo: &SessionRepo, snapshot: &Snapshot, head: Oid, tips: &[Oid]) -> Option<Oid> {
-    let last = snapshot.pending.as_deref().or(snapshot.commit.as_deref())?;
-    let last = Oid::from_hex(last.as_bytes()).ok()?;
-    let first_parents = |from: Oid, turns: usize| {
-        std::iter::successors(Some(from), |c| {
-            repo.commit_info(*c).ok()?.parents.first().copied()
-        })
-        .take(turns + 1)
-    };
-    // Another writer's turns, or a fetch, put a tip past the last commit
-    // written: it is usually a turn or two below.
-    if last == head
-        || tips
-            .iter()
-            .any(|t| first_parents(*t, STILL_REACHED_TURNS).any(|c| c == last))
-    {
+    let last = Oid::from_hex(snapshot.commit.as_deref()?.as_bytes()).ok()?;
+    if last == head || tips.contains(&last) {
         return None;
     }
-    first_parents(last, WENT_BACK_TURNS)
-        .any(|c| c == head)
-        .then_some(last)
+    if first_parent_reaches(repo, last, head, WENT_BACK_TURNS) != Some(true) {
+        return None;
+    }
+    // Another writer's turns, or a fetch, put a tip past the last commit
+    // written: it is usually a turn or two below.
+    let reached = tips
+        .iter()
+        .any(|t| first_parent_reaches(repo, *t, last, STILL_REACHED_TURNS) != Some(false));
+    (!reached).then_some(last)
+}
+
+/// Whether `target` is `from` or one of its first `turns` first parents;
+/// `None` when a commit on the way cannot be read.
+fn first_parent_reaches(repo: &SessionRepo, from: Oid, target: Oid, turns: usize) -> Option<bool> {
+    let mut at = from;
+    for _ in 0..=turns {
+        if at == target {
+            return Some(true);
+        }
+        match repo.commit_info(at).ok()?.parents.first() {
+            Some(p) => at = *p,
+            None => return Some(false),
+        }
+    }
+    Some(false)
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::{Finding, Restore, SessionCheck};
 use crate::backfill::{self, Target};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
 use crate::git::{RefUpdate, SessionRepo};
 use crate::layout::lock::{self, LockOptions};
 use crate::layout::{SessionDir, StateDir, atomic, registry};
@@ -74,11 +74,11 @@ fn refuse_links(sd: &SessionDir, path: &std::path::Path) -> Result<()> {
     for part in rel.components() {
         cur.push(part);
         if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(Error::refused(
-                "layout::symlink",
-                format!("`{}` is a symbolic link", cur.display()),
-                Some("nothing was written; replace the link with a directory".into()),
-            ));
+            return Err(crate::layout::Refusal::Symlink {
+                path: cur,
+                help: "nothing was written; replace the link with a directory",
+            }
+            .into());
         }
     }
     Ok(())

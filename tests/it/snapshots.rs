@@ -219,9 +219,12 @@ fn run(c: &Case, json: bool) -> String {
     );
     // The canonical path too (macOS's /private/var, a linked TMPDIR).
     let canonical = tmp.canonicalize().unwrap();
-    // The binary's path (the hooks name it), which is the checkout's.
+    // The binary's path (the hooks name it, as the running process sees it:
+    // links resolved), which is the checkout's.
+    let bin_canonical = Path::new(crate::env::BIN).canonicalize().unwrap();
     let shown = shown
         .replace(crate::env::BIN, "[BIN]")
+        .replace(bin_canonical.to_str().unwrap(), "[BIN]")
         .replace(canonical.to_str().unwrap(), "[TMP]")
         .replace(tmp.to_str().unwrap(), "[TMP]");
     steady(&shown)

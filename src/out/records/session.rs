@@ -132,7 +132,7 @@ pub struct ProjectCommit {
     /// `file_changing` (a file over 8 MiB
     /// changed while it was read), `head_moved` (the branch moved while
     /// the commit was made: a commit of the user's) or `git_busy` (git held
-    /// the index, `index.lock`, for more than 2 s); null when committed.
+    /// the index, `index.lock`, for more than 3 s); null when committed.
     pub skipped: Option<String>,
 }
 
