@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, IoContext, Result};
 use crate::git::SessionRepo;
 use crate::layout::history::{Catalog, Entry};
-use crate::layout::paths::{ATTACHMENTS, WORKDIR};
+use crate::layout::paths::{ATTACHMENTS, Naming, WORKDIR};
 use crate::layout::schema::{self, MAX_FILE_BYTES, Meta, Node, ROOT};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
 
@@ -361,7 +361,32 @@ fn append_one(
         );
     }
     let history = sd.history();
-    let letter_prefix = match new.role.as_str() {
+    let id = new_id(sd, known, &new.role, new.id.take())?;
+    let place = Placing {
+        known,
+        meta,
+        history: &history,
+    }
+    .place(&mut new)?;
+    let seq = known.max_seq().map_or(1, |s| s + 1);
+    let naming = new.naming;
+    let mut node = node(sd, new, id, seq, place, now)?;
+    std::fs::create_dir_all(&history).io("create", &history)?;
+    let naming = session_keys(known, &history, naming, &mut node);
+    let file = NodeFile {
+        history: &history,
+        seq,
+        naming,
+    };
+    file.write(sd, known, &node)?;
+    moved(meta, &node, now);
+    Ok(node)
+}
+
+/// The id of a new node of `role`: the one `given` (checked: a node id, not
+/// a node of the session yet), or a fresh one.
+fn new_id(sd: &SessionDir, known: &Known, role: &str, given: Option<String>) -> Result<String> {
+    let letter_prefix = match role {
         "user" => "u_",
         "llm" => "a_",
         "code" => "t_",
@@ -373,7 +398,7 @@ fn append_one(
             ));
         }
     };
-    let id = match new.id {
+    let id = match given {
         Some(id) => {
             ids::node_id(&id)?;
             if known.contains(&id) {
@@ -395,110 +420,180 @@ fn append_one(
             }
         },
     };
-    // A head a checkout put on an earlier turn (it says so in `view_tip`,
-    // which the next append clears) stands where it was put.
-    let placed = meta
-        .str("view_tip")
-        .is_some_and(|v| Some(v) != meta.head_id());
-    // Only a node that continues the conversation, or a tool call of no
-    // caller given, needs the head.
-    let needs_head = match new.role.as_str() {
-        "code" => new.caller.is_none(),
-        _ => {
-            new.predecessor.is_none()
-                && new
-                    .caller
-                    .as_deref()
-                    .is_none_or(|c| c.is_empty() || c == ROOT)
+    Ok(id)
+}
+
+/// What placing a new node reads: the session's nodes as an append sees
+/// them, its meta.json and its history directory.
+struct Placing<'a> {
+    known: &'a Known<'a>,
+    meta: &'a Meta,
+    history: &'a Path,
+}
+
+/// Where a new node goes: its caller (empty or `ROOT` at the top level)
+/// and its predecessor.
+struct Place {
+    caller: String,
+    top_level: bool,
+    predecessor: Option<String>,
+}
+
+impl Placing<'_> {
+    /// The caller and predecessor of `new` (taken from it when given),
+    /// checked against the session's nodes.
+    fn place(&self, new: &mut NewNode) -> Result<Place> {
+        let head = self.head(new);
+        // A tool call belongs to the turn's latest reply, or to its user
+        // message when no reply has come yet.
+        let caller = match new.caller.take() {
+            Some(c) => c,
+            None if new.role == "code" => head.clone().unwrap_or_default(),
+            None => String::new(),
+        };
+        let top_level = caller.is_empty() || caller == ROOT;
+        if new.regenerate && (new.role != "llm" || !top_level || new.predecessor.is_some()) {
+            return Err(Error::usage(
+                "usage::regenerate",
+                "`--regenerate` is for an assistant reply that names no predecessor or caller",
+                Some("give `--role assistant`, without `--caller` or a `predecessor`".into()),
+            ));
         }
-    };
-    // The head, as far as it is a node of this session (a head another
-    // program left pointing at nothing is no predecessor), moved on along
-    // conversational nodes written after it that go on from it: meta.json
-    // lags the node files after a crash between the two, or when another
-    // writer did not move it. A session with no head but with messages (the
-    // Python store sets none before its first commit) goes on from its
-    // latest message.
-    let head = match meta.head_id().filter(|h| *h != ROOT) {
-        _ if !needs_head => None,
-        Some(h) if placed => known.get(h).map(|e| e.id),
-        h => h
-            .and_then(|h| known.head_from(&history, h))
-            .or_else(|| known.latest_message(&history)),
-    };
-    // A tool call belongs to the turn's latest reply, or to its user
-    // message when no reply has come yet.
-    let caller = match new.caller {
-        Some(c) => c,
-        None if new.role == "code" => head.clone().unwrap_or_default(),
-        None => String::new(),
-    };
-    let top_level = caller.is_empty() || caller == ROOT;
-    if new.regenerate && (new.role != "llm" || !top_level || new.predecessor.is_some()) {
-        return Err(Error::usage(
-            "usage::regenerate",
-            "`--regenerate` is for an assistant reply that names no predecessor or caller",
-            Some("give `--role assistant`, without `--caller` or a `predecessor`".into()),
-        ));
+        let predecessor = self.predecessor(new, head, top_level)?;
+        let place = Place {
+            caller,
+            top_level,
+            predecessor,
+        };
+        place.check(self.known, &new.role)?;
+        Ok(place)
     }
-    let predecessor = match new.predecessor {
-        Some(p) => p,
-        None if new.regenerate => {
-            let start = match &head {
-                Some(h) => known.turn_start(&history, h)?,
-                None => None,
-            };
-            Some(start.ok_or_else(|| {
-                refuse(
-                    "append::nothing_to_regenerate",
-                    "the head is in no turn: there is no user message to answer again".into(),
-                    "append the user message first, or name the node to answer with `--predecessor`",
-                )
-            })?)
+
+    /// The head `new` goes on from, when it needs one.
+    fn head(&self, new: &NewNode) -> Option<String> {
+        let (known, meta, history) = (self.known, self.meta, self.history);
+        // A head a checkout put on an earlier turn (it says so in `view_tip`,
+        // which the next append clears) stands where it was put.
+        let placed = meta
+            .str("view_tip")
+            .is_some_and(|v| Some(v) != meta.head_id());
+        // Only a node that continues the conversation, or a tool call of no
+        // caller given, needs the head.
+        let needs_head = match new.role.as_str() {
+            "code" => new.caller.is_none(),
+            _ => {
+                new.predecessor.is_none()
+                    && new
+                        .caller
+                        .as_deref()
+                        .is_none_or(|c| c.is_empty() || c == ROOT)
+            }
+        };
+        // The head, as far as it is a node of this session (a head another
+        // program left pointing at nothing is no predecessor), moved on along
+        // conversational nodes written after it that go on from it: meta.json
+        // lags the node files after a crash between the two, or when another
+        // writer did not move it. A session with no head but with messages (the
+        // Python store sets none before its first commit) goes on from its
+        // latest message.
+        match meta.head_id().filter(|h| *h != ROOT) {
+            _ if !needs_head => None,
+            Some(h) if placed => known.get(h).map(|e| e.id),
+            h => h
+                .and_then(|h| known.head_from(history, h))
+                .or_else(|| known.latest_message(history)),
         }
-        None if !top_level || new.role == "code" => None,
-        // A reply continues the conversation: after the turn's user message,
-        // or after the turn's previous reply (a tool call in between hangs
-        // off that reply by its caller and leaves the head where it was).
-        None if new.role == "llm" => Some(
-            head.or_else(|| {
-                known
-                    .latest("u")
-                    .filter(|e| e.id != ROOT)
-                    .map(|e| e.id.clone())
-            })
-            .unwrap_or_else(|| ROOT.to_string()),
-        ),
-        None => Some(
-            head.or_else(|| meta.head_id().map(str::to_owned))
-                .unwrap_or_else(|| ROOT.into()),
-        ),
-    };
-    if let Some(p) = &predecessor
-        && p != ROOT
-        && !known.contains(p)
-    {
-        return Err(refuse(
-            "append::no_such_predecessor",
-            format!("predecessor `{p}` is not a node of this session"),
-            "name an existing node id (see `git-session show`), or `ROOT` for a first turn",
-        ));
     }
-    if !top_level && !known.contains(&caller) {
-        return Err(refuse(
-            "append::no_such_caller",
-            format!("caller `{caller}` is not a node of this session"),
-            "name an existing node id, or leave `--caller` out",
-        ));
+
+    /// The predecessor of `new` (taken from it when given): the turn's user
+    /// message for a regenerated reply, else from the head.
+    fn predecessor(
+        &self,
+        new: &mut NewNode,
+        head: Option<String>,
+        top_level: bool,
+    ) -> Result<Option<String>> {
+        let (known, meta, history) = (self.known, self.meta, self.history);
+        let predecessor = match new.predecessor.take() {
+            Some(p) => p,
+            None if new.regenerate => {
+                let start = match &head {
+                    Some(h) => known.turn_start(history, h)?,
+                    None => None,
+                };
+                Some(start.ok_or_else(|| {
+                    refuse(
+                        "append::nothing_to_regenerate",
+                        "the head is in no turn: there is no user message to answer again".into(),
+                        "append the user message first, or name the node to answer with `--predecessor`",
+                    )
+                })?)
+            }
+            None if !top_level || new.role == "code" => None,
+            // A reply continues the conversation: after the turn's user message,
+            // or after the turn's previous reply (a tool call in between hangs
+            // off that reply by its caller and leaves the head where it was).
+            None if new.role == "llm" => Some(
+                head.or_else(|| {
+                    known
+                        .latest("u")
+                        .filter(|e| e.id != ROOT)
+                        .map(|e| e.id.clone())
+                })
+                .unwrap_or_else(|| ROOT.to_string()),
+            ),
+            None => Some(
+                head.or_else(|| meta.head_id().map(str::to_owned))
+                    .unwrap_or_else(|| ROOT.into()),
+            ),
+        };
+        Ok(predecessor)
     }
-    if new.role == "user" && top_level && predecessor.is_none() && known.has_first("u", ROOT) {
-        return Err(refuse(
-            "append::second_root",
-            "a second top-level user node needs a predecessor".into(),
-            "give `--predecessor <node id>` (or `ROOT` to retry the first turn)",
-        ));
+}
+
+impl Place {
+    /// Refuse a predecessor or caller that is no node of the session, and
+    /// a second top-level user node with no predecessor.
+    fn check(&self, known: &Known, role: &str) -> Result<()> {
+        let (caller, top_level, predecessor) = (&self.caller, self.top_level, &self.predecessor);
+        if let Some(p) = predecessor
+            && p != ROOT
+            && !known.contains(p)
+        {
+            return Err(refuse(
+                "append::no_such_predecessor",
+                format!("predecessor `{p}` is not a node of this session"),
+                "name an existing node id (see `git-session show`), or `ROOT` for a first turn",
+            ));
+        }
+        if !top_level && !known.contains(caller) {
+            return Err(refuse(
+                "append::no_such_caller",
+                format!("caller `{caller}` is not a node of this session"),
+                "name an existing node id, or leave `--caller` out",
+            ));
+        }
+        if role == "user" && top_level && predecessor.is_none() && known.has_first("u", ROOT) {
+            return Err(refuse(
+                "append::second_root",
+                "a second top-level user node needs a predecessor".into(),
+                "give `--predecessor <node id>` (or `ROOT` to retry the first turn)",
+            ));
+        }
+        Ok(())
     }
-    let seq = known.max_seq().map_or(1, |s| s + 1);
+}
+
+/// The node `new` makes as `id` at `seq`, where `place` puts it, its
+/// attachments copied into the session.
+fn node(
+    sd: &SessionDir,
+    new: NewNode,
+    id: String,
+    seq: u64,
+    place: Place,
+    now: f64,
+) -> Result<Node> {
     let mut metadata = new.metadata;
     if !new.attach.is_empty() {
         let mut list = Vec::new();
@@ -515,27 +610,31 @@ fn append_one(
         name: new.name.unwrap_or_default(),
         input: new.input,
         output: new.output,
-        caller,
-        predecessor,
+        caller: place.caller,
+        predecessor: place.predecessor,
         reads: new.reads,
         metadata,
         extra: new.extra,
         python_keys: false,
     };
-    std::fs::create_dir_all(&history).io("create", &history)?;
+    Ok(node)
+}
+
+/// The naming of the node's file (the session's files', else `naming`);
+/// `node` given the keys its session's files have.
+fn session_keys(known: &Known, history: &Path, naming: Naming, node: &mut Node) -> Naming {
     let first = known.first_entry();
     let naming = first
         .as_ref()
-        .map_or(new.naming, |e| crate::layout::paths::Naming::of(&e.file));
+        .map_or(naming, |e| crate::layout::paths::Naming::of(&e.file));
     // A session the released Python store started keeps its node keys
     // (`called_by`, the predecessor in `metadata.parent_id`), which is all
     // that store reads.
     let python_keys = naming == crate::layout::paths::Naming::Python
         && first
             .as_ref()
-            .and_then(|e| crate::layout::history::read_node(&history, e).ok())
+            .and_then(|e| crate::layout::history::read_node(history, e).ok())
             .is_some_and(|n| n.python_keys);
-    let mut node = node;
     if python_keys {
         node.python_keys = true;
         if let Some(p) = node.predecessor.as_deref().filter(|p| *p != ROOT) {
@@ -543,42 +642,58 @@ fn append_one(
                 .insert("parent_id".into(), Value::String(p.to_string()));
         }
     }
-    let bytes = node.to_json();
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::usage(
-            "usage::node_too_large",
-            format!(
-                "the node is {} bytes, over the limit of {MAX_FILE_BYTES}",
-                bytes.len()
-            ),
-            Some("store large payloads as attachments (`--attach`)".into()),
-        ));
+    naming
+}
+
+/// Where a new node's file goes: the session's history directory, the
+/// node's seq and the naming of the session's files.
+struct NodeFile<'a> {
+    history: &'a Path,
+    seq: u64,
+    naming: Naming,
+}
+
+impl NodeFile<'_> {
+    /// Write `node`'s file (a new file, never over another writer's) and
+    /// catalogue it among the nodes `known` added.
+    fn write(&self, sd: &SessionDir, known: &mut Known, node: &Node) -> Result<()> {
+        let (history, seq, naming) = (self.history, self.seq, self.naming);
+        let bytes = node.to_json();
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(Error::usage(
+                "usage::node_too_large",
+                format!(
+                    "the node is {} bytes, over the limit of {MAX_FILE_BYTES}",
+                    bytes.len()
+                ),
+                Some("store large payloads as attachments (`--attach`)".into()),
+            ));
+        }
+        let path = history.join(naming.file_name(seq, &node.role, &node.id));
+        if known.added.is_empty() {
+            crate::layout::history::invalidate(sd);
+        }
+        if !atomic::create_new(&path, &bytes)? {
+            return Err(refuse(
+                "append::seq_taken",
+                format!("`{}` already exists", path.display()),
+                "another writer used this seq; run the command again",
+            ));
+        }
+        atomic::crash_point("append-after-node");
+        known.added_ids.insert(node.id.clone());
+        known.added.push(Entry {
+            seq,
+            letter: node.letter(),
+            id: node.id.clone(),
+            file: path
+                .file_name()
+                .expect("a node path has a file name")
+                .to_string_lossy()
+                .into_owned(),
+        });
+        Ok(())
     }
-    let path = history.join(naming.file_name(seq, &node.role, &node.id));
-    if known.added.is_empty() {
-        crate::layout::history::invalidate(sd);
-    }
-    if !atomic::create_new(&path, &bytes)? {
-        return Err(refuse(
-            "append::seq_taken",
-            format!("`{}` already exists", path.display()),
-            "another writer used this seq; run the command again",
-        ));
-    }
-    atomic::crash_point("append-after-node");
-    known.added_ids.insert(node.id.clone());
-    known.added.push(Entry {
-        seq,
-        letter: node.letter(),
-        id: node.id.clone(),
-        file: path
-            .file_name()
-            .expect("a node path has a file name")
-            .to_string_lossy()
-            .into_owned(),
-    });
-    moved(meta, &node, now);
-    Ok(node)
 }
 
 /// meta.json once `node` is written at `now`: its time, and its head.
