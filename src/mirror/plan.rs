@@ -102,19 +102,28 @@ pub(super) fn plan(
     recorded: &dyn Nodes,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Planned>> {
-    let Input {
-        session_id,
-        pending,
-        groups,
-        file_of,
-        committed_seqs,
-        tips,
-        head: cur_tip,
-        opts,
-    } = *input;
-    let pending_by_id: HashMap<&str, &Node> = pending.iter().map(|n| (n.id.as_str(), n)).collect();
-    // Commits that only renamed node files on top of HEAD's commit: a
-    // turn that goes on from the commit below them goes on from them.
+    let pending_by_id: HashMap<&str, &Node> =
+        input.pending.iter().map(|n| (n.id.as_str(), n)).collect();
+    let renamed_over = renamed_over(history, input.head)?;
+    let mut run = Run {
+        input,
+        recorded,
+        pending_by_id,
+        renamed_over,
+        planner: Planner::new(history),
+        plans: Vec::new(),
+    };
+    let last_group = input.groups.len().saturating_sub(1);
+    for (gi, g) in input.groups.iter().enumerate() {
+        run.group(g, gi == last_group, warn)?;
+    }
+    Ok(run.plans)
+}
+
+/// Commits that only renamed node files on top of HEAD's commit `cur_tip`:
+/// (the commit below them, HEAD's commit). A turn that goes on from the
+/// commit below them goes on from them.
+fn renamed_over(history: &mut dyn History, cur_tip: Option<Oid>) -> Result<Option<(Oid, Oid)>> {
     let mut renamed_over: Option<(Oid, Oid)> = None;
     if let Some(tip) = cur_tip {
         let mut cur = tip;
@@ -129,150 +138,255 @@ pub(super) fn plan(
             renamed_over = Some((cur, tip));
         }
     }
-    let mut planner = Planner::new(history);
-    let mut plans: Vec<Planned> = Vec::new();
-    let last_group = groups.len().saturating_sub(1);
-    for (gi, g) in groups.iter().enumerate() {
+    Ok(renamed_over)
+}
+
+/// Where a regenerated reply forks from: its parent (`None`: none) and
+/// its turn.
+struct Fork {
+    parent: Option<Parent>,
+    turn: u64,
+}
+
+/// A plan in the making: what it plans from, the search of recorded
+/// commits, and the commits planned so far.
+struct Run<'r, 'a> {
+    input: &'r Input<'a>,
+    recorded: &'r dyn Nodes,
+    pending_by_id: HashMap<&'a str, &'a Node>,
+    /// Commits that only renamed node files on top of HEAD's commit: a
+    /// turn that goes on from the commit below them goes on from them.
+    renamed_over: Option<(Oid, Oid)>,
+    planner: Planner<'r>,
+    plans: Vec<Planned>,
+}
+
+impl Run<'_, '_> {
+    /// Node `id`: pending, or recorded.
+    fn node(&self, id: &str) -> Option<Node> {
+        self.pending_by_id
+            .get(id)
+            .map(|n| (*n).clone())
+            .or_else(|| self.recorded.node(id))
+    }
+
+    /// Node `id`'s seq: pending, or recorded.
+    fn seq_of(&self, id: &str) -> Option<u64> {
+        self.pending_by_id
+            .get(id)
+            .map(|n| n.seq.max(0) as u64)
+            .or_else(|| self.recorded.seq_of(id))
+    }
+
+    /// Plan the commit of group `g` (`last`: the last group, the one the
+    /// options' message, duration and tokens go to).
+    fn group(&mut self, g: &Group, last: bool, warn: &mut dyn FnMut(String)) -> Result<()> {
+        let pending = self.input.pending;
         let nodes = &pending[g.range.clone()];
         let first = &nodes[0];
         // A regenerated reply: a sibling of the turn that holds the message it
         // answers, so its parent is that turn's parent.
-        let mut regenerated: Option<Node> = None;
-        let mut fork_parent: Option<Option<Parent>> = None;
-        let mut fork_turn = 0;
-        if g.regenerates {
-            let pred = first
-                .predecessor
-                .as_deref()
-                .expect("a regenerated reply has a predecessor");
-            regenerated = pending_by_id
-                .get(pred)
-                .map(|n| (*n).clone())
-                .or_else(|| recorded.node(pred));
-            if let Some(user) = &regenerated {
-                let useq = user.seq.max(0) as u64;
-                // A reply to the turn's user message is a sibling of the
-                // turn: its parent is the turn's parent. A reply after a
-                // reply the conversation already went on from continues
-                // that turn on a fork: its parent is the commit holding it.
-                let sibling = user.starts_turn();
-                let planned = planner
-                    .made
-                    .iter()
-                    .rev()
-                    .find(|((a, b), _)| *a <= useq && useq <= *b)
-                    .map(|(_, l)| l.commit);
-                let found = match planned {
-                    Some(Parent::Planned(i)) if sibling => Some((plans[i].parent, plans[i].turn)),
-                    Some(Parent::Planned(i)) => Some((Some(Parent::Planned(i)), plans[i].turn)),
-                    _ => planner.holder_committed(useq, tips)?.map(|(c, p, t)| {
+        let (regenerated, fork) = match g.regenerates {
+            true => self.regenerated(first)?,
+            false => (None, None),
+        };
+        let (located, turn) = if let Some(fork) = fork {
+            (
+                fork.parent.map(|commit| Located {
+                    commit,
+                    turn: fork.turn,
+                }),
+                fork.turn,
+            )
+        } else if g.starts_turn {
+            self.locate_turn_start(first, warn)?
+        } else {
+            self.locate_more_of_turn(g, first)?
+        };
+        let parent = self.parent(g, first, located)?;
+        let parts = self.message(g, last, nodes, turn, regenerated.as_ref());
+        let retry_name = session::retry_name(nodes).unwrap_or_default().to_string();
+        let range = (parts.first_seq, parts.last_seq);
+        self.plans.push(Planned {
+            parent,
+            turn,
+            msg: parts.render(),
+            time: nodes.iter().map(|n| n.created_at).fold(f64::MIN, f64::max),
+            files: nodes
+                .iter()
+                .filter_map(|n| self.input.file_of.get(n.id.as_str()).map(|f| f.to_string()))
+                .collect(),
+            range: Some(range),
+            count: nodes.len(),
+            retry_name,
+            forks: g.forks,
+            landing: None,
+        });
+        // Later groups may continue this one.
+        let me = Located {
+            commit: Parent::Planned(self.plans.len() - 1),
+            turn,
+        };
+        self.planner.made.push((range, me));
+        if !g.starts_turn
+            && !g.regenerates
+            && let Some(l) = located
+        {
+            self.planner.continued.push((l.commit, me));
+        }
+        Ok(())
+    }
+
+    /// A regenerated reply (`first`, its group's first node): the message
+    /// it answers when the reply is a sibling of that message's turn, and
+    /// where it forks from, when found.
+    fn regenerated(&mut self, first: &Node) -> Result<(Option<Node>, Option<Fork>)> {
+        let mut fork = None;
+        let pred = first
+            .predecessor
+            .as_deref()
+            .expect("a regenerated reply has a predecessor");
+        let mut regenerated = self.node(pred);
+        if let Some(user) = &regenerated {
+            let useq = user.seq.max(0) as u64;
+            // A reply to the turn's user message is a sibling of the
+            // turn: its parent is the turn's parent. A reply after a
+            // reply the conversation already went on from continues
+            // that turn on a fork: its parent is the commit holding it.
+            let sibling = user.starts_turn();
+            let planned = self
+                .planner
+                .made
+                .iter()
+                .rev()
+                .find(|((a, b), _)| *a <= useq && useq <= *b)
+                .map(|(_, l)| l.commit);
+            let plans = &self.plans;
+            let found = match planned {
+                Some(Parent::Planned(i)) if sibling => Some((plans[i].parent, plans[i].turn)),
+                Some(Parent::Planned(i)) => Some((Some(Parent::Planned(i)), plans[i].turn)),
+                _ => self
+                    .planner
+                    .holder_committed(useq, self.input.tips)?
+                    .map(|(c, p, t)| {
                         let parent = if sibling { p } else { Some(c) };
                         (parent.map(Parent::Commit), t)
                     }),
-                };
-                if let Some((p, t)) = found {
-                    fork_parent = Some(p);
-                    fork_turn = t;
-                }
-                if !sibling {
-                    regenerated = None;
-                }
+            };
+            if let Some((p, t)) = found {
+                fork = Some(Fork { parent: p, turn: t });
+            }
+            if !sibling {
+                regenerated = None;
             }
         }
-        let (located, turn) = if let Some(p) = fork_parent {
-            (
-                p.map(|commit| Located {
-                    commit,
-                    turn: fork_turn,
-                }),
-                fork_turn,
-            )
-        } else if g.starts_turn {
-            match first.predecessor.as_deref() {
-                None | Some("") | Some(ROOT) => (None, 1),
-                Some(pred) => {
-                    let seq = pending_by_id
-                        .get(pred)
-                        .map(|n| n.seq.max(0) as u64)
-                        .or_else(|| recorded.seq_of(pred));
-                    let loc = match seq {
-                        Some(s) => planner.locate(s, tips)?,
-                        None => {
-                            warn(format!(
-                                "node `{}`: predecessor `{pred}` does not exist",
-                                first.id
-                            ));
-                            None
-                        }
-                    };
-                    let turn = || chain_turns(recorded, &pending_by_id, pred) + 1;
-                    match loc {
-                        Some(l) => (Some(l), l.turn + 1),
-                        // Commits without trailers (the Python store's): the
-                        // commit whose tree first holds the predecessor.
-                        None => match recorded
-                            .file_of(pred)
-                            .filter(|_| !pending_by_id.contains_key(pred))
-                            .map(|file| planner.first_holding_tree(&file, tips))
-                            .transpose()?
-                            .flatten()
-                        {
-                            Some(c) => {
-                                let t = turn();
-                                (
-                                    Some(Located {
-                                        commit: Parent::Commit(c),
-                                        turn: t - 1,
-                                    }),
-                                    t,
-                                )
-                            }
-                            None => (None, turn()),
-                        },
+        Ok((regenerated, fork))
+    }
+
+    /// A group that starts a turn (`first`, its first node): the commit
+    /// holding its predecessor, and its turn.
+    fn locate_turn_start(
+        &mut self,
+        first: &Node,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<(Option<Located>, u64)> {
+        let (recorded, tips) = (self.recorded, self.input.tips);
+        Ok(match first.predecessor.as_deref() {
+            None | Some("") | Some(ROOT) => (None, 1),
+            Some(pred) => {
+                let seq = self.seq_of(pred);
+                let loc = match seq {
+                    Some(s) => self.planner.locate(s, tips)?,
+                    None => {
+                        warn(format!(
+                            "node `{}`: predecessor `{pred}` does not exist",
+                            first.id
+                        ));
+                        None
                     }
+                };
+                let pending_by_id = &self.pending_by_id;
+                let turn = || chain_turns(recorded, pending_by_id, pred) + 1;
+                match loc {
+                    Some(l) => (Some(l), l.turn + 1),
+                    // Commits without trailers (the Python store's): the
+                    // commit whose tree first holds the predecessor.
+                    None => match recorded
+                        .file_of(pred)
+                        .filter(|_| !pending_by_id.contains_key(pred))
+                        .map(|file| self.planner.first_holding_tree(&file, tips))
+                        .transpose()?
+                        .flatten()
+                    {
+                        Some(c) => {
+                            let t = turn();
+                            (
+                                Some(Located {
+                                    commit: Parent::Commit(c),
+                                    turn: t - 1,
+                                }),
+                                t,
+                            )
+                        }
+                        None => (None, turn()),
+                    },
                 }
             }
-        } else {
-            // More nodes of a turn: the turn of the reply they go on from, or
-            // of what called them (the head need not be the latest node:
-            // after a checkout), else the turn committed last before them.
-            let before = first.seq.max(0) as u64;
-            let from = match first.is_top_level() {
-                true => session::goes_on_from(first),
-                false => Some(first.caller.as_str()),
-            };
-            let goes_on = from.and_then(|p| {
-                pending_by_id
-                    .get(p)
-                    .map(|n| n.seq.max(0) as u64)
-                    .or_else(|| recorded.seq_of(p))
-            });
-            // The node before them: committed, or planned in this run (a
-            // group after a record node cut out of its turn).
-            let planned_before = pending[..g.range.start].last().map(|n| n.seq.max(0) as u64);
-            let prev = goes_on.or_else(|| {
-                committed_seqs
-                    .iter()
-                    .rev()
-                    .find(|&&s| s < before)
-                    .copied()
-                    .max(planned_before)
-            });
-            let loc = match prev {
-                Some(s) => planner.locate(s, tips)?,
-                None => None,
-            };
-            // Without trailers to say it: the turn of the latest turn start
-            // before these nodes, counted along its chain.
-            let turn = match loc {
-                Some(l) => l.turn,
-                None => recorded
-                    .turn_start_before(before)
-                    .map_or(0, |n| chain_turns(recorded, &pending_by_id, &n.id)),
-            };
-            (loc, turn)
+        })
+    }
+
+    /// More nodes of a turn (group `g`, `first` its first node): the turn
+    /// of the reply they go on from, or of what called them (the head need
+    /// not be the latest node: after a checkout), else the turn committed
+    /// last before them.
+    fn locate_more_of_turn(&mut self, g: &Group, first: &Node) -> Result<(Option<Located>, u64)> {
+        let before = first.seq.max(0) as u64;
+        let from = match first.is_top_level() {
+            true => session::goes_on_from(first),
+            false => Some(first.caller.as_str()),
         };
-        let parent = match located {
+        let goes_on = from.and_then(|p| self.seq_of(p));
+        // The node before them: committed, or planned in this run (a
+        // group after a record node cut out of its turn).
+        let planned_before = self.input.pending[..g.range.start]
+            .last()
+            .map(|n| n.seq.max(0) as u64);
+        let prev = goes_on.or_else(|| {
+            self.input
+                .committed_seqs
+                .iter()
+                .rev()
+                .find(|&&s| s < before)
+                .copied()
+                .max(planned_before)
+        });
+        let loc = match prev {
+            Some(s) => self.planner.locate(s, self.input.tips)?,
+            None => None,
+        };
+        // Without trailers to say it: the turn of the latest turn start
+        // before these nodes, counted along its chain.
+        let turn = match loc {
+            Some(l) => l.turn,
+            None => self.recorded.turn_start_before(before).map_or(0, |n| {
+                chain_turns(self.recorded, &self.pending_by_id, &n.id)
+            }),
+        };
+        Ok((loc, turn))
+    }
+
+    /// The parent of a group's commit (`first`, its first node): the commit
+    /// it was located at (HEAD's commit for the one below renames on top of
+    /// it); else, for a turn on the root, the root commit; else the commit
+    /// planned last in this run, or HEAD's.
+    fn parent(
+        &mut self,
+        g: &Group,
+        first: &Node,
+        located: Option<Located>,
+    ) -> Result<Option<Parent>> {
+        let (renamed_over, cur_tip) = (self.renamed_over, self.input.head);
+        Ok(match located {
             Some(Located {
                 commit: Parent::Commit(c),
                 ..
@@ -284,30 +398,39 @@ pub(super) fn plan(
                 && matches!(first.predecessor.as_deref(), None | Some("") | Some(ROOT)) =>
             {
                 match cur_tip {
-                    Some(t) => Some(Parent::Commit(planner.root(t)?)),
+                    Some(t) => Some(Parent::Commit(self.planner.root(t)?)),
                     None => None,
                 }
             }
-            None => match plans.len() {
+            None => match self.plans.len() {
                 0 => cur_tip.map(Parent::Commit),
                 n => Some(Parent::Planned(n - 1)),
             },
-        };
-        let earlier = |id: &str| {
-            pending_by_id
-                .get(id)
-                .map(|n| (*n).clone())
-                .or_else(|| recorded.node(id))
-        };
+        })
+    }
+
+    /// The message of a group's commit (`nodes`, its nodes): the options'
+    /// message, duration, tokens, failure and interruption go to the last
+    /// group's.
+    fn message(
+        &self,
+        g: &Group,
+        last: bool,
+        nodes: &[Node],
+        turn: u64,
+        regenerated: Option<&Node>,
+    ) -> MessageParts {
+        let opts = self.input.opts;
+        let earlier = |id: &str| self.node(id);
         let mut parts = MessageParts::from_nodes(
-            session_id,
+            self.input.session_id,
             turn,
             g.starts_turn,
             nodes,
-            regenerated.as_ref(),
+            regenerated,
             &earlier,
         );
-        if gi == last_group {
+        if last {
             if let Some(m) = &opts.message {
                 let mut lines = m.splitn(2, '\n');
                 parts.subject = session::one_line(lines.next().unwrap_or(""));
@@ -322,37 +445,8 @@ pub(super) fn plan(
             parts.failed = opts.failed;
             parts.interrupted |= opts.interrupted;
         }
-        let retry_name = session::retry_name(nodes).unwrap_or_default().to_string();
-        let range = (parts.first_seq, parts.last_seq);
-        plans.push(Planned {
-            parent,
-            turn,
-            msg: parts.render(),
-            time: nodes.iter().map(|n| n.created_at).fold(f64::MIN, f64::max),
-            files: nodes
-                .iter()
-                .filter_map(|n| file_of.get(n.id.as_str()).map(|f| f.to_string()))
-                .collect(),
-            range: Some(range),
-            count: nodes.len(),
-            retry_name,
-            forks: g.forks,
-            landing: None,
-        });
-        // Later groups may continue this one.
-        let me = Located {
-            commit: Parent::Planned(plans.len() - 1),
-            turn,
-        };
-        planner.made.push((range, me));
-        if !g.starts_turn
-            && !g.regenerates
-            && let Some(l) = located
-        {
-            planner.continued.push((l.commit, me));
-        }
+        parts
     }
-    Ok(plans)
 }
 
 /// Decide the branch of each planned commit, HEAD being on `branch` at
