@@ -17,6 +17,7 @@
 //! what is not renamed yet, and removes the old names left.
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
@@ -100,6 +101,72 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
     let mut done = Renamed::default();
     let history = sd.history();
     // 1. The new names on disk, as hard links of the old files.
+    let on_disk_renames = renames_on_disk(sd)?;
+    check_renames(&history, &on_disk_renames)?;
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+    if head.branch.is_none() && head.commit.is_some() && !on_disk_renames.is_empty() {
+        // Its own rename commit would leave the later turns of its branch
+        // behind HEAD, to be committed again.
+        return Err(Error::refused(
+            "rename::detached_head",
+            format!(
+                "HEAD of `{session}` is on an earlier turn (detached): the node files are renamed from the latest"
+            ),
+            Some(format!(
+                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
+            )),
+        ));
+    }
+    link_new_names(&history, &on_disk_renames)?;
+    atomic::sync_dir(&history).ok();
+    atomic::crash_point("rename-after-links");
+    // 2. In git: each branch whose tree holds an old name gets one commit
+    // with the same blobs under the new names, of the turn its tip records
+    // (`Turn:`: checkout finds a turn's latest commit by it).
+    let tips = repo.branches()?;
+    let mut updates = Vec::new();
+    let mut head_tree = head
+        .commit
+        .map(|c| repo.commit_info(c).map(|i| i.tree))
+        .transpose()?;
+    let commit = RenameCommit { sd, session, now };
+    for (branch, tip) in tips {
+        let Some((new_tree, id)) = commit.make(&mut repo, tip)? else {
+            continue;
+        };
+        if head.commit == Some(tip) && head.branch.as_ref() == Some(&branch) {
+            head_tree = Some(new_tree);
+        }
+        updates.push(RefUpdate::Advance {
+            branch: branch.clone(),
+            old: tip,
+            new: id,
+            message: "rename: node files in the Python store's naming".into(),
+        });
+        done.commits.push((branch, id));
+    }
+    if !updates.is_empty() {
+        repo.sync_objects()?;
+        repo.update_refs(&updates)?;
+        repo.release_packs();
+    }
+    atomic::crash_point("rename-after-refs");
+    // 3. The index mirrors HEAD's tree (each file hashed again by the next
+    // sweep), and the mirror's snapshot names HEAD's commit.
+    if let Some(tree) = head_tree.filter(|_| !on_disk_renames.is_empty() || !updates.is_empty()) {
+        mirror_head_tree(sd, &repo, tree)?;
+    }
+    // 4. The old names go.
+    done.files = remove_old_names(&history, &on_disk_renames)?;
+    atomic::sync_dir(&history).ok();
+    crate::layout::history::invalidate(sd);
+    Ok(done)
+}
+
+/// The renames of the node files on disk in `history/`: old → new.
+fn renames_on_disk(sd: &SessionDir) -> Result<BTreeMap<String, String>> {
+    let history = sd.history();
     let on_disk: Vec<String> = match std::fs::read_dir(&history) {
         Ok(entries) => entries
             .flatten()
@@ -108,10 +175,13 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).io("list", &history),
     };
-    let on_disk_renames = renames(sd, on_disk.iter().map(String::as_str));
-    // Every pair checked before the first link: a refusal leaves nothing
-    // half done.
-    for (from, to) in &on_disk_renames {
+    Ok(renames(sd, on_disk.iter().map(String::as_str)))
+}
+
+/// Every pair checked before the first link: a refusal leaves nothing
+/// half done.
+fn check_renames(history: &Path, on_disk_renames: &BTreeMap<String, String>) -> Result<()> {
+    for (from, to) in on_disk_renames {
         let (src, dst) = (history.join(from), history.join(to));
         // Neither name a link or a special file (one planted at the new
         // name is never kept as a node).
@@ -148,22 +218,13 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             ));
         }
     }
-    let mut repo = SessionRepo::open(&sd.dir)?;
-    let head = repo.head()?;
-    if head.branch.is_none() && head.commit.is_some() && !on_disk_renames.is_empty() {
-        // Its own rename commit would leave the later turns of its branch
-        // behind HEAD, to be committed again.
-        return Err(Error::refused(
-            "rename::detached_head",
-            format!(
-                "HEAD of `{session}` is on an earlier turn (detached): the node files are renamed from the latest"
-            ),
-            Some(format!(
-                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
-            )),
-        ));
-    }
-    for (from, to) in &on_disk_renames {
+    Ok(())
+}
+
+/// Each new name made a hard link of the old file (one linked already, by
+/// a run cut short, is left).
+fn link_new_names(history: &Path, on_disk_renames: &BTreeMap<String, String>) -> Result<()> {
+    for (from, to) in on_disk_renames {
         let (src, dst) = (history.join(from), history.join(to));
         match std::fs::hard_link(&src, &dst) {
             Ok(()) => {}
@@ -171,18 +232,21 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             Err(e) => return Err(e).io("link", &dst),
         }
     }
-    atomic::sync_dir(&history).ok();
-    atomic::crash_point("rename-after-links");
-    // 2. In git: each branch whose tree holds an old name gets one commit
-    // with the same blobs under the new names, of the turn its tip records
-    // (`Turn:`: checkout finds a turn's latest commit by it).
-    let tips = repo.branches()?;
-    let mut updates = Vec::new();
-    let mut head_tree = head
-        .commit
-        .map(|c| repo.commit_info(c).map(|i| i.tree))
-        .transpose()?;
-    for (branch, tip) in tips {
+    Ok(())
+}
+
+/// The rename commits of a session: its directory, its id and their time.
+struct RenameCommit<'a> {
+    sd: &'a SessionDir,
+    session: &'a str,
+    now: f64,
+}
+
+impl RenameCommit<'_> {
+    /// The commit on `tip` with the node files its tree holds under the
+    /// new names: its tree and id (`None`: none to rename there).
+    fn make(&self, repo: &mut SessionRepo, tip: Oid) -> Result<Option<(Oid, Oid)>> {
+        let (sd, session, now) = (self.sd, self.session, self.now);
         let tree = repo.commit_info(tip)?.tree;
         let mut index = repo.index_from_tree(tree)?;
         let prefix = crate::layout::paths::history_entry("");
@@ -195,7 +259,7 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             .collect();
         let in_tree = renames(sd, held.iter().map(|(n, _)| n.as_str()));
         if in_tree.is_empty() {
-            continue;
+            return Ok(None);
         }
         let gone: HashSet<Vec<u8>> = in_tree
             .keys()
@@ -222,45 +286,34 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
             turn.map_or(String::new(), |t| format!("Turn: {t}\n"))
         );
         let id = repo.write_commit(new_tree, &[tip], &msg, now)?;
-        if head.commit == Some(tip) && head.branch.as_ref() == Some(&branch) {
-            head_tree = Some(new_tree);
-        }
-        updates.push(RefUpdate::Advance {
-            branch: branch.clone(),
-            old: tip,
-            new: id,
-            message: "rename: node files in the Python store's naming".into(),
-        });
-        done.commits.push((branch, id));
+        Ok(Some((new_tree, id)))
     }
-    if !updates.is_empty() {
-        repo.sync_objects()?;
-        repo.update_refs(&updates)?;
-        repo.release_packs();
-    }
-    atomic::crash_point("rename-after-refs");
-    // 3. The index mirrors HEAD's tree (each file hashed again by the next
-    // sweep), and the mirror's snapshot names HEAD's commit.
-    if let Some(tree) = head_tree.filter(|_| !on_disk_renames.is_empty() || !updates.is_empty()) {
-        let mut index = repo.index_from_tree(tree)?;
-        repo.write_index(&mut index)?;
-        let now_head = repo.head()?.commit;
-        let snap = sd.read_snapshot();
-        sd.write_snapshot(&Snapshot {
-            commit: now_head.map(|c| c.to_string()),
-            pending: None,
-            ..snap
-        })?;
-    }
-    // 4. The old names go.
+}
+
+/// The index made HEAD's `tree` (each file hashed again by the next
+/// sweep), and the mirror's snapshot names HEAD's commit.
+fn mirror_head_tree(sd: &SessionDir, repo: &SessionRepo, tree: Oid) -> Result<()> {
+    let mut index = repo.index_from_tree(tree)?;
+    repo.write_index(&mut index)?;
+    let now_head = repo.head()?.commit;
+    let snap = sd.read_snapshot();
+    sd.write_snapshot(&Snapshot {
+        commit: now_head.map(|c| c.to_string()),
+        pending: None,
+        ..snap
+    })?;
+    Ok(())
+}
+
+/// The old names removed: how many were still there.
+fn remove_old_names(history: &Path, on_disk_renames: &BTreeMap<String, String>) -> Result<usize> {
+    let mut files = 0;
     for from in on_disk_renames.keys() {
         match std::fs::remove_file(history.join(from)) {
-            Ok(()) => done.files += 1,
+            Ok(()) => files += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e).io("remove", history.join(from)),
         }
     }
-    atomic::sync_dir(&history).ok();
-    crate::layout::history::invalidate(sd);
-    Ok(done)
+    Ok(files)
 }
