@@ -11,6 +11,7 @@
 //! more of it, up to where the copy ends).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use gix::ObjectId;
 use serde_json::{Value, json};
@@ -181,6 +182,85 @@ pub fn redact_session(
     warn: &mut dyn FnMut(String),
 ) -> Result<Redacted> {
     let mut done = Redacted::default();
+    let values = choose(sd, session, chosen, allowed, &mut done)?;
+    // A redaction killed before its record: what it did is in its journal,
+    // and goes into this one's record.
+    let journal = sd.private_dir().join("redact.pending");
+    // Never through a link or from a special file planted there.
+    let prior: Option<serde_json::Map<String, Value>> =
+        crate::layout::schema::read_bounded(&journal)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+    if dry_run || (values.is_empty() && prior.is_none()) {
+        return Ok(done);
+    }
+    let mut redactor = Redactor::new(&values);
+    let mut repo = SessionRepo::open(&sd.dir)?;
+    let head = repo.head()?;
+    if head.branch.is_none() && head.commit.is_some() {
+        return Err(Error::refused(
+            "redact::detached_head",
+            format!("HEAD of `{session}` is on an earlier turn (detached)"),
+            Some(format!(
+                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
+            )),
+        ));
+    }
+    // 1. The history, written again beside the old one.
+    let updates = rewrite_history(&mut repo, &mut redactor, &mut done)?;
+    // 2. The journal: what the record will say, kept until it is written.
+    let mut record = record_node(&done);
+    if let Some(p) = &prior {
+        merge_record(&mut record.metadata, p);
+    }
+    atomic::write(
+        &journal,
+        &serde_json::to_vec(&record.metadata).expect("json"),
+    )?;
+    // 3. The files on disk first (a run killed before the refs move finds
+    // the history to rewrite again, and the same new commits), and this tool's own beside the repository (an
+    // imported turn still open).
+    redact_files(sd, &redactor, &mut done)?;
+    crate::layout::history::invalidate(sd);
+    atomic::crash_point("redact-before-refs");
+    // 4. The refs, in one transaction; the snapshot names the commit about
+    // to be HEAD first, so that a kill before the index is written is
+    // recovered (the index rebuilt) before anything commits from it.
+    if !updates.is_empty() {
+        if let Some(h) = head.commit {
+            let snap = sd.read_snapshot();
+            sd.write_snapshot(&crate::layout::paths::Snapshot {
+                pending: Some(done.replaced.get(&h).unwrap_or(&h).to_string()),
+                ..snap
+            })?;
+        }
+        repo.update_refs(&updates)?;
+        repo.release_packs();
+    }
+    drop(repo);
+    atomic::crash_point("redact-after-refs");
+    // 5. The index mirrors HEAD's new tree; the mirror's snapshot names it.
+    mirror_head_tree(sd)?;
+    // 6. The record, committed alone when it can be; then the journal goes.
+    done.record = Some(write_record(state, sd, session, record, &journal, warn)?);
+    // What it set out to replace is gone, or it says so.
+    check_gone(sd, session, &done.findings)?;
+    if let Some(row) = crate::layout::registry::fresh_row(sd, session)? {
+        crate::layout::registry::journal_append(state, &row)?;
+    }
+    Ok(done)
+}
+
+/// The findings of the session in `sd` a redaction replaces (into
+/// `done.findings`, one per place) and their values: fingerprint → (rule,
+/// value). A fingerprint `chosen` that no finding has is refused.
+fn choose(
+    sd: &SessionDir,
+    session: &str,
+    chosen: &Chosen,
+    allowed: &BTreeSet<String>,
+    done: &mut Redacted,
+) -> Result<BTreeMap<String, (String, String)>> {
     let found = scan_session_values(sd)?;
     for fp in &chosen.fingerprints {
         if !found.iter().any(|(f, _)| &f.fingerprint == fp) {
@@ -209,33 +289,21 @@ pub fn redact_session(
     }
     done.findings.sort();
     done.findings.dedup();
-    // A redaction killed before its record: what it did is in its journal,
-    // and goes into this one's record.
-    let journal = sd.private_dir().join("redact.pending");
-    // Never through a link or from a special file planted there.
-    let prior: Option<serde_json::Map<String, Value>> =
-        crate::layout::schema::read_bounded(&journal)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-    if dry_run || (values.is_empty() && prior.is_none()) {
-        return Ok(done);
-    }
-    let mut redactor = Redactor::new(&values);
-    let mut repo = SessionRepo::open(&sd.dir)?;
-    let head = repo.head()?;
-    if head.branch.is_none() && head.commit.is_some() {
-        return Err(Error::refused(
-            "redact::detached_head",
-            format!("HEAD of `{session}` is on an earlier turn (detached)"),
-            Some(format!(
-                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
-            )),
-        ));
-    }
-    // 1. The history, written again beside the old one.
+    Ok(values)
+}
+
+/// Every branch's history written again by `redactor` beside the old one
+/// (`done.replaced`, `done.branches`, `done.backup`): the ref updates that
+/// keep each old tip under the backup prefix and move the branch to its
+/// new tip.
+fn rewrite_history(
+    repo: &mut SessionRepo,
+    redactor: &mut Redactor,
+    done: &mut Redacted,
+) -> Result<Vec<RefUpdate>> {
     let tips = repo.branches()?;
     let tip_ids: Vec<ObjectId> = tips.iter().map(|(_, t)| *t).collect();
-    done.replaced = repo.rewrite_history(&tip_ids, &mut redactor)?;
+    done.replaced = repo.rewrite_history(&tip_ids, redactor)?;
     let mut updates = Vec::new();
     if !done.replaced.is_empty() {
         let stamp = crate::out::now() as u64;
@@ -266,18 +334,12 @@ pub fn redact_session(
         repo.sync_objects()?;
         done.backup = Some(backup);
     }
-    // 2. The journal: what the record will say, kept until it is written.
-    let mut record = record_node(&done);
-    if let Some(p) = &prior {
-        merge_record(&mut record.metadata, p);
-    }
-    atomic::write(
-        &journal,
-        &serde_json::to_vec(&record.metadata).expect("json"),
-    )?;
-    // 3. The files on disk first (a run killed before the refs move finds
-    // the history to rewrite again, and the same new commits), and this tool's own beside the repository (an
-    // imported turn still open).
+    Ok(updates)
+}
+
+/// The session's files on disk and this tool's own beside the repository
+/// rewritten by `redactor` (each one changed named in `done.files`).
+fn redact_files(sd: &SessionDir, redactor: &Redactor, done: &mut Redacted) -> Result<()> {
     let mut files = working_files(&sd.dir);
     if let Ok(rd) = std::fs::read_dir(sd.private_dir()) {
         for e in rd.flatten() {
@@ -298,25 +360,12 @@ pub fn redact_session(
             done.files.push(rel);
         }
     }
-    crate::layout::history::invalidate(sd);
-    atomic::crash_point("redact-before-refs");
-    // 4. The refs, in one transaction; the snapshot names the commit about
-    // to be HEAD first, so that a kill before the index is written is
-    // recovered (the index rebuilt) before anything commits from it.
-    if !updates.is_empty() {
-        if let Some(h) = head.commit {
-            let snap = sd.read_snapshot();
-            sd.write_snapshot(&crate::layout::paths::Snapshot {
-                pending: Some(done.replaced.get(&h).unwrap_or(&h).to_string()),
-                ..snap
-            })?;
-        }
-        repo.update_refs(&updates)?;
-        repo.release_packs();
-    }
-    drop(repo);
-    atomic::crash_point("redact-after-refs");
-    // 5. The index mirrors HEAD's new tree; the mirror's snapshot names it.
+    Ok(())
+}
+
+/// The index made HEAD's tree; the mirror's snapshot, when it names a
+/// commit or one pending, names HEAD's.
+fn mirror_head_tree(sd: &SessionDir) -> Result<()> {
     let repo = SessionRepo::open(&sd.dir)?;
     if let Some(commit) = repo.head()?.commit {
         let tree = repo.commit_info(commit)?.tree;
@@ -331,26 +380,39 @@ pub fn redact_session(
             })?;
         }
     }
-    drop(repo);
-    // 6. The record, committed alone when it can be; then the journal goes.
+    Ok(())
+}
+
+/// The record node appended and committed alone when it can be (`warn`
+/// hears why not), then the `journal` removed: the node's id, and its
+/// commit.
+fn write_record(
+    state: &StateDir,
+    sd: &SessionDir,
+    session: &str,
+    mut record: NewNode,
+    journal: &Path,
+    warn: &mut dyn FnMut(String),
+) -> Result<(String, Option<String>)> {
     let mut meta = Meta::read(&sd.meta())?;
     record.naming = state.naming_for(sd);
     let node = store::append(sd, &mut meta, record, crate::out::now())?;
     atomic::write(&sd.meta(), &meta.to_json())?;
-    let _ = std::fs::remove_file(&journal);
+    let _ = std::fs::remove_file(journal);
     let commit = crate::relocate::commit_record(sd, session, warn).unwrap_or_else(|e| {
         warn(format!(
             "`{session}`: the redaction's record waits for the next turn's commit: {e}"
         ));
         None
     });
-    done.record = Some((node.id, commit));
-    // What it set out to replace is gone, or it says so.
-    let chosen_fps: BTreeSet<&str> = done
-        .findings
-        .iter()
-        .map(|f| f.fingerprint.as_str())
-        .collect();
+    Ok((node.id, commit))
+}
+
+/// Refused when the session in `sd` still holds a value of one of
+/// `findings` (its copy there written in a way the redaction does not
+/// recognise).
+fn check_gone(sd: &SessionDir, session: &str, findings: &[Finding]) -> Result<()> {
+    let chosen_fps: BTreeSet<&str> = findings.iter().map(|f| f.fingerprint.as_str()).collect();
     if let Some((f, _)) = scan_session_values(sd)?
         .into_iter()
         .find(|(f, _)| chosen_fps.contains(f.fingerprint.as_str()))
@@ -364,10 +426,7 @@ pub fn redact_session(
             Some("report it: the copy there is written in a way the redaction does not recognise; `git-session redact --fingerprint` it once more after editing the file by hand".into()),
         ));
     }
-    if let Some(row) = crate::layout::registry::fresh_row(sd, session)? {
-        crate::layout::registry::journal_append(state, &row)?;
-    }
-    Ok(done)
+    Ok(())
 }
 
 /// Delete the session's backup refs (the history before its redactions),
