@@ -7,11 +7,10 @@
 //! history. Prints: one row per project, session or agent commit.
 
 use crate::out::records;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
-use crate::error::{Error, Result, exit};
-use crate::git::project::{self as pgit, Found};
+use crate::error::{Result, exit};
 use crate::layout::projects::{self, Project};
 use crate::project;
 
@@ -109,73 +108,9 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
             path,
             name,
             auto_commit,
-        } => {
-            let (p, new) = project::add(
-                &ctx.state,
-                &path,
-                name.as_deref(),
-                auto_commit.then_some(true),
-                ctx.locks,
-            )?;
-            ctx.out.record(&row(&p));
-            if !new {
-                ctx.out.note(format!(
-                    "`{}` was already registered",
-                    p.path.as_deref().unwrap_or(&path).display()
-                ));
-            }
-            ctx.out.line(&p.id);
-        }
-        ProjectCommand::List => {
-            for (id, p) in projects::read(&ctx.state)? {
-                let p = Project::from(&id, &p);
-                ctx.out.record(&row(&p));
-                let path = p
-                    .path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default();
-                let state = if p.path_missing() {
-                    format!(
-                        "  path_missing: run `git-session relocate {} <new path>`",
-                        p.id
-                    )
-                } else {
-                    String::new()
-                };
-                ctx.out.line(format!(
-                    "{:<22} {:<16} {:<7} {} session(s){}  {path}{state}",
-                    p.id,
-                    p.name,
-                    p.status,
-                    p.session_ids.len(),
-                    if p.auto_commit { ", auto-commit" } else { "" },
-                ));
-            }
-        }
-        ProjectCommand::Show { project: key } => {
-            let p = project::get(&ctx.state, &key)?;
-            ctx.out.record(&row(&p));
-            ctx.out.line(format!("{} ({})", p.id, p.name));
-            ctx.out.line(format!(
-                "path:        {}{}",
-                p.path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-                if p.path_missing() { " (missing)" } else { "" }
-            ));
-            ctx.out.line(format!("status:      {}", p.status));
-            ctx.out.line(format!("auto-commit: {}", p.auto_commit));
-            ctx.out
-                .line(format!("sessions:    {}", p.session_ids.join(", ")));
-            if p.path_missing() {
-                ctx.out.note(format!(
-                    "the directory is gone: run `git-session relocate {} <new path>`",
-                    p.id
-                ));
-            }
-        }
+        } => add(ctx, &path, name.as_deref(), auto_commit)?,
+        ProjectCommand::List => list(ctx)?,
+        ProjectCommand::Show { project: key } => show(ctx, &key)?,
         ProjectCommand::Set {
             project: key,
             name,
@@ -183,149 +118,148 @@ pub fn run(ctx: &Ctx, args: ProjectArgs) -> Result<u8> {
             auto_commit,
             hooks,
         } => {
-            let p = project::get(&ctx.state, &key)?;
-            if let Some(s) = &status
-                && !["active", "paused", "done"].contains(&s.as_str())
-            {
-                return Err(Error::usage(
-                    "usage::status",
-                    format!("unknown status `{s}`"),
-                    Some("statuses are active, paused, done".into()),
-                ));
-            }
-            let updated = projects::update(&ctx.state, ctx.locks, |ps| {
-                let e = ps.get_mut(&p.id).expect("found above");
-                if let Some(n) = name {
-                    e.insert("name".into(), n.into());
-                }
-                if let Some(s) = status {
-                    e.insert("status".into(), s.into());
-                }
-                if let Some(a) = auto_commit {
-                    e.insert("auto_commit".into(), a.into());
-                }
-                if let Some(h) = hooks {
-                    e.insert("hooks".into(), h.into());
-                }
-                Ok(Project::from(&p.id, e))
-            })?;
+            let settings = project::Settings {
+                name,
+                status,
+                auto_commit,
+                hooks,
+            };
+            let updated = project::set(&ctx.state, &key, settings, ctx.locks)?;
             ctx.out.record(&row(&updated));
             ctx.out.line(format!("updated {}", updated.id));
         }
         ProjectCommand::Bind {
             session,
             project: key,
-        } => {
-            let (p, dir) = project::bind(&ctx.state, &session, &key, ctx.locks)?;
-            ctx.out.record(&records::Bound {
-                session: session.clone(),
-                project: p.id.clone(),
-                path: dir.clone(),
-            });
-            ctx.out.line(format!("{session} -> {}", p.id));
-        }
+        } => bind(ctx, &session, &key)?,
         ProjectCommand::Remove { project: key } | ProjectCommand::Unbind { project: key } => {
-            if std::env::args().any(|a| a == "unbind") {
-                ctx.out.warn(
-                    "`project unbind` is deprecated: it removes the project from the registry; say `project remove`",
-                );
-            }
-            let p = project::get(&ctx.state, &key)?;
-            if p.id == "default" {
-                return Err(Error::refused(
-                    "project::default_is_label",
-                    "the default project cannot be unregistered",
-                    None,
-                ));
-            }
-            // `push` carries the removal: no remote registers it again here.
-            // Recorded first: a removal cut short leaves a tombstone of a
-            // registered project, which a push drops.
-            crate::sync::tombstones::record(
-                &ctx.state,
-                &crate::sync::tombstones::Tombstone::new(
-                    crate::sync::tombstones::Kind::Project,
-                    &p.id,
-                    crate::out::now(),
-                    &[],
-                    &[],
-                ),
-            )?;
-            projects::update(&ctx.state, ctx.locks, |ps| {
-                ps.remove(&p.id);
-                Ok(())
-            })?;
-            ctx.out.record(&records::ProjectRemoved {
-                project: p.id.clone(),
-            });
-            ctx.out.line(format!(
-                "unregistered {} ({} session(s) keep their history)",
-                p.id,
-                p.session_ids.len()
-            ));
+            remove(ctx, &key)?
         }
         ProjectCommand::Log {
             project: key,
             max_count,
-        } => {
-            let p = project::get(&ctx.state, &key)?;
-            let Some(path) = p.path.as_deref().filter(|p| p.is_dir()) else {
-                return Err(Error::refused(
-                    "project::dir_missing",
-                    format!("project `{}` has no directory", p.id),
-                    Some(format!("run `git-session relocate {} <new path>`", p.id)),
-                ));
-            };
-            let Found::Repo(repo) = pgit::find(path)? else {
-                ctx.out.note("the project has no repository yet");
-                return Ok(exit::OK);
-            };
-            for (id, msg, time) in repo.agent_commits(max_count)? {
-                let subject = msg.lines().next().unwrap_or("").to_string();
-                let session = subject
-                    .strip_prefix("[agent ")
-                    .and_then(|s| s.split(']').next())
-                    .unwrap_or("")
-                    .to_string();
-                let turn = subject
-                    .split("turn ")
-                    .nth(1)
-                    .and_then(|t| t.split(':').next())
-                    .and_then(|t| t.parse::<u64>().ok());
-                let t = crate::session::Trailers::parse(&msg);
-                // The session commit holds the nodes the trailers name (older
-                // agent commits named it in a `Session-Commit:` trailer).
-                let session_commit = msg
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Session-Commit: "))
-                    .map(str::to_owned)
-                    .or_else(|| {
-                        let (_, last) = t.nodes?;
-                        let id = t.session.as_deref().unwrap_or(&session);
-                        let sd = ctx.state.find_session(id).ok()?;
-                        let repo = crate::git::SessionRepo::open(&sd.dir).ok()?;
-                        crate::mirror::commit_of_seq(&repo, last)
-                            .ok()
-                            .flatten()
-                            .map(|c| c.to_string())
-                    });
-                ctx.out.record(&records::AgentCommit {
-                    project_id: p.id.clone(),
-                    commit: id.to_string(),
-                    session_id: t.session.unwrap_or(session.clone()),
-                    turn,
-                    session_commit,
-                    subject: subject.clone(),
-                    time: time as f64,
-                    time_rfc3339: crate::out::rfc3339(time as f64),
-                });
-                ctx.out.line(format!(
-                    "{} {} {subject}",
-                    id.to_hex_with_len(7),
-                    crate::out::short_time(time as f64)
-                ));
-            }
-        }
+        } => log(ctx, &key, max_count)?,
     }
     Ok(exit::OK)
+}
+
+fn add(ctx: &Ctx, path: &Path, name: Option<&str>, auto_commit: bool) -> Result<()> {
+    let (p, new) = project::add(
+        &ctx.state,
+        path,
+        name,
+        auto_commit.then_some(true),
+        ctx.locks,
+    )?;
+    ctx.out.record(&row(&p));
+    if !new {
+        ctx.out.note(format!(
+            "`{}` was already registered",
+            p.path.as_deref().unwrap_or(path).display()
+        ));
+    }
+    ctx.out.line(&p.id);
+    Ok(())
+}
+
+fn list(ctx: &Ctx) -> Result<()> {
+    for (id, p) in projects::read(&ctx.state)? {
+        let p = Project::from(&id, &p);
+        ctx.out.record(&row(&p));
+        let path = p
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let state = if p.path_missing() {
+            format!(
+                "  path_missing: run `git-session relocate {} <new path>`",
+                p.id
+            )
+        } else {
+            String::new()
+        };
+        ctx.out.line(format!(
+            "{:<22} {:<16} {:<7} {} session(s){}  {path}{state}",
+            p.id,
+            p.name,
+            p.status,
+            p.session_ids.len(),
+            if p.auto_commit { ", auto-commit" } else { "" },
+        ));
+    }
+    Ok(())
+}
+
+fn show(ctx: &Ctx, key: &str) -> Result<()> {
+    let p = project::get(&ctx.state, key)?;
+    ctx.out.record(&row(&p));
+    ctx.out.line(format!("{} ({})", p.id, p.name));
+    ctx.out.line(format!(
+        "path:        {}{}",
+        p.path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        if p.path_missing() { " (missing)" } else { "" }
+    ));
+    ctx.out.line(format!("status:      {}", p.status));
+    ctx.out.line(format!("auto-commit: {}", p.auto_commit));
+    ctx.out
+        .line(format!("sessions:    {}", p.session_ids.join(", ")));
+    if p.path_missing() {
+        ctx.out.note(format!(
+            "the directory is gone: run `git-session relocate {} <new path>`",
+            p.id
+        ));
+    }
+    Ok(())
+}
+
+fn bind(ctx: &Ctx, session: &str, key: &str) -> Result<()> {
+    let (p, dir) = project::bind(&ctx.state, session, key, ctx.locks)?;
+    ctx.out.record(&records::Bound {
+        session: session.to_string(),
+        project: p.id.clone(),
+        path: dir.clone(),
+    });
+    ctx.out.line(format!("{session} -> {}", p.id));
+    Ok(())
+}
+
+fn remove(ctx: &Ctx, key: &str) -> Result<()> {
+    if std::env::args().any(|a| a == "unbind") {
+        ctx.out.warn(
+            "`project unbind` is deprecated: it removes the project from the registry; say `project remove`",
+        );
+    }
+    let p = project::remove(&ctx.state, key, ctx.locks)?;
+    ctx.out.record(&records::ProjectRemoved {
+        project: p.id.clone(),
+    });
+    ctx.out.line(format!(
+        "unregistered {} ({} session(s) keep their history)",
+        p.id,
+        p.session_ids.len()
+    ));
+    Ok(())
+}
+
+fn log(ctx: &Ctx, key: &str, max_count: usize) -> Result<()> {
+    let p = project::get(&ctx.state, key)?;
+    let Some(repo) = project::log::repo(&p)? else {
+        ctx.out.note("the project has no repository yet");
+        return Ok(());
+    };
+    for (id, msg, time) in repo.agent_commits(max_count)? {
+        let commit = project::log::agent_commit(&ctx.state, &p, &id, &msg, time);
+        ctx.out.record(&commit);
+        ctx.out.line(format!(
+            "{} {} {}",
+            id.to_hex_with_len(7),
+            crate::out::short_time(time as f64),
+            commit.subject
+        ));
+    }
+    Ok(())
 }

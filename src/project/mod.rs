@@ -4,6 +4,7 @@
 //! registry, then the project, then the session.
 
 pub mod agent;
+pub mod log;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -130,6 +131,89 @@ pub fn get(state: &StateDir, key: &str) -> Result<Project> {
             }),
         )
     })
+}
+
+/// What `project set` changes: each setting given replaces the project's.
+#[derive(Debug, Default)]
+pub struct Settings {
+    /// A new display name (the id and path stay).
+    pub name: Option<String>,
+    /// active, paused or done.
+    pub status: Option<String>,
+    /// Commit the agent's changes at the end of each turn.
+    pub auto_commit: Option<bool>,
+    /// Let git run the project's hooks on agent commits.
+    pub hooks: Option<bool>,
+}
+
+/// Change the settings of the project `key` names (id, name or path), under
+/// the registry lock; an unknown status is refused before anything is
+/// written. Returns the project as it now is.
+pub fn set(state: &StateDir, key: &str, settings: Settings, locks: LockOptions) -> Result<Project> {
+    let Settings {
+        name,
+        status,
+        auto_commit,
+        hooks,
+    } = settings;
+    let p = get(state, key)?;
+    if let Some(s) = &status
+        && !["active", "paused", "done"].contains(&s.as_str())
+    {
+        return Err(Error::usage(
+            "usage::status",
+            format!("unknown status `{s}`"),
+            Some("statuses are active, paused, done".into()),
+        ));
+    }
+    projects::update(state, locks, |ps| {
+        let e = ps.get_mut(&p.id).expect("found above");
+        if let Some(n) = name {
+            e.insert("name".into(), n.into());
+        }
+        if let Some(s) = status {
+            e.insert("status".into(), s.into());
+        }
+        if let Some(a) = auto_commit {
+            e.insert("auto_commit".into(), a.into());
+        }
+        if let Some(h) = hooks {
+            e.insert("hooks".into(), h.into());
+        }
+        Ok(Project::from(&p.id, e))
+    })
+}
+
+/// Remove the project `key` names from the registry (its directory,
+/// repository and sessions are untouched); the default project cannot be.
+/// Returns the project as it was.
+pub fn remove(state: &StateDir, key: &str, locks: LockOptions) -> Result<Project> {
+    let p = get(state, key)?;
+    if p.id == "default" {
+        return Err(Error::refused(
+            "project::default_is_label",
+            "the default project cannot be unregistered",
+            None,
+        ));
+    }
+    // `push` carries the removal: no remote registers it again here.
+    // Recorded first: a removal cut short leaves a tombstone of a
+    // registered project, which a push drops.
+    crate::sync::tombstones::record(
+        state,
+        &crate::sync::tombstones::Tombstone::new(
+            crate::sync::tombstones::Kind::Project,
+            &p.id,
+            crate::out::now(),
+            &[],
+            &[],
+        ),
+    )?;
+    projects::update(state, locks, |ps| {
+        ps.remove(&p.id);
+        Ok(())
+    })?;
+    Ok(p)
 }
 
 /// Projects with a session being migrated (they refuse new bindings).
