@@ -13,8 +13,8 @@
 //!   a `Ctx`: [`mirror`] (commit the turns), [`store`] (write nodes),
 //!   [`import`] (Claude Code and Codex transcripts), [`sync`] (push, fetch,
 //!   clone), [`verify`], [`secrets`], [`project`], [`relocate`],
-//!   [`lifecycle`], [`migrate`], [`backfill`], and [`read`] and [`view`]
-//!   (the record read back);
+//!   [`lifecycle`], [`migrate`], [`backfill`], [`demo`] (the sample
+//!   sessions), and [`read`] and [`view`] (the record read back);
 //! - **the foundation**: [`session`] (nodes and their DAG), [`layout`] (the
 //!   on-disk contract: paths, atomic writes, the lock policy, registries),
 //!   [`git`] (every git operation, through gix), [`out`] (records and
@@ -26,6 +26,7 @@ pub mod child;
 pub mod cli;
 pub mod commands;
 pub mod context;
+pub mod demo;
 pub mod error;
 pub mod git;
 pub mod import;
