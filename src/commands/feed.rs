@@ -14,10 +14,9 @@ use std::path::PathBuf;
 use crate::context::Ctx;
 use crate::error::{IoContext, Result, exit};
 use crate::layout::lock;
-use crate::layout::registry;
+use crate::lifecycle::ProjectOf;
 use crate::read::{self, Cursor, CursorEntry};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// Print every node past the cursor, across every session (archived ones
 /// included), with its provenance; then move the cursor.
@@ -52,49 +51,10 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
             ..Default::default()
         },
     };
-    // Where the registry stands, taken first: whatever is journaled after
-    // this is read again next time (harmless), never missed.
-    let (mark, journaled) = registry::changes_since(&ctx.state, cursor.registry.as_ref())?;
-    let changed: Vec<(String, Value)> = match journaled {
-        // The index was not rewritten: the journal says what changed.
-        Some(changes) => {
-            let mut latest: BTreeMap<String, Option<Value>> = BTreeMap::new();
-            for c in changes {
-                if c.deleted {
-                    latest.remove(&c.id);
-                    cursor.sessions.remove(&c.id);
-                } else {
-                    let old = cursor.sessions.get(&c.id).map(|e| e.updated_at.clone());
-                    latest.insert(c.id, c.updated_at.or(old));
-                }
-            }
-            latest
-                .into_iter()
-                .map(|(id, u)| (id, u.unwrap_or(Value::Null)))
-                .collect()
-        }
-        // Compare every row's `updated_at` with the cursor's.
-        None => {
-            let mut index_text = crate::lifecycle::RowsText::default();
-            let rows = crate::lifecycle::load_rows(&ctx.state, ctx.locks, &mut index_text)?;
-            cursor.sessions.retain(|id, _| rows.contains_key(id));
-            read::changed_sessions(&rows, &cursor)
-                .into_iter()
-                .map(|(id, u)| (id.clone(), u))
-                .collect()
-        }
-    };
-    // Sessions an earlier run skipped are opened again.
-    let mut changed = changed;
-    for id in std::mem::take(&mut cursor.retry) {
-        if !changed.iter().any(|(c, _)| *c == id) {
-            let updated = cursor
-                .sessions
-                .get(&id)
-                .map_or(Value::Null, |e| e.updated_at.clone());
-            changed.push((id, updated));
-        }
-    }
+    let read::Changed {
+        mark,
+        sessions: changed,
+    } = read::changed_since(&ctx.state, ctx.locks, &mut cursor)?;
     let (project_of, _) = crate::lifecycle::projects(&ctx.state);
     let candidates = changed.len();
     // The human lines of several sessions line up: the session column as
@@ -106,79 +66,25 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
         .max()
         .unwrap_or(0)
         .min(40);
-    let mut opened = 0usize;
-    let mut handed = 0usize;
-    // Written here, not through the printer: an output that fails (the
-    // reader went away) must not move the cursor.
-    let mut out = std::io::BufWriter::new(crate::out::Stdout);
+    let mut feed = Feed {
+        ctx,
+        at,
+        project_of,
+        session_width,
+        opened: 0,
+        handed: 0,
+        out: std::io::BufWriter::new(crate::out::Stdout),
+    };
     for (id, updated_at) in changed {
-        let id = &id;
-        let after = cursor.sessions.get(id).map_or(-1, |c| c.seq);
-        let skip = |e: &dyn std::fmt::Display| {
-            ctx.out.warn(format!(
-                "skipping session `{id}` (the next run tries it again): {e}; `git-session verify {id}` says what to repair"
-            ));
-        };
-        let sd = match ctx.state.find_session_if_any(id) {
-            Ok(Some(sd)) => sd,
-            // A row whose directory went away: nothing to read (its cursor
-            // entry goes when the row goes).
-            Ok(None) => continue,
-            // A session the hostile-tree checks refuse.
-            Err(e) => {
-                skip(&e);
-                cursor.retry.push(id.clone());
-                continue;
-            }
-        };
-        let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
-        opened += 1;
-        let project = project_of
-            .get(id)
-            .map_or_else(|| "default".to_string(), |(p, _)| p.clone());
-        // A node that cannot be read (a link in its place, bytes that do
-        // not parse) holds back its session alone: every node is checked
-        // before any is printed; nothing of it is printed, its cursor
-        // stays, and the next run tries it again.
-        let nodes = match read::session_nodes(&sd, after, None) {
-            Ok(n) => n,
-            Err(e) => {
-                skip(&e);
-                cursor.retry.push(id.clone());
-                continue;
-            }
-        };
-        // The records are read again and printed one at a time: memory is
-        // that of one node, however many the session has. An error here
-        // (the output gone; a node changed since it was checked, which no
-        // writer holding the lock does) ends the run with the cursor
-        // unmoved.
-        let mut last = after;
-        nodes.each_record(&sd, id, &project, at, |r| {
-            last = last.max(r.seq);
-            handed += 1;
-            let text = if ctx.out.json {
-                crate::out::record_line(&r)
-            } else {
-                let line = format!(
-                    "{id:<session_width$} {}",
-                    super::nodes::line(&r, super::nodes::ID_WIDTH)
-                );
-                crate::out::terminal_safe(&line).into_owned()
-            };
-            writeln!(out, "{text}").io("write", "standard output")?;
-            crate::layout::atomic::crash_point("feed-record-written");
-            Ok(())
-        })?;
-        cursor.sessions.insert(
-            id.clone(),
-            CursorEntry {
-                seq: last,
-                updated_at,
-            },
-        );
+        feed.session(&mut cursor, &id, updated_at)?;
     }
     cursor.registry = Some(mark);
+    let Feed {
+        opened,
+        handed,
+        mut out,
+        ..
+    } = feed;
     out.flush().io("write", "standard output")?;
     drop(out);
     crate::layout::atomic::crash_point("feed-output-written");
@@ -193,4 +99,96 @@ pub fn run(ctx: &Ctx, args: FeedArgs) -> Result<u8> {
         "{handed} node(s) from {opened} of {candidates} changed session(s){skipped}"
     ));
     Ok(exit::OK)
+}
+
+/// A run handing out the nodes of the sessions that changed.
+struct Feed<'a> {
+    ctx: &'a Ctx,
+    /// The ingestion time every record carries.
+    at: f64,
+    project_of: ProjectOf,
+    /// The width of the session column of the human lines.
+    session_width: usize,
+    /// Sessions opened, and nodes handed out.
+    opened: usize,
+    handed: usize,
+    /// Written here, not through the printer: an output that fails (the
+    /// reader went away) must not move the cursor.
+    out: std::io::BufWriter<crate::out::Stdout>,
+}
+
+impl Feed<'_> {
+    /// Print the nodes of session `id` past the cursor, and move its entry
+    /// in the cursor (or list it to be tried again).
+    fn session(&mut self, cursor: &mut Cursor, id: &str, updated_at: Value) -> Result<()> {
+        let ctx = self.ctx;
+        let session_width = self.session_width;
+        let after = cursor.sessions.get(id).map_or(-1, |c| c.seq);
+        let skip = |e: &dyn std::fmt::Display| {
+            ctx.out.warn(format!(
+                "skipping session `{id}` (the next run tries it again): {e}; `git-session verify {id}` says what to repair"
+            ));
+        };
+        let sd = match ctx.state.find_session_if_any(id) {
+            Ok(Some(sd)) => sd,
+            // A row whose directory went away: nothing to read (its cursor
+            // entry goes when the row goes).
+            Ok(None) => return Ok(()),
+            // A session the hostile-tree checks refuse.
+            Err(e) => {
+                skip(&e);
+                cursor.retry.push(id.to_string());
+                return Ok(());
+            }
+        };
+        let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
+        self.opened += 1;
+        let project = self
+            .project_of
+            .get(id)
+            .map_or_else(|| "default".to_string(), |(p, _)| p.clone());
+        // A node that cannot be read (a link in its place, bytes that do
+        // not parse) holds back its session alone: every node is checked
+        // before any is printed; nothing of it is printed, its cursor
+        // stays, and the next run tries it again.
+        let nodes = match read::session_nodes(&sd, after, None) {
+            Ok(n) => n,
+            Err(e) => {
+                skip(&e);
+                cursor.retry.push(id.to_string());
+                return Ok(());
+            }
+        };
+        // The records are read again and printed one at a time: memory is
+        // that of one node, however many the session has. An error here
+        // (the output gone; a node changed since it was checked, which no
+        // writer holding the lock does) ends the run with the cursor
+        // unmoved.
+        let mut last = after;
+        let (handed, out) = (&mut self.handed, &mut self.out);
+        nodes.each_record(&sd, id, &project, self.at, |r| {
+            last = last.max(r.seq);
+            *handed += 1;
+            let text = if ctx.out.json {
+                crate::out::record_line(&r)
+            } else {
+                let line = format!(
+                    "{id:<session_width$} {}",
+                    super::nodes::line(&r, super::nodes::ID_WIDTH)
+                );
+                crate::out::terminal_safe(&line).into_owned()
+            };
+            writeln!(out, "{text}").io("write", "standard output")?;
+            crate::layout::atomic::crash_point("feed-record-written");
+            Ok(())
+        })?;
+        cursor.sessions.insert(
+            id.to_string(),
+            CursorEntry {
+                seq: last,
+                updated_at,
+            },
+        );
+        Ok(())
+    }
 }

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, IoContext, Result};
 use crate::git::SessionRepo;
+use crate::layout::StateDir;
 use crate::layout::history::{self, Catalog, Entry};
+use crate::layout::lock::LockOptions;
 use crate::layout::paths::SessionDir;
 use crate::layout::schema::{Node, read_bounded};
 use crate::out::records::{self, SessionNode};
@@ -271,6 +273,70 @@ pub fn changed_sessions<'a>(
             }
         })
         .collect()
+}
+
+/// What a feed run opens: where the registry stood when it was looked at
+/// (the cursor's `registry` once the run is out), and the sessions to
+/// open, each with the row's `updated_at` it is read at.
+pub struct Changed {
+    pub mark: crate::layout::registry::Mark,
+    pub sessions: Vec<(String, Value)>,
+}
+
+/// The sessions a feed opens after `cursor`: those whose row changed since
+/// (from the index journal when index.json was not rewritten since, else
+/// every row's `updated_at` compared with the cursor's), then those an
+/// earlier run skipped. The cursor forgets the sessions deleted since, and
+/// its retry list (those sessions are in the result).
+pub fn changed_since(state: &StateDir, locks: LockOptions, cursor: &mut Cursor) -> Result<Changed> {
+    // Where the registry stands, taken first: whatever is journaled after
+    // this is read again next time (harmless), never missed.
+    let (mark, journaled) =
+        crate::layout::registry::changes_since(state, cursor.registry.as_ref())?;
+    let changed: Vec<(String, Value)> = match journaled {
+        // The index was not rewritten: the journal says what changed.
+        Some(changes) => {
+            let mut latest: BTreeMap<String, Option<Value>> = BTreeMap::new();
+            for c in changes {
+                if c.deleted {
+                    latest.remove(&c.id);
+                    cursor.sessions.remove(&c.id);
+                } else {
+                    let old = cursor.sessions.get(&c.id).map(|e| e.updated_at.clone());
+                    latest.insert(c.id, c.updated_at.or(old));
+                }
+            }
+            latest
+                .into_iter()
+                .map(|(id, u)| (id, u.unwrap_or(Value::Null)))
+                .collect()
+        }
+        // Compare every row's `updated_at` with the cursor's.
+        None => {
+            let mut index_text = crate::lifecycle::RowsText::default();
+            let rows = crate::lifecycle::load_rows(state, locks, &mut index_text)?;
+            cursor.sessions.retain(|id, _| rows.contains_key(id));
+            changed_sessions(&rows, cursor)
+                .into_iter()
+                .map(|(id, u)| (id.clone(), u))
+                .collect()
+        }
+    };
+    // Sessions an earlier run skipped are opened again.
+    let mut changed = changed;
+    for id in std::mem::take(&mut cursor.retry) {
+        if !changed.iter().any(|(c, _)| *c == id) {
+            let updated = cursor
+                .sessions
+                .get(&id)
+                .map_or(Value::Null, |e| e.updated_at.clone());
+            changed.push((id, updated));
+        }
+    }
+    Ok(Changed {
+        mark,
+        sessions: changed,
+    })
 }
 
 /// The text of a node to search: `output`, and `input` for a tool node,
