@@ -5,9 +5,9 @@
 //! `workdir/attachments/`. Locks: the session, exclusive. Prints: id and seq.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::context::Ctx;
 use crate::error::{Error, IoContext, Result, exit};
@@ -135,129 +135,15 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         ..Default::default()
     };
     if args.json_node {
-        let text = read_limited(
-            std::io::Cursor::new(crate::out::read_input(MAX_FILE_BYTES + 1).io("read", "<stdin>")?),
-            std::path::Path::new("<stdin>"),
-        )?;
-        let Value::Object(mut obj) = serde_json::from_str::<Value>(&text).map_err(|e| {
-            Error::usage(
-                "usage::json_node",
-                format!("`--json-node`: stdin is not valid JSON: {e}"),
-                Some("send one JSON object, e.g. {\"role\": \"user\", \"output\": \"hi\"}".into()),
-            )
-        })?
-        else {
-            return Err(Error::usage(
-                "usage::json_node",
-                "`--json-node`: stdin must hold a JSON object",
-                None,
-            ));
-        };
-        let s = |v: Value, k: &str| -> Result<String> {
-            match v {
-                Value::String(s) => Ok(s),
-                _ => Err(Error::usage(
-                    "usage::json_node",
-                    format!("`--json-node`: `{k}` must be a string"),
-                    None,
-                )),
-            }
-        };
-        if let Some(r) = obj.remove("role") {
-            node.role = match s(r, "role")?.as_str() {
-                "user" => "user".into(),
-                "llm" | "assistant" => "llm".into(),
-                "code" | "tool" => "code".into(),
-                other => {
-                    return Err(Error::usage(
-                        "usage::role",
-                        format!("`--json-node`: unknown role `{other}`"),
-                        Some("roles are user, llm (assistant) and code (tool)".into()),
-                    ));
-                }
-            };
-        }
-        if let Some(v) = obj.remove("id") {
-            node.id = Some(s(v, "id")?);
-        }
-        if let Some(v) = obj.remove("predecessor") {
-            node.predecessor = Some(match v {
-                Value::Null => None,
-                v => Some(s(v, "predecessor")?),
-            });
-        }
-        if let Some(v) = obj.remove("caller") {
-            node.caller = Some(match v {
-                Value::Null => String::new(),
-                v => s(v, "caller")?,
-            });
-        }
-        if let Some(v) = obj.remove("name") {
-            node.name = Some(match v {
-                Value::Null => String::new(),
-                v => s(v, "name")?,
-            });
-        }
-        node.input = obj.remove("input").unwrap_or(Value::Null);
-        node.output = obj.remove("output").unwrap_or(Value::Null);
-        if let Some(v) = obj.remove("reads") {
-            node.reads = serde_json::from_value(v).map_err(|_| {
-                Error::usage(
-                    "usage::json_node",
-                    "`--json-node`: `reads` must be a list of node ids",
-                    None,
-                )
-            })?;
-        }
-        match obj.remove("metadata") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(m)) => node.metadata = m,
-            Some(_) => {
-                return Err(Error::usage(
-                    "usage::json_node",
-                    "`--json-node`: `metadata` must be an object",
-                    None,
-                ));
-            }
-        }
-        if let Some(v) = obj.remove("created_at") {
-            node.created_at = Some(v.as_f64().ok_or_else(|| {
-                Error::usage(
-                    "usage::json_node",
-                    "`--json-node`: `created_at` must be a number",
-                    None,
-                )
-            })?);
-        }
-        obj.remove("seq"); // assigned here
-        node.extra = obj;
+        let obj = json_node_from_stdin()?;
+        apply_json_node(&mut node, obj)?;
     } else if let Some(f) = &args.file {
-        let text = if f.as_os_str() == "-" {
-            read_limited(
-                std::io::Cursor::new(
-                    crate::out::read_input(MAX_FILE_BYTES + 1).io("read", "<stdin>")?,
-                ),
-                std::path::Path::new("<stdin>"),
-            )?
-        } else {
-            let file = std::fs::File::open(f).io("read", f)?;
-            read_limited(file, f)?
-        };
-        node.output = Value::String(text);
+        node.output = Value::String(text_of_file(f)?);
     } else {
         node.output = Value::String(args.text.clone().unwrap_or_default());
     }
     if let Some(i) = &args.input {
-        node.input = serde_json::from_str(i).map_err(|e| {
-            Error::usage(
-                "usage::input_json",
-                format!("`--input` is not valid JSON: {e}"),
-                Some(
-                    "give the tool's arguments as one JSON value, e.g. '{\"path\": \"a.rs\"}'"
-                        .into(),
-                ),
-            )
-        })?;
+        node.input = tool_input(i)?;
     }
     // A user message with nothing in it is a mistake, not a turn.
     if !args.json_node
@@ -287,6 +173,138 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
     }
     node.attach = args.attach.clone();
     Ok(node)
+}
+
+/// `--json-node`: the JSON object on stdin.
+fn json_node_from_stdin() -> Result<Map<String, Value>> {
+    let text = read_limited(
+        std::io::Cursor::new(crate::out::read_input(MAX_FILE_BYTES + 1).io("read", "<stdin>")?),
+        std::path::Path::new("<stdin>"),
+    )?;
+    let Value::Object(obj) = serde_json::from_str::<Value>(&text).map_err(|e| {
+        Error::usage(
+            "usage::json_node",
+            format!("`--json-node`: stdin is not valid JSON: {e}"),
+            Some("send one JSON object, e.g. {\"role\": \"user\", \"output\": \"hi\"}".into()),
+        )
+    })?
+    else {
+        return Err(Error::usage(
+            "usage::json_node",
+            "`--json-node`: stdin must hold a JSON object",
+            None,
+        ));
+    };
+    Ok(obj)
+}
+
+/// `--json-node`: the fields of `obj` set on `node` (`seq` is assigned
+/// here; what is not a field of a node is kept as it is).
+fn apply_json_node(node: &mut NewNode, mut obj: Map<String, Value>) -> Result<()> {
+    let s = |v: Value, k: &str| -> Result<String> {
+        match v {
+            Value::String(s) => Ok(s),
+            _ => Err(Error::usage(
+                "usage::json_node",
+                format!("`--json-node`: `{k}` must be a string"),
+                None,
+            )),
+        }
+    };
+    if let Some(r) = obj.remove("role") {
+        node.role = match s(r, "role")?.as_str() {
+            "user" => "user".into(),
+            "llm" | "assistant" => "llm".into(),
+            "code" | "tool" => "code".into(),
+            other => {
+                return Err(Error::usage(
+                    "usage::role",
+                    format!("`--json-node`: unknown role `{other}`"),
+                    Some("roles are user, llm (assistant) and code (tool)".into()),
+                ));
+            }
+        };
+    }
+    if let Some(v) = obj.remove("id") {
+        node.id = Some(s(v, "id")?);
+    }
+    if let Some(v) = obj.remove("predecessor") {
+        node.predecessor = Some(match v {
+            Value::Null => None,
+            v => Some(s(v, "predecessor")?),
+        });
+    }
+    if let Some(v) = obj.remove("caller") {
+        node.caller = Some(match v {
+            Value::Null => String::new(),
+            v => s(v, "caller")?,
+        });
+    }
+    if let Some(v) = obj.remove("name") {
+        node.name = Some(match v {
+            Value::Null => String::new(),
+            v => s(v, "name")?,
+        });
+    }
+    node.input = obj.remove("input").unwrap_or(Value::Null);
+    node.output = obj.remove("output").unwrap_or(Value::Null);
+    if let Some(v) = obj.remove("reads") {
+        node.reads = serde_json::from_value(v).map_err(|_| {
+            Error::usage(
+                "usage::json_node",
+                "`--json-node`: `reads` must be a list of node ids",
+                None,
+            )
+        })?;
+    }
+    match obj.remove("metadata") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => node.metadata = m,
+        Some(_) => {
+            return Err(Error::usage(
+                "usage::json_node",
+                "`--json-node`: `metadata` must be an object",
+                None,
+            ));
+        }
+    }
+    if let Some(v) = obj.remove("created_at") {
+        node.created_at = Some(v.as_f64().ok_or_else(|| {
+            Error::usage(
+                "usage::json_node",
+                "`--json-node`: `created_at` must be a number",
+                None,
+            )
+        })?);
+    }
+    obj.remove("seq"); // assigned here
+    node.extra = obj;
+    Ok(())
+}
+
+/// `--file`: the text of `f` (`-` for stdin).
+fn text_of_file(f: &Path) -> Result<String> {
+    let text = if f.as_os_str() == "-" {
+        read_limited(
+            std::io::Cursor::new(crate::out::read_input(MAX_FILE_BYTES + 1).io("read", "<stdin>")?),
+            std::path::Path::new("<stdin>"),
+        )?
+    } else {
+        let file = std::fs::File::open(f).io("read", f)?;
+        read_limited(file, f)?
+    };
+    Ok(text)
+}
+
+/// `--input`: the tool's arguments, one JSON value.
+fn tool_input(i: &str) -> Result<Value> {
+    serde_json::from_str(i).map_err(|e| {
+        Error::usage(
+            "usage::input_json",
+            format!("`--input` is not valid JSON: {e}"),
+            Some("give the tool's arguments as one JSON value, e.g. '{\"path\": \"a.rs\"}'".into()),
+        )
+    })
 }
 
 fn report(ctx: &Ctx, session: &str, node: &Node) {
