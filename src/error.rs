@@ -73,6 +73,11 @@ pub enum Error {
     #[diagnostic(transparent)]
     ProjectSkip(#[from] crate::git::project::Skip),
 
+    /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Sync(#[from] crate::sync::SyncError),
+
     /// git's transport to a remote failed (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -151,6 +156,7 @@ impl Error {
             Error::SessionNotFound { .. }
             | Error::Refused(_)
             | Error::Transport(_)
+            | Error::Sync(_)
             | Error::ProjectSkip(_)
             | Error::Layout(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,

@@ -171,15 +171,11 @@ fn no_remote(ctx: &Ctx, name: &str) -> Error {
     let known: Vec<String> = remotes::read(&ctx.state)
         .map(|r| r.into_keys().collect())
         .unwrap_or_default();
-    Error::refused(
-        "sync::no_remote",
-        format!("no remote `{name}`"),
-        Some(crate::layout::paths::did_you_mean(
-            name,
-            &known,
-            "`git-session remote list` shows",
-        )),
-    )
+    crate::sync::SyncError::NoRemote {
+        message: format!("no remote `{name}`"),
+        help: crate::layout::paths::did_you_mean(name, &known, "`git-session remote list` shows"),
+    }
+    .into()
 }
 
 /// Register remote `name` at `url`; true when it was not there before (a
@@ -190,16 +186,11 @@ fn add(ctx: &Ctx, name: &str, url: &str) -> Result<bool> {
             if remotes::url(old) == Some(url) {
                 return Ok(false);
             }
-            return Err(Error::refused(
-                "sync::remote_exists",
-                format!(
-                    "remote `{name}` exists with URL `{}`",
-                    remotes::url(old).unwrap_or_default()
-                ),
-                Some(format!(
-                    "remove it first: `git-session remote remove {name}`"
-                )),
-            ));
+            return Err(crate::sync::SyncError::RemoteExists {
+                name: name.to_string(),
+                url: remotes::url(old).unwrap_or_default().to_string(),
+            }
+            .into());
         }
         let mut row = serde_json::Map::new();
         row.insert("url".into(), url.into());

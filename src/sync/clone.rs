@@ -20,18 +20,13 @@ pub(super) fn create(
 ) -> Result<PathBuf> {
     let meta = tree::meta_of(transfer, newest)?;
     if meta.str("id") != Some(id) {
-        return Err(Error::refused(
-            "sync::meta_mismatch",
-            format!(
-                "the remote's session `{id}` has a meta.json that names {}",
-                meta.str("id")
-                    .map_or("no session".to_string(), |o| format!("session `{o}`"))
-            ),
-            Some(
-                "nothing was written; the remote holds a session that is not what its refs say"
-                    .into(),
-            ),
-        ));
+        return Err(SyncError::MetaMismatch {
+            id: id.to_string(),
+            names: meta
+                .str("id")
+                .map_or("no session".to_string(), |o| format!("session `{o}`")),
+        }
+        .into());
     }
     let project = meta
         .str("project_id")
@@ -90,11 +85,11 @@ pub(super) fn create(
                 .take(3)
                 .map(|f| format!("{}: {}", f.kind, f.message))
                 .collect();
-            return Err(Error::refused(
-                "sync::fetched_invalid",
-                format!("the remote's session `{id}` does not verify: {}", shown.join("; ")),
-                Some("nothing was published; repair it on the machine that pushed it, then push again".into()),
-            ));
+            return Err(SyncError::FetchedInvalid {
+                id: id.to_string(),
+                problems: shown.join("; "),
+            }
+            .into());
         }
         atomic::sync_dir(&staging)?;
         Ok(())

@@ -93,13 +93,11 @@ pub fn fetch(
     if let Selection::Some(ids) = selection {
         for id in ids {
             if !sessions.contains_key(id) {
-                return Err(Error::refused(
-                    "sync::not_on_remote",
-                    format!("session `{id}` is not on remote `{remote}`"),
-                    Some(format!(
-                        "push it from the machine that has it: `git-session push {remote} {id}`"
-                    )),
-                ));
+                return Err(SyncError::NotOnRemote {
+                    id: id.clone(),
+                    remote: remote.to_string(),
+                }
+                .into());
             }
         }
     }

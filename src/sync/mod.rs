@@ -19,6 +19,7 @@
 //! then the registry, then each session.
 
 mod clone;
+mod error;
 mod fetch;
 mod push;
 pub mod remotes;
@@ -39,6 +40,7 @@ use crate::layout::schema::Meta;
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, projects, registry};
 use crate::out::records;
 
+pub use error::SyncError;
 pub use fetch::{Divergence, Outcome, divergences, fetch};
 pub use push::{PushOptions, PushReport, push, queued, refused_whole};
 pub use take::Take;

@@ -571,13 +571,7 @@ fn collect_session(
     dry_run: bool,
     allowed: &BTreeSet<String>,
 ) -> Result<Collected> {
-    let prefix = remote_prefix(id).ok_or_else(|| {
-        Error::refused(
-            "sync::bad_ref_id",
-            "its id cannot be part of a git ref name",
-            None,
-        )
-    })?;
+    let prefix = remote_prefix(id).ok_or(SyncError::BadRefId)?;
     let mut out = Collected {
         updates: Vec::new(),
         same: 0,

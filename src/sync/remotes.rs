@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::SyncError;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::lock::{self, LockOptions};
 use crate::layout::{StateDir, atomic};
@@ -164,23 +165,19 @@ pub fn check_not_ours(state: &StateDir, url: &str) -> Result<()> {
         return Ok(());
     };
     if !path.is_absolute() {
-        return Err(Error::refused(
-            "sync::relative_remote_url",
-            format!("the remote URL `{url}` is a relative path"),
-            Some("add the remote again with an absolute path".into()),
-        ));
+        return Err(SyncError::RelativeRemoteUrl {
+            url: url.to_string(),
+        }
+        .into());
     }
     let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (root, path) = (canon(&state.root), canon(&path));
     if path.starts_with(&root) || root.starts_with(&path) {
-        return Err(Error::refused(
-            "sync::remote_in_state_dir",
-            format!(
-                "`{url}` is inside (or holds) the state directory `{}`",
-                state.root.display()
-            ),
-            Some("a remote is a repository of its own: `git init --bare` one elsewhere".into()),
-        ));
+        return Err(SyncError::RemoteInStateDir {
+            url: url.to_string(),
+            state: state.root.clone(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -199,23 +196,17 @@ pub fn resolve(state: &StateDir, name: Option<&str>) -> Result<(String, String)>
             // remotes.json is a file anyone may have edited: a URL there is
             // checked as `remote add` checks one (an option such as
             // `--upload-pack=<command>` would run a command).
-            check_url(url).map_err(|e| {
-                Error::refused(
-                    "sync::remote_url",
-                    format!("remote `{n}` in remotes.json: {e}"),
-                    Some(format!(
-                        "set it again: `git-session remote remove {n}`, then `git-session remote add {n} URL`"
-                    )),
-                )
+            check_url(url).map_err(|e| SyncError::RemoteUrl {
+                name: n.clone(),
+                why: e.to_string(),
             })?;
             check_not_ours(state, url)?;
             Ok((n.clone(), url.into()))
         }
         None => {
             let known: Vec<&str> = remotes.keys().map(String::as_str).collect();
-            Err(Error::refused(
-                "sync::no_remote",
-                match name {
+            Err(SyncError::NoRemote {
+                message: match name {
                     Some(n) => format!("no remote `{n}`"),
                     None if known.is_empty() => "no remote is configured".to_string(),
                     None => format!(
@@ -223,12 +214,13 @@ pub fn resolve(state: &StateDir, name: Option<&str>) -> Result<(String, String)>
                         known.join(", ")
                     ),
                 },
-                Some(if known.is_empty() {
+                help: if known.is_empty() {
                     "add one: `git-session remote add origin URL`".into()
                 } else {
                     format!("remotes: {}", known.join(", "))
-                }),
-            ))
+                },
+            }
+            .into())
         }
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
+use super::SyncError;
 use crate::error::{Error, IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
 use crate::layout::paths::{HISTORY, META, Snapshot, is_dotgit};
@@ -46,13 +47,9 @@ pub fn newest_tip(repo: &SessionRepo, branches: &BTreeMap<String, Oid>) -> Resul
             ));
         }
     }
-    let mut newest = best.map(|(_, n)| n).ok_or_else(|| {
-        Error::refused(
-            "sync::no_branch",
-            "the remote holds no branch of this session",
-            None,
-        )
-    })?;
+    let mut newest = best
+        .map(|(_, n)| n)
+        .ok_or_else(|| Error::from(SyncError::NoBranch))?;
     if let Some(b) = head_branch(repo, branches, &newest) {
         newest.branch = b;
     }
@@ -134,20 +131,11 @@ pub fn names_on_disk(sd: &SessionDir) -> Result<BTreeSet<String>> {
 
 /// meta.json of the newest tree.
 pub fn meta_of(repo: &SessionRepo, newest: &Newest) -> Result<Meta> {
-    let blob = repo.tree_entry(newest.tree, META)?.ok_or_else(|| {
-        Error::refused(
-            "sync::no_meta",
-            "the remote's session has no meta.json",
-            Some("nothing was written".to_string()),
-        )
-    })?;
-    Meta::parse(&repo.read_blob(blob)?).map_err(|e| {
-        Error::refused(
-            "sync::bad_meta",
-            format!("the remote's meta.json does not parse: {e}"),
-            Some("nothing was written".to_string()),
-        )
-    })
+    let blob = repo
+        .tree_entry(newest.tree, META)?
+        .ok_or_else(|| Error::from(SyncError::NoMeta))?;
+    Meta::parse(&repo.read_blob(blob)?)
+        .map_err(|e| Error::from(SyncError::BadMeta { why: e.to_string() }))
 }
 
 /// Whether commit `a` is `b` or one of its ancestors.
@@ -238,11 +226,11 @@ pub struct File {
 }
 
 fn unsafe_tree(path: &str, why: &str) -> Error {
-    Error::refused(
-        "sync::fetched_unsafe",
-        format!("the remote's session tree holds `{path}`: {why}"),
-        Some("nothing was written; a session tree holds plain files only".into()),
-    )
+    SyncError::FetchedUnsafe {
+        path: path.to_string(),
+        why: why.to_string(),
+    }
+    .into()
 }
 
 /// Every file of `tree`, refusing what a session tree never holds: links,
@@ -378,17 +366,7 @@ pub fn check_out(
                 }
                 let redacted = existing == Existing::Redaction && is_redaction_of(&bytes, &ours);
                 if f.path.starts_with(&history_prefix) && !redacted {
-                    return Err(Error::refused(
-                        "sync::node_differs",
-                        format!(
-                            "node file `{}` here differs from the remote's",
-                            dest.display()
-                        ),
-                        Some(
-                            "node files are immutable; run `git-session verify` on this session"
-                                .into(),
-                        ),
-                    ));
+                    return Err(SyncError::NodeDiffers { path: dest.clone() }.into());
                 }
                 if f.path == META
                     && let Some(merge) = merge_meta
@@ -397,11 +375,7 @@ pub fn check_out(
                 } else if existing == Existing::Keep {
                     continue;
                 } else if existing == Existing::Refuse {
-                    return Err(Error::refused(
-                        "sync::file_differs",
-                        format!("`{}` here differs from the remote's", dest.display()),
-                        None,
-                    ));
+                    return Err(SyncError::FileDiffers { path: dest.clone() }.into());
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
