@@ -110,13 +110,7 @@ pub fn stale_project_temps(git_dir: &Path) -> Vec<PathBuf> {
                 ours(e.file_name().as_encoded_bytes()) && e.file_type().is_ok_and(|t| t.is_file())
             })
             .map(|e| e.path())
-            .filter(|p| {
-                std::fs::symlink_metadata(p)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|m| m.elapsed().ok())
-                    .is_some_and(|age| age >= FOREIGN_LOCK)
-            })
+            .filter(|p| age(p).is_some_and(|age| age >= FOREIGN_LOCK))
             .collect()
     };
     let mut out = in_dir(git_dir, &|name| {

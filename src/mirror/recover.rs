@@ -185,6 +185,11 @@ fn went_back(repo: &SessionRepo, snapshot: &Snapshot, head: Oid, tips: &[Oid]) -
     if last == head || tips.contains(&last) {
         return None;
     }
+    // HEAD went on past it (another writer's turn on top, a fetch): the
+    // usual way the two differ, told in a read or two.
+    if first_parent_reaches(repo, head, last, WENT_BACK_TURNS) != Some(false) {
+        return None;
+    }
     if first_parent_reaches(repo, last, head, WENT_BACK_TURNS) != Some(true) {
         return None;
     }
