@@ -90,12 +90,7 @@ impl Demo {
         mirror::commit_pending(sd, id, &opts, &mut |_| Ok(()), &mut |w| out.warn(w))?;
         // The list row follows meta.json (title, `updated_at`), as after
         // `append` and `commit-turn`.
-        let preview = catalog
-            .rev_entries()
-            .filter(|e| e.letter == 'u')
-            .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
-            .find(|n| n.starts_turn())
-            .map(|n| crate::layout::schema::preview(&n.text()));
+        let preview = registry::latest_preview(sd, &catalog);
         registry::journal_append(
             &self.state,
             &crate::layout::schema::index_row(&meta, id, preview.as_deref()),

@@ -585,6 +585,15 @@ pub fn rewrite(sd: &SessionDir, e: &Entry, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The user node that starts the session's latest turn, if any.
+pub fn latest_turn_start(sd: &SessionDir, catalog: &Catalog) -> Option<Node> {
+    catalog
+        .rev_entries()
+        .filter(|e| e.letter == 'u')
+        .filter_map(|e| read_node(&sd.history(), &e).ok())
+        .find(|n| n.starts_turn())
+}
+
 /// Parse one node file; the name must agree with the payload's id.
 pub fn read_node(history: &Path, entry: &Entry) -> Result<Node> {
     let path = history.join(&entry.file);

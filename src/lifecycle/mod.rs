@@ -472,13 +472,9 @@ pub fn load_rows<'a>(
 
 fn row_from_disk(sd: &SessionDir, meta: &Meta) -> Map<String, Value> {
     let id = meta.str("id").unwrap_or_default().to_string();
-    let preview = Catalog::peek(sd).ok().and_then(|c| {
-        c.rev_entries()
-            .filter(|e| e.letter == 'u')
-            .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
-            .find(|n| n.starts_turn())
-            .map(|n| schema::preview(&n.text()))
-    });
+    let preview = Catalog::peek(sd)
+        .ok()
+        .and_then(|c| crate::layout::registry::latest_preview(sd, &c));
     let id = if id.is_empty() {
         sd.dir
             .file_name()

@@ -101,11 +101,7 @@ fn agent_commit(
         })
         .collect();
     let catalog = Catalog::load(sd)?;
-    let user_text = catalog
-        .rev_entries()
-        .filter(|e| e.letter == 'u')
-        .filter_map(|e| history::read_node(&sd.history(), &e).ok())
-        .find(|n| n.starts_turn())
+    let user_text = history::latest_turn_start(sd, &catalog)
         .map(|n| {
             let first = session::one_line(n.text().lines().next().unwrap_or(""));
             // Text git accepts and a terminal shows as it is (see

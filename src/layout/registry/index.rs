@@ -113,6 +113,16 @@ pub fn put_row(state: &StateDir, locks: LockOptions, id: &str, row: Row) -> Resu
     Ok(())
 }
 
+/// The preview a session's index row shows: the user message that starts
+/// its latest turn (SPEC §3).
+pub fn latest_preview(
+    sd: &crate::layout::SessionDir,
+    catalog: &crate::layout::history::Catalog,
+) -> Option<String> {
+    crate::layout::history::latest_turn_start(sd, catalog)
+        .map(|n| crate::layout::schema::preview(&n.text()))
+}
+
 /// The index row of the session in `sd`, from its meta.json, with the
 /// preview of the latest user node; `None` when meta.json does not parse.
 pub fn fresh_row(sd: &crate::layout::SessionDir, id: &str) -> Result<Option<Row>> {
@@ -120,12 +130,7 @@ pub fn fresh_row(sd: &crate::layout::SessionDir, id: &str) -> Result<Option<Row>
         return Ok(None);
     };
     let catalog = crate::layout::history::Catalog::peek(sd)?;
-    let preview = catalog
-        .rev_entries()
-        .filter(|e| e.letter == 'u')
-        .filter_map(|e| crate::layout::history::read_node(&sd.history(), &e).ok())
-        .find(|n| n.starts_turn())
-        .map(|n| crate::layout::schema::preview(&n.text()));
+    let preview = latest_preview(sd, &catalog);
     Ok(Some(crate::layout::schema::index_row(
         &meta,
         id,

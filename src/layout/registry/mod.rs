@@ -41,8 +41,8 @@ pub use discover::{candidates, discover};
 pub use field::Field;
 pub use fold::{FOLD_THRESHOLD, fold, fold_if_large, fold_owed, folds_owed, update_index};
 pub use index::{
-    fresh_row, load_index, load_index_as_file_and_folded, put_row, rebuild, rebuild_index,
-    stale_rows,
+    fresh_row, latest_preview, load_index, load_index_as_file_and_folded, put_row, rebuild,
+    rebuild_index, stale_rows,
 };
 pub use journal::{
     Change, Mark, changes_since, journal_append, journal_append_lagging, journal_len, owe_fold,
