@@ -1,20 +1,19 @@
 //! git-session: entity memory on git. Every agent session is a git repository
 //! with one commit per turn.
 //!
-//! The layers, top down; a module names only modules of its own layer or
-//! below (`tests/it/docs.rs` checks the line between the command side and
-//! the rest):
+//! This library is the domain and its foundation; the command side lives in
+//! the binary (`src/bin/git-session/`: `cli` the clap definition, `context`
+//! the `Ctx` its global flags ask for, `commands` one file a command: parse,
+//! call the domain with explicit inputs, print). The library cannot name
+//! the binary, so the compiler keeps that line. The layers, top down; a
+//! module names only modules of its own layer or below:
 //!
-//! - **the command side**: [`cli`] (the clap definition), [`context`]
-//!   (`Ctx`: the state dir, printer and lock options the global flags
-//!   ask for) and [`commands`] (one file a command: parse, call the
-//!   domain with explicit inputs, print);
-//! - **the domain**, which takes a state dir, options and a printer, never
-//!   a `Ctx`: [`mirror`] (commit the turns), [`store`] (write nodes),
-//!   [`import`] (Claude Code and Codex transcripts), [`sync`] (push, fetch,
-//!   clone), [`verify`], [`secrets`], [`project`], [`relocate`],
-//!   [`lifecycle`], [`migrate`], [`backfill`], [`demo`] (the sample
-//!   sessions), and [`read`] and [`view`] (the record read back);
+//! - **the domain**, which takes a state dir, options and a printer:
+//!   [`mirror`] (commit the turns), [`store`] (write nodes), [`import`]
+//!   (Claude Code and Codex transcripts), [`sync`] (push, fetch, clone),
+//!   [`verify`], [`secrets`], [`project`], [`relocate`], [`lifecycle`],
+//!   [`migrate`], [`backfill`], [`demo`] (the sample sessions), and
+//!   [`read`] and [`view`] (the record read back);
 //! - **the foundation**: [`session`] (nodes and their DAG), [`layout`] (the
 //!   on-disk contract: paths, atomic writes, the lock policy, registries),
 //!   [`git`] (every git operation, through gix), [`out`] (records and
@@ -23,9 +22,6 @@
 
 pub mod backfill;
 pub mod child;
-pub mod cli;
-pub mod commands;
-pub mod context;
 pub mod demo;
 pub mod error;
 pub mod git;

@@ -447,7 +447,7 @@ fn snippet(text: &str, start: usize, end: usize) -> (String, usize, usize) {
 }
 
 /// The nearest char boundary of `s` at or before `i`.
-pub(crate) fn floor_char(s: &str, mut i: usize) -> usize {
+pub fn floor_char(s: &str, mut i: usize) -> usize {
     while !s.is_char_boundary(i) {
         i -= 1;
     }

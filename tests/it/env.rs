@@ -520,3 +520,46 @@ fn a_command_past_its_limit_is_killed_and_named() {
         (Some(3), &b"out\n"[..], &b"err\n"[..])
     );
 }
+
+/// The binary's commands, as a user finds them: each command its `--help`
+/// lists, with the subcommands its own `--help` lists (`help` left out),
+/// and the hidden ones that have a man page (`project unbind`), found from
+/// `man/git-session-<command>-<sub>.1`. The clap definition lives on the
+/// binary's side, so this is how a test reads it.
+pub fn command_tree(env: &TestEnv) -> Vec<(String, Vec<String>)> {
+    fn listed(help: &str) -> Vec<String> {
+        help.lines()
+            .skip_while(|l| *l != "Commands:")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .filter(|l| l.starts_with("  ") && !l[2..].starts_with(' '))
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|name| *name != "help")
+            .map(str::to_string)
+            .collect()
+    }
+    let man = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    let pages: Vec<String> = std::fs::read_dir(&man)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    listed(&env.ok(&["--help"]))
+        .into_iter()
+        .map(|name| {
+            let mut subs = listed(&env.ok(&[&name, "--help"]));
+            if !subs.is_empty() {
+                let prefix = format!("git-session-{name}-");
+                for page in &pages {
+                    if let Some(sub) = page
+                        .strip_prefix(&prefix)
+                        .and_then(|p| p.strip_suffix(".1"))
+                        && !subs.iter().any(|s| s == sub)
+                    {
+                        subs.push(sub.to_string());
+                    }
+                }
+            }
+            (name, subs)
+        })
+        .collect()
+}

@@ -1,0 +1,124 @@
+//! `branch`: the DAG tips with their git branches (SPEC §5.7).
+//!
+//! Reads: meta.json, every node, the session's refs. Writes: nothing. Locks:
+//! the session, shared. Prints: one row per tip, the current one marked.
+
+use crate::context::Ctx;
+use git_session::error::{Result, exit};
+use git_session::git::SessionRepo;
+use git_session::layout::history::{self, Catalog};
+use git_session::layout::lock;
+use git_session::layout::schema::Meta;
+use git_session::session;
+use git_session::view::{self, Dag};
+
+/// List the conversation's branches: every DAG tip with its git branch, turn
+/// count and last activity; `*` marks the one being viewed.
+#[derive(Debug, clap::Args)]
+pub struct BranchArgs {
+    /// Session id
+    pub session: String,
+}
+
+use git_session::out::records::Branch as Row;
+
+pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
+    let sd = ctx.state.find_session(&args.session)?;
+    let _lock = ctx.lock_session(&sd, lock::Kind::Shared)?;
+    let meta = Meta::read(&sd.meta())?;
+    let out = ctx.out;
+    let catalog = Catalog::load(&sd)?;
+    let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
+    let repo = SessionRepo::open(&sd.dir)?;
+    let branches = repo.branches()?;
+    let dag = Dag::new(&nodes);
+    let current = view::view_tip(&meta, &dag);
+    let tips = dag.tips();
+    let files: Vec<(u64, String)> = tips
+        .iter()
+        .map(|t| {
+            let file = catalog.get(&t.id).map(|e| e.file).unwrap_or_default();
+            (t.seq.max(0) as u64, file)
+        })
+        .collect();
+    let as_refs: Vec<(u64, &str)> = files.iter().map(|(s, f)| (*s, f.as_str())).collect();
+    let ends = git_session::mirror::tips_of_branches(&repo, &branches, &as_refs)?;
+    let mut rows = Vec::new();
+    for (ti, tip) in tips.into_iter().enumerate() {
+        let chain = dag.chain(&tip.id);
+        let turns = Dag::turns(&chain).len() as u64;
+        let last_activity = nodes
+            .iter()
+            .filter(|n| n.id == tip.id || n.caller == tip.id)
+            .map(|n| n.created_at)
+            .fold(tip.created_at, f64::max);
+        // The branches that end at this tip, and their commit; a tip no
+        // branch ends at: the commit that holds it, if any (by its trailer,
+        // else by the trees: the Python store's commits carry none).
+        let on: Vec<&(String, git_session::git::Oid)> = branches
+            .iter()
+            .zip(&ends)
+            .filter(|(_, e)| **e == Some(ti))
+            .map(|(b, _)| b)
+            .collect();
+        let names: Vec<String> = on.iter().map(|(b, _)| b.clone()).collect();
+        let commit = match on.first() {
+            Some((_, c)) => Some(*c),
+            None => match git_session::mirror::commit_of_seq(&repo, files[ti].0)? {
+                Some(c) => Some(c),
+                None => git_session::mirror::holders_of(&repo, &[as_refs[ti]])?
+                    .pop()
+                    .flatten(),
+            },
+        };
+        let subject = chain
+            .iter()
+            .rev()
+            .find(|n| n.starts_turn())
+            .map(|n| session::cut(&session::one_line(&n.text()), 50))
+            .unwrap_or_default();
+        rows.push(Row {
+            current: current
+                .as_deref()
+                .is_some_and(|c| c == tip.id || dag.chain(c).iter().any(|n| n.id == tip.id)),
+            tip: tip.id.clone(),
+            branches: names,
+            commit: commit.map(|c| c.to_string()),
+            turns,
+            last_activity,
+            last_activity_rfc3339: git_session::out::rfc3339(last_activity),
+            subject,
+        });
+    }
+    rows.sort_by(|a, b| {
+        b.last_activity
+            .total_cmp(&a.last_activity)
+            .then(a.tip.cmp(&b.tip))
+    });
+    let width = rows
+        .iter()
+        .map(|r| r.branches.join(",").len().max(13))
+        .max()
+        .unwrap_or(13);
+    for r in &rows {
+        ctx.out.record(r);
+        let name = if r.branches.is_empty() {
+            if r.commit.is_some() {
+                "(no branch)".to_string()
+            } else {
+                "(uncommitted)".to_string()
+            }
+        } else {
+            r.branches.join(",")
+        };
+        ctx.out.line(format!(
+            "{} {name:<width$}  turn {:<3} {}  {}  {}",
+            if r.current { "*" } else { " " },
+            r.turns,
+            git_session::out::short_time(r.last_activity),
+            r.tip,
+            r.subject
+        ));
+    }
+    Ok(exit::OK)
+}
