@@ -56,7 +56,9 @@ mod state;
 pub use kinds::{KINDS, Kind, kinds_help};
 pub use objects::blob_in_file;
 pub use repair::{repair_session, repair_state};
-pub use state::{binding_fixes, check_state, missing_locations, project_index_locks};
+pub use state::{
+    binding_fixes, check_state, dangling_locations, missing_locations, project_index_locks,
+};
 
 /// Whether a finding makes `verify` exit 1.
 pub use crate::out::records::{BranchStats, Finding, Severity, Stats};

@@ -338,10 +338,11 @@ pub fn repair_state(
             fixed(None, d);
         }
     }
-    let dangling: Vec<String> = findings
-        .iter()
-        .filter(|f| f.kind == "location_dangling" && f.fixable)
-        .filter_map(|f| f.message.split('`').nth(1).map(str::to_owned))
+    let known: std::collections::BTreeSet<&str> = sessions.iter().map(|t| t.id.as_str()).collect();
+    let dangling: Vec<String> = super::dangling_locations(state, &known)
+        .into_iter()
+        .filter(|(_, _, elsewhere)| *elsewhere)
+        .map(|(id, _, _)| id)
         .collect();
     for (session, project) in super::binding_fixes(state) {
         // Under its project and only there (bound to `default`:

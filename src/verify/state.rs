@@ -2,7 +2,7 @@
 //! meta.json, locations, invalid session directories, leftovers.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Finding, KINDS, Severity};
 use crate::layout::{StateDir, TEMP_PREFIX, registry};
@@ -222,35 +222,49 @@ fn check_locations(
             true,
         );
     }
-    for (id, path) in locations {
-        let p = PathBuf::from(&path);
-        if !p.join(crate::layout::paths::META).is_file()
-            && !p.join(crate::layout::paths::HISTORY).is_dir()
-        {
-            let elsewhere = known.contains(id.as_str());
-            add(
-                out,
-                "location_dangling",
-                state.locations_json(),
-                format!(
-                    "`{id}` → `{path}` does not exist{}",
-                    if elsewhere {
-                        " (the session is in a standard place)"
-                    } else {
-                        ""
-                    }
-                ),
+    for (id, path, elsewhere) in dangling_locations(state, known) {
+        add(
+            out,
+            "location_dangling",
+            state.locations_json(),
+            format!(
+                "`{id}` → `{path}` does not exist{}",
                 if elsewhere {
-                    FIX.into()
+                    " (the session is in a standard place)"
                 } else {
-                    format!(
-                        "the project moved: run `git-session relocate <project> <new path>`, or remove `{id}` from locations.json"
-                    )
-                },
-                elsewhere,
-            );
-        }
+                    ""
+                }
+            ),
+            if elsewhere {
+                FIX.into()
+            } else {
+                format!(
+                    "the project moved: run `git-session relocate <project> <new path>`, or remove `{id}` from locations.json"
+                )
+            },
+            elsewhere,
+        );
     }
+}
+
+/// The locations.json entries whose path holds no session: `(id, path,
+/// elsewhere)`, where `elsewhere` says the session was found in a standard
+/// place (`known`), so that removing the entry loses nothing (the fixable
+/// ones); an entry whose session is nowhere else waits for `relocate`.
+pub fn dangling_locations(state: &StateDir, known: &BTreeSet<&str>) -> Vec<(String, String, bool)> {
+    registry::read_locations(state)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, path)| {
+            let p = Path::new(path);
+            !p.join(crate::layout::paths::META).is_file()
+                && !p.join(crate::layout::paths::HISTORY).is_dir()
+        })
+        .map(|(id, path)| {
+            let elsewhere = known.contains(id.as_str());
+            (id, path, elsewhere)
+        })
+        .collect()
 }
 
 /// Directories that look like sessions but are not valid, and our
