@@ -7,7 +7,7 @@
 //! that happens: a scan of a turn's few nodes compiles a handful of the
 //! 218 rules, not all of them.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -192,7 +192,7 @@ impl Rules {
                 always.push(i);
             }
             for k in &r.keywords {
-                let k = k.to_lowercase();
+                let k = k.to_ascii_lowercase();
                 match patterns.iter().position(|p| *p == k) {
                     Some(p) => woken[p].push(i),
                     None => {
@@ -210,8 +210,14 @@ impl Rules {
                 allow: r.allow.into_iter().map(Allow::from).collect(),
             });
         }
+        // Lower-case keywords, matched in a lower-cased copy of the text (as
+        // ASCII case-insensitive matching would, the keywords being ASCII),
+        // by the automaton that is quickest to build: a one-shot
+        // `commit-turn` builds it for a turn's few kilobytes, where a
+        // case-insensitive contiguous one took 2.7 times as long to build
+        // (0.46 against 0.17 ms) and its faster search gained nothing.
         let keywords = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
             .build(&patterns)
             .expect("keywords build");
         Rules {
@@ -237,7 +243,8 @@ impl Rules {
         }
         let mut left = self.woken.len();
         let mut seen = vec![false; self.woken.len()];
-        for m in self.keywords.find_overlapping_iter(text) {
+        let lower = text.to_ascii_lowercase();
+        for m in self.keywords.find_overlapping_iter(&lower) {
             let p = m.pattern().as_usize();
             if !seen[p] {
                 seen[p] = true;
@@ -273,4 +280,33 @@ pub fn entropy(s: &[u8]) -> f64 {
             -f * f.log2()
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keyword pass lower-cases the text as ASCII: right only while
+    /// every keyword is ASCII.
+    #[test]
+    fn keywords_are_ascii_and_matched_in_any_case() {
+        let gitleaks: Source = serde_json::from_str(GITLEAKS).unwrap();
+        let own: Vec<RuleSource> = serde_json::from_str(OWN).unwrap();
+        let odd: Vec<&String> = gitleaks
+            .rules
+            .iter()
+            .chain(&own)
+            .flat_map(|r| &r.keywords)
+            .filter(|k| !k.is_ascii())
+            .collect();
+        assert!(odd.is_empty(), "{odd:?}");
+        let rules = Rules::get();
+        let lower = rules.wanted(b"export github_token=... aws akia postgres://u:p@h");
+        assert!(!lower.is_empty());
+        let upper = rules.wanted(b"EXPORT GITHUB_TOKEN=... AWS AKIA POSTGRES://U:P@H");
+        assert_eq!(lower, upper);
+        let mixed = rules.wanted(b"Export GitHub_Token=... Aws Akia Postgres://u:p@h");
+        assert_eq!(lower, mixed);
+        assert!(rules.wanted(b"nothing to see here").len() < lower.len());
+    }
 }
