@@ -851,7 +851,8 @@ fn demo_records_sessions_that_git_accepts() {
         "{out}"
     );
     // Every repository the demo made: two sessions and the user's project.
-    let mut repos: Vec<std::path::PathBuf> = walkdir::WalkDir::new(dir.join("state/sessions"))
+    // The sessions went where `--state-dir` said (TestEnv always gives it).
+    let mut repos: Vec<std::path::PathBuf> = walkdir::WalkDir::new(env.state().join("sessions"))
         .into_iter()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name() == ".git")
@@ -873,7 +874,8 @@ fn demo_records_sessions_that_git_accepts() {
             String::from_utf8_lossy(&status.stdout)
         );
     }
-    let repo = dir.join("state/sessions/refactor");
+    assert!(!dir.join("state").exists());
+    let repo = env.state().join("sessions/refactor");
     let branches = String::from_utf8(
         env.git_in(&repo, &["branch", "--format=%(refname:short)"])
             .stdout,
@@ -893,8 +895,12 @@ fn demo_records_sessions_that_git_accepts() {
         "{app_log}"
     );
     // The printed commands work as printed.
-    let state = dir.join("state");
+    let state = env.state();
     let s = state.to_str().unwrap();
+    assert!(
+        out.contains(&format!("Recorded two sessions into {s}:")),
+        "{out}"
+    );
     let log = env.ok(&["--state-dir", s, "log", "refactor", "--all"]);
     assert_eq!(
         log.lines()
@@ -910,8 +916,36 @@ fn demo_records_sessions_that_git_accepts() {
     );
     let show = env.ok(&["--state-dir", s, "show", "feature"]);
     assert!(show.contains("greet"), "{show}");
+    // A second run into the same state dir is refused, not merged.
+    let again = env.tmp.path().join("demo2");
+    env.fails(&["demo", again.to_str().unwrap()], 1);
+}
+
+/// Without `--state-dir`, `demo` records into a new state dir in DIR and
+/// leaves the default one (and `$OPENPROGRAM_HOME`'s) alone.
+#[test]
+fn demo_without_a_state_dir_makes_its_own() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("demo");
+    let home = env.tmp.path().join("home");
+    let mut c = std::process::Command::new(crate::env::BIN);
+    env.isolate(&mut c);
+    let out = crate::env::output(c.args(["demo", dir.to_str().unwrap()]));
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let state = dir.join("state").canonicalize().unwrap();
+    assert!(
+        stdout.contains(&format!("Recorded two sessions into {}:", state.display())),
+        "{stdout}"
+    );
+    assert!(state.join("sessions/refactor/meta.json").is_file());
+    assert!(!home.join(".openprogram").exists());
+    assert!(!env.state().exists());
     // A second run into the same directory is refused, not merged.
-    env.fails(&["demo", dir.to_str().unwrap()], 1);
+    let mut c = std::process::Command::new(crate::env::BIN);
+    env.isolate(&mut c);
+    let again = crate::env::output(c.args(["demo", dir.to_str().unwrap()]));
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
 }
 
 /// Loose object files and packs in a session repo (a background git may be

@@ -226,7 +226,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Backfill(Lazy(a)) => commands::backfill::run(&ctx, a),
         Command::Migrate(Lazy(a)) => commands::migrate::run(&ctx, a),
         Command::Verify(Lazy(a)) => commands::verify::run(&ctx, a),
-        Command::Demo(Lazy(a)) => commands::demo::run(&ctx, a),
+        Command::Demo(Lazy(a)) => commands::demo::run(&ctx, a, cli.global.state_dir.is_some()),
         Command::Man(Lazy(a)) => commands::man::run(&ctx, a),
         Command::Completions(Lazy(a)) => commands::man::completions(&ctx, a),
         Command::Schema(Lazy(a)) => commands::schema::run(&ctx, a),

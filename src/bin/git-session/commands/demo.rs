@@ -1,8 +1,10 @@
 //! `demo`: record sample sessions into a fresh state dir and say what to look
 //! at next (SPEC §5.16).
 //!
-//! Reads: nothing. Writes: `<DIR>/state/` (a new state dir). Locks: the
-//! sessions it writes. Prints: the state dir, then the commands to try.
+//! Reads: nothing. Writes: the sessions into `--state-dir` when one is
+//! given, else into `<DIR>/state/` (a new state dir); the project's
+//! repository into `<DIR>/`. Locks: the sessions it writes. Prints: the
+//! state dir, then the commands to try.
 
 use std::path::{Path, PathBuf};
 
@@ -13,22 +15,30 @@ use git_session::layout::projects::Project;
 use git_session::layout::{SessionDir, StateDir, ids};
 
 /// Record two sample sessions (turns with tool calls, a retry branch) into
-/// DIR and print what to try next.
+/// the `--state-dir` given, or a new one in DIR, and print what to try next.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Where to write the demo [default: a new directory under the system temp dir]
+    /// Where to write the demo: the project's repository, and the state dir
+    /// (`DIR/state`) unless `--state-dir` names one [default: a new
+    /// directory under the system temp dir]
     pub dir: Option<PathBuf>,
 }
 
-pub fn run(ctx: &Ctx, args: DemoArgs) -> Result<u8> {
+/// `state_given`: `--state-dir` was on the command line, so the sessions
+/// go there (a default state dir, or `$OPENPROGRAM_HOME`, is never used).
+pub fn run(ctx: &Ctx, args: DemoArgs, state_given: bool) -> Result<u8> {
     let dir = match args.dir {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("git-session-demo-{}", ids::generate(""))),
     };
     std::fs::create_dir_all(&dir).io("create", &dir)?;
     let dir = dir.canonicalize().io("resolve", &dir)?;
-    let state = StateDir {
-        root: dir.join("state"),
+    let state = if state_given {
+        ctx.state.clone()
+    } else {
+        StateDir {
+            root: dir.join("state"),
+        }
     };
     let mut demo = Demo::new(state.clone(), ctx.state.clone(), ctx.locks, ctx.out);
 
