@@ -1089,3 +1089,32 @@ fn a_relative_project_path_makes_no_agent_commit_where_the_command_runs() {
     let log = env.git_ok(&dir, &["log", "--format=%an"]);
     assert!(!log.contains("agent"), "{log}");
 }
+
+/// `begin-turn --json` says the turn is running for every session: with
+/// no project, one `turn_begun` record (project null); bound, the
+/// `turn_begun` record names the project and the `baseline` follows.
+#[test]
+fn begin_turn_json_answers_with_or_without_a_project() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s2"]);
+    let lines = |out: String| -> Vec<serde_json::Value> {
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let alone = lines(env.ok(&["--json", "begin-turn", "s2"]));
+    assert_eq!(
+        alone,
+        vec![serde_json::json!({
+            "type": "turn_begun",
+            "data": {"session": "s2", "status": "running", "project": null}
+        })]
+    );
+    let dir = user_repo(&env);
+    let pid = bound_session(&env, &dir);
+    let bound = lines(env.ok(&["--json", "begin-turn", "s1"]));
+    let kinds: Vec<&str> = bound.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["turn_begun", "baseline"]);
+    assert_eq!(bound[0]["data"]["project"], pid.as_str());
+    assert_eq!(bound[1]["data"]["project"], pid.as_str());
+}

@@ -124,6 +124,7 @@ records! {
     RelocateNode => "relocate_node",
     RecordCommitted => "record_committed",
     Relocated => "relocated",
+    TurnBegun => "turn_begun",
     Baseline => "baseline",
     Demo => "demo",
     SessionRow<'_> => "session",

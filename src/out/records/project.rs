@@ -123,6 +123,20 @@ pub struct Relocated {
     pub bound_after: Vec<String>,
 }
 
+/// `begin-turn`: the turn is running (for every session; a bound one's
+/// `baseline` record follows).
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TurnBegun {
+    /// The session id.
+    pub session: String,
+    /// The session's status now: `running`.
+    pub status: String,
+    /// The project the session is bound to with auto-commit, whose
+    /// baseline was taken; null for a session without one.
+    pub project: Option<String>,
+}
+
 /// `begin-turn`: the project's working tree at the start of the turn (also
 /// kept in the session's `.git/git-session/baseline.json`).
 #[derive(Debug, Serialize, JsonSchema)]

@@ -6,7 +6,7 @@
 //! project directory without a repository gets one, with a baseline commit
 //! of the files already there. Locks: the project (when the session is
 //! bound to one with auto-commit), then the session, both exclusive.
-//! Prints: the baseline.
+//! Prints: that the turn is running, and the baseline.
 
 use crate::context::Ctx;
 use git_session::error::{Result, exit};
@@ -55,6 +55,11 @@ pub fn run(ctx: &Ctx, args: BeginTurnArgs) -> Result<u8> {
     atomic::write(&sd.meta(), &meta.to_json())?;
     registry::journal_append(&ctx.state, &schema::index_row(&meta, &args.session, None))?;
     let path = sd.private_dir().join("baseline.json");
+    ctx.out.record(&records::TurnBegun {
+        session: args.session.clone(),
+        status: "running".into(),
+        project: locks.project.as_ref().map(|p| p.id.clone()),
+    });
     match &locks.project {
         Some(p) => {
             let b = project::baseline(&ctx.state, p, git_session::out::now())?;
