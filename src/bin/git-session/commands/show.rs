@@ -9,8 +9,9 @@ use crate::context::Ctx;
 use git_session::error::{Result, exit};
 use git_session::layout::history::{self, Catalog};
 use git_session::layout::lock;
-use git_session::layout::schema::{Meta, Node, ROOT};
+use git_session::layout::schema::{Meta, Node};
 use git_session::session;
+use git_session::view::{branch_nodes, callees, is_record};
 
 /// Print the conversation of a session as a person reads it: the branch that
 /// ends at the head (or at `--at`), each reply followed by its tool calls
@@ -29,83 +30,6 @@ pub struct ShowArgs {
     /// a tool call is one line, its input and result cut to 60 characters
     #[arg(long)]
     pub full: bool,
-}
-
-/// The branch ending at `tip`: conversation nodes root → tip, each followed by
-/// the nodes it called, in seq order.
-pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>, at: bool) -> Vec<(u64, &'a Node)> {
-    let by_id: HashMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
-    let mut chain = Vec::new();
-    let mut cur = tip;
-    let mut seen = std::collections::HashSet::new();
-    while let Some(id) = cur {
-        if id == ROOT || !seen.insert(id) {
-            break;
-        }
-        let Some(n) = by_id.get(id) else { break };
-        chain.push(*n);
-        cur = n.predecessor.as_deref();
-    }
-    chain.reverse();
-    let callees = callees(nodes);
-    // Records (a relocation, a compaction) stand outside the conversation
-    // (caller ROOT, no predecessor): each is shown where its seq falls.
-    let mut records: Vec<&Node> = nodes.iter().filter(|n| is_record(n)).collect();
-    records.sort_by_key(|n| n.seq);
-    let mut records = records.into_iter().peekable();
-    let mut out = Vec::new();
-    let mut turn = 0;
-    fn push<'a>(
-        n: &'a Node,
-        turn: u64,
-        callees: &HashMap<&str, Vec<&'a Node>>,
-        out: &mut Vec<(u64, &'a Node)>,
-        depth: usize,
-    ) {
-        out.push((turn, n));
-        if depth < 16
-            && let Some(cs) = callees.get(n.id.as_str())
-        {
-            for c in cs {
-                push(c, turn, callees, out, depth + 1);
-            }
-        }
-    }
-    for n in chain {
-        if n.is_root_marker() || is_record(n) {
-            continue;
-        }
-        while let Some(r) = records.next_if(|r| r.seq < n.seq) {
-            out.push((turn, r));
-        }
-        if n.starts_turn() {
-            turn += 1;
-        }
-        push(n, turn, &callees, &mut out, 0);
-    }
-    // Records after the last message: shown with the conversation as it is
-    // now, not with a view of how it stood at an earlier turn (`--at`).
-    let last = out.last().map(|(_, n)| n.seq);
-    out.extend(
-        records
-            .filter(|r| !at || last.is_some_and(|l| r.seq < l))
-            .map(|r| (turn, r)),
-    );
-    out
-}
-
-/// The nodes each node called (its caller's id → them, in seq order).
-fn callees(nodes: &[Node]) -> HashMap<&str, Vec<&Node>> {
-    let mut out: HashMap<&str, Vec<&Node>> = HashMap::new();
-    for n in nodes.iter().filter(|n| !n.is_top_level()) {
-        out.entry(n.caller.as_str()).or_default().push(n);
-    }
-    out
-}
-
-/// A record node: a tool node of a reserved name called by ROOT (SPEC §2.2).
-fn is_record(n: &Node) -> bool {
-    n.role == "code" && n.caller == ROOT && session::is_reserved_name(&n.name)
 }
 
 /// What `project_commit` in a reply's metadata says: the agent's commit in
@@ -215,10 +139,8 @@ fn print_node(
     }
     // Where the user stopped the agent, in the transcript's own words.
     if let Some(why) = session::stopped(n) {
-        ctx.out.line(format!(
-            "(stopped here: {})",
-            git_session::out::in_one_line(&why)
-        ));
+        ctx.out
+            .line(format!("(stopped here: {})", git_session::out::in_one_line(&why)));
     }
 }
 
