@@ -32,6 +32,7 @@ pub mod index_lock;
 pub mod locks;
 pub mod maintenance;
 mod objects;
+pub mod patch;
 pub mod rewrite;
 pub use objects::{Compressed, Compressor, STREAM_BLOB_BYTES};
 pub mod project;
