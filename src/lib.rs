@@ -12,8 +12,9 @@
 //!   [`mirror`] (commit the turns), [`store`] (write nodes), [`import`]
 //!   (Claude Code and Codex transcripts), [`sync`] (push, fetch, clone),
 //!   [`verify`], [`secrets`], [`project`], [`relocate`], [`lifecycle`],
-//!   [`migrate`], [`backfill`], [`demo`] (the sample sessions), and
-//!   [`read`] and [`view`] (the record read back);
+//!   [`migrate`], [`backfill`], [`demo`] (the sample sessions), [`read`]
+//!   and [`view`] (the record read back), and [`export`] (the record as
+//!   pages a person reads);
 //! - **the foundation**: [`session`] (nodes and their DAG), [`layout`] (the
 //!   on-disk contract: paths, atomic writes, the lock policy, registries),
 //!   [`git`] (every git operation, through gix), [`out`] (records and
@@ -24,6 +25,7 @@ pub mod backfill;
 pub mod child;
 pub mod demo;
 pub mod error;
+pub mod export;
 pub mod git;
 pub mod import;
 pub mod layout;

@@ -127,6 +127,7 @@ records! {
     TurnBegun => "turn_begun",
     Baseline => "baseline",
     Demo => "demo",
+    Exported => "exported",
     SessionRow<'_> => "session",
     Remote => "remote",
     RemoteRemoved => "remote_removed",

@@ -1,7 +1,7 @@
 //! The records of a session's life and reading it back: `init`, `append`,
 //! `commit-turn`, `log`, `branch`, `show`, `nodes`, `feed`, `cat`, `grep`,
 //! `checkout`, `title`, `update`, `delete`, `recover`, `gc-shells`, `list`,
-//! `demo`.
+//! `demo`, `export`.
 
 use std::path::PathBuf;
 
@@ -352,6 +352,41 @@ pub struct Demo {
     pub project: String,
     /// The project's repository (after its relocation).
     pub project_repo: PathBuf,
+}
+
+/// `export`: what was exported and where: one record for the command.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Exported {
+    /// `md` or `html`.
+    pub format: String,
+    /// The session exported; null for `--all`.
+    pub session: Option<String>,
+    /// The branch shown (its git branches' names); null for `--all`.
+    pub branch: Option<String>,
+    /// The file or directory written (`-o`); null when the page went to
+    /// stdout.
+    pub output: Option<PathBuf>,
+    /// The files written, in the order written: paths under `output` for
+    /// `--all` (a file whose bytes did not change is not written again),
+    /// else the page, then the attachments copied beside it.
+    pub written: Vec<String>,
+    /// Files of an earlier `--all` export removed because they are no
+    /// longer made (paths under `output`).
+    pub removed: Vec<String>,
+    /// The sessions on the site (1 for one session).
+    pub sessions: u64,
+    /// The sessions read and rendered anew (for `--all`: those whose
+    /// record changed since the last export into `output`).
+    pub rendered: Vec<String>,
+    /// The sessions whose pages were kept as an earlier export wrote them.
+    pub unchanged: u64,
+    /// Whether secrets were masked (false under `--no-redact`).
+    pub redacted: bool,
+    /// How many secrets were masked in what was rendered.
+    pub masked: u64,
+    /// The page itself when it went to stdout (no `-o`); else null.
+    pub content: Option<String>,
 }
 
 /// `list`: one session row (newest first): the fields of its index row,

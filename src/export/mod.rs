@@ -1,0 +1,348 @@
+//! `export`: a session as a page a person reads (issue 53), in Markdown or
+//! self-contained HTML; or every session as a small site (an index, a page
+//! per project, a page per session and branch) that a second run brings up
+//! to date by rewriting only what changed.
+//!
+//! What a page shows comes from the record alone: the conversation along
+//! one branch of the DAG ([`crate::view::branch_nodes`], as `show` reads
+//! it), the session commit of each turn, and the agent's commit in the
+//! project that the turn's reply records (`metadata.project_commit`), with
+//! its diff read from the project's repository. Every string taken from
+//! the record goes through the secrets scanner first ([`Mask`]) unless the
+//! caller asks otherwise; the renderers escape what they print.
+//!
+//! - [`model`]: a session read ([`Session`]) and one branch of it as turns
+//!   ([`model::Conversation`]);
+//! - [`html`] and [`markdown`]: the renderers, pure (text in, text out);
+//! - [`site`]: `--all`, its manifest and progress.
+
+pub mod html;
+pub mod markdown;
+pub mod model;
+pub mod site;
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, IoContext, Result};
+use crate::layout::StateDir;
+use crate::layout::lock::LockOptions;
+
+pub use model::{Conversation, Session};
+
+/// The format of an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Html,
+}
+
+impl Format {
+    /// The file extension of its pages.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Format::Markdown => "md",
+            Format::Html => "html",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "md",
+            Format::Html => "html",
+        }
+    }
+}
+
+/// What every export is asked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub format: Format,
+    /// Mask every secret the scanner finds (`--no-redact` turns it off).
+    pub redact: bool,
+}
+
+/// The secrets scanner over what an export shows: each string handed to it
+/// comes back with every finding replaced by `[REDACTED:<rule>:<id>]`
+/// (when on), and the findings are counted.
+#[derive(Debug, Default)]
+pub struct Mask {
+    on: bool,
+    count: Cell<u64>,
+}
+
+impl Mask {
+    pub fn new(on: bool) -> Mask {
+        Mask {
+            on,
+            count: Cell::new(0),
+        }
+    }
+
+    /// How many secrets were masked so far.
+    pub fn count(&self) -> u64 {
+        self.count.get()
+    }
+
+    pub fn str(&self, text: &str) -> String {
+        if !self.on || text.is_empty() {
+            return text.to_string();
+        }
+        let hits = crate::secrets::scan_text(text.as_bytes());
+        if hits.is_empty() {
+            return text.to_string();
+        }
+        self.count.set(self.count.get() + hits.len() as u64);
+        crate::secrets::redact_text(text, &hits)
+    }
+
+    /// Every string of `v` (at any depth) masked in place.
+    pub fn json(&self, v: &mut Value) {
+        if self.on {
+            let n = crate::secrets::redact_json(v).len();
+            self.count.set(self.count.get() + n as u64);
+        }
+    }
+
+    /// A file's bytes, masked when it is text.
+    pub fn file(&self, data: Vec<u8>) -> Vec<u8> {
+        if !self.on || crate::secrets::is_binary(&data) {
+            return data;
+        }
+        let hits = crate::secrets::scan_text(&data);
+        if hits.is_empty() {
+            return data;
+        }
+        self.count.set(self.count.get() + hits.len() as u64);
+        crate::secrets::redact_file(data)
+    }
+}
+
+/// Where a page's links go: each is a relative reference from the page,
+/// or `None` when the export has no such page (a single file).
+#[derive(Debug, Default, Clone)]
+pub struct Links {
+    /// The site's index.
+    pub index: Option<String>,
+    /// The session's project page.
+    pub project: Option<String>,
+    /// The page of each branch of the session, by the branch's position in
+    /// [`Session::branches`].
+    pub branches: Vec<Option<String>>,
+    /// The directory the session's attachments are copied into, relative
+    /// to the page (with a trailing `/`); `None`: not copied.
+    pub attachments: Option<String>,
+}
+
+/// A file name for a branch page: `branch-` and the branch name with every
+/// byte but `[A-Za-z0-9-]` written `_xx` (so that any two names give two
+/// files, and none climbs out of the directory), cut with a hash of the
+/// name past a length any file system takes.
+pub fn branch_file(name: &str, ext: &str) -> String {
+    let mut enc = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' {
+            enc.push(b as char);
+        } else {
+            enc.push_str(&format!("_{b:02x}"));
+        }
+    }
+    if enc.len() > 120 {
+        let hash = crate::git::sha1_hex(name.as_bytes());
+        enc = format!("{}-{}", &enc[..80], &hash[..16]);
+    }
+    format!("branch-{enc}.{ext}")
+}
+
+/// `s` as a URL path segment: every byte but `[A-Za-z0-9._~-]`
+/// percent-encoded.
+pub fn url_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"._~-".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A time as a person reads it in a page: `2026-11-30 05:45 UTC`.
+pub fn when(secs: f64) -> String {
+    let t = crate::out::rfc3339(secs);
+    match (t.get(..10), t.get(11..16)) {
+        (Some(d), Some(hm)) => format!("{d} {hm} UTC"),
+        _ => t,
+    }
+}
+
+/// `n` and `what`, plural unless one: `1 session`, `2 sessions`.
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What a skip reason recorded in a turn's `project_commit` means.
+pub fn skip_reason(code: &str) -> &'static str {
+    match code {
+        "no_baseline" => "the turn had no baseline (`begin-turn` was not run)",
+        "dirty_tree" => "the project had uncommitted changes of the user's when the turn began",
+        "no_changes" => "the agent changed no file",
+        "path_missing" => "the project's directory was missing",
+        "state_dir" => "the project's directory is the state directory",
+        "not_a_repo" => "the project's directory is not a git repository",
+        "detached_head" => "the project's HEAD was detached",
+        "merge_in_progress" => "a merge or rebase was in progress in the project",
+        "path_not_utf8" => "a changed file's name is not UTF-8",
+        "file_changing" => "a file was still being written",
+        "head_moved" => "the project's branch moved while the commit was made",
+        "git_busy" => "git held the project's index",
+        "hook_refused" => "the project's hooks refused the commit",
+        _ => "the record gives no known reason",
+    }
+}
+
+/// What [`one`] wrote or printed.
+#[derive(Debug)]
+pub struct One {
+    /// The page (printed on stdout when no file was given).
+    pub text: String,
+    /// The files written, the page first.
+    pub written: Vec<PathBuf>,
+    /// The branch shown.
+    pub branch: String,
+    /// Secrets masked.
+    pub masked: u64,
+}
+
+/// Export session `id` on `branch` (a branch name or a tip node id;
+/// default the session's current branch) as one page: written to `out`
+/// (its attachments copied into `<stem>_files/` beside it), or returned
+/// for stdout.
+pub fn one(
+    state: &StateDir,
+    id: &str,
+    branch: Option<&str>,
+    opts: &Options,
+    locks: LockOptions,
+    out: Option<&Path>,
+    warn: &mut dyn FnMut(String),
+) -> Result<One> {
+    let mask = Mask::new(opts.redact);
+    let sd = state.find_session(id)?;
+    let _lock = crate::layout::lock::session(&sd, crate::layout::lock::Kind::Shared, locks)?;
+    let session = Session::read(state, &sd, id, &mask, warn)?;
+    let shown = match branch {
+        Some(b) => session.branch_named(b)?,
+        None => session.current,
+    };
+    let mut patches = model::Patches::default();
+    let conv = Conversation::of(&session, shown, &mask, &mut patches);
+    let mut links = Links {
+        branches: vec![None; session.branches.len()],
+        ..Links::default()
+    };
+    let mut copies = Vec::new();
+    if let Some(path) = out {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "export".into());
+        let files_dir = format!("{stem}_files");
+        links.attachments = Some(format!("{}/", url_segment(&files_dir)));
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+        let dir = dir.unwrap_or(Path::new(".")).join(&files_dir);
+        copies = session.attachment_copies(&conv, &dir, &mask);
+    }
+    let text = match opts.format {
+        Format::Html => html::session_page(&session, &conv, &links),
+        Format::Markdown => markdown::session_page(&session, &conv, &links),
+    };
+    let mut written = Vec::new();
+    if let Some(path) = out {
+        write_file(path, text.as_bytes())?;
+        written.push(path.to_path_buf());
+        for (to, bytes) in copies {
+            write_file(&to, &bytes)?;
+            written.push(to);
+        }
+    }
+    Ok(One {
+        text,
+        written,
+        branch: session
+            .branches
+            .get(shown)
+            .map_or(String::new(), |b| b.label.clone()),
+        masked: mask.count(),
+    })
+}
+
+/// Write `bytes` to `path` atomically, its directory made first.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).io("create", dir)?;
+    }
+    crate::layout::atomic::write(path, bytes)
+}
+
+/// An attachment's file in a session, by the path its node records
+/// (`workdir/attachments/<name>`): only a regular file directly in that
+/// directory, of a size this tool reads.
+pub fn attachment_bytes(session_dir: &Path, rel: &str) -> Option<Vec<u8>> {
+    let name = attachment_name(rel)?;
+    let path = session_dir.join("workdir/attachments").join(name);
+    let md = std::fs::symlink_metadata(&path).ok()?;
+    if !md.is_file() || md.len() > crate::layout::schema::MAX_FILE_BYTES {
+        return None;
+    }
+    std::fs::read(&path).ok()
+}
+
+/// The file name of an attachment path a node records, when it is one
+/// this tool made: `workdir/attachments/<name>`, the name plain.
+pub fn attachment_name(rel: &str) -> Option<&str> {
+    let name = rel.strip_prefix("workdir/attachments/")?;
+    (!name.is_empty() && !name.contains('/') && !name.contains('\\') && !name.starts_with('.'))
+        .then_some(name)
+}
+
+/// The usage error of `export --all` without `-o DIR`.
+pub fn needs_dir() -> Error {
+    Error::usage(
+        "usage::export_dir",
+        "`export --all` needs an output directory",
+        Some("give one with `-o DIR`, e.g. `git-session export --all -o site`".into()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_files_are_plain_names_distinct_for_distinct_branches() {
+        assert_eq!(branch_file("main", "html"), "branch-main.html");
+        assert_eq!(branch_file("retry-a_1", "md"), "branch-retry-a_5f1.md");
+        assert_eq!(branch_file("../x", "html"), "branch-_2e_2e_2fx.html");
+        assert_ne!(branch_file("a/b", "html"), branch_file("a_2fb", "html"));
+        let long = "é".repeat(200);
+        let f = branch_file(&long, "html");
+        assert!(
+            f.len() < 120 && f.bytes().all(|b| b.is_ascii_graphic()),
+            "{f}"
+        );
+        assert_ne!(f, branch_file(&"é".repeat(201), "html"));
+    }
+
+    #[test]
+    fn urls_and_attachment_names() {
+        assert_eq!(url_segment("a b#?.txt"), "a%20b%23%3F.txt");
+        assert_eq!(attachment_name("workdir/attachments/x.txt"), Some("x.txt"));
+        assert_eq!(attachment_name("workdir/attachments/../x"), None);
+        assert_eq!(attachment_name("workdir/attachments/.x"), None);
+        assert_eq!(attachment_name("/etc/passwd"), None);
+    }
+}

@@ -1,0 +1,582 @@
+//! What an export shows of a session, read once: its fields, its nodes
+//! (masked), its branches (the DAG's tips and the git branches that end at
+//! them); and one branch of it as turns ([`Conversation`]), each with its
+//! session commit and the agent's commit in the project or why none was
+//! made.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::Mask;
+use crate::error::{Error, Result};
+use crate::git::SessionRepo;
+use crate::git::patch::CommitPatch;
+use crate::layout::history::{self, Catalog};
+use crate::layout::projects::Project;
+use crate::layout::schema::{Meta, Node};
+use crate::layout::{SessionDir, StateDir};
+use crate::view::{self, Dag};
+
+/// How many bytes of diff one agent commit shows.
+const DIFF_LIMIT: usize = 512 * 1024;
+
+/// One line of the conversation: a tip of the DAG.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    /// Its git branches' names, or a description of a tip no branch ends at.
+    pub label: String,
+    /// The git branches that end at it (none for a tip not committed yet).
+    pub names: Vec<String>,
+    /// Its tip node.
+    pub tip: String,
+    pub turns: u64,
+    pub last_activity: f64,
+}
+
+/// A session read for export.
+pub struct Session {
+    pub id: String,
+    pub dir: PathBuf,
+    /// Its title (masked); its id when it has none.
+    pub title: String,
+    pub status: String,
+    pub archived: bool,
+    pub source: String,
+    pub created_at: f64,
+    pub updated_at: f64,
+    /// The project it is bound to (none for the default project).
+    pub project: Option<Project>,
+    /// Every node, masked.
+    pub nodes: Vec<Node>,
+    /// What each node's `metadata.project_commit` said, as written.
+    agent_records: HashMap<String, Value>,
+    /// Each node's file in `history/`.
+    files: HashMap<String, String>,
+    pub branches: Vec<Branch>,
+    /// The branch the session is on (its index in `branches`).
+    pub current: usize,
+    repo: Option<SessionRepo>,
+}
+
+impl Session {
+    /// Read session `id` from `sd` (the caller holds its lock).
+    pub fn read(
+        state: &StateDir,
+        sd: &SessionDir,
+        id: &str,
+        mask: &Mask,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Session> {
+        let meta = Meta::read(&sd.meta())?;
+        let catalog = Catalog::load(sd)?;
+        let mut nodes = history::read_all(&sd.history(), &catalog, warn);
+        let files = catalog.entries().map(|e| (e.id, e.file)).collect();
+        let project = crate::project::of_session(state, id, &meta)?;
+        let repo = match sd.git_dir().is_dir() {
+            true => Some(SessionRepo::open(&sd.dir)?),
+            false => None,
+        };
+        let (branches, current) = branches(&meta, &nodes, &catalog, repo.as_ref())?;
+        let mut agent_records = HashMap::new();
+        for n in &mut nodes {
+            if let Some(pc) = n.metadata.get("project_commit") {
+                agent_records.insert(n.id.clone(), pc.clone());
+            }
+            mask.json(&mut n.input);
+            mask.json(&mut n.output);
+            let mut m = Value::Object(std::mem::take(&mut n.metadata));
+            mask.json(&mut m);
+            if let Value::Object(m) = m {
+                n.metadata = m;
+            }
+            n.name = mask.str(&n.name);
+        }
+        let title = match meta.title() {
+            "" => id.to_string(),
+            t => mask.str(t),
+        };
+        Ok(Session {
+            id: id.to_string(),
+            dir: sd.dir.clone(),
+            title,
+            status: meta.status().to_string(),
+            archived: meta.flag("archived"),
+            source: mask.str(meta.str("source").unwrap_or("")),
+            created_at: meta.f64("created_at").unwrap_or(0.0),
+            updated_at: meta.f64("updated_at").unwrap_or(0.0),
+            project,
+            nodes,
+            agent_records,
+            files,
+            branches,
+            current,
+            repo,
+        })
+    }
+
+    /// The branch `name` names (a git branch, or a tip's node id).
+    pub fn branch_named(&self, name: &str) -> Result<usize> {
+        if let Some(i) = self
+            .branches
+            .iter()
+            .position(|b| b.names.iter().any(|n| n == name))
+            .or_else(|| self.branches.iter().position(|b| b.tip == name))
+        {
+            return Ok(i);
+        }
+        let names: Vec<&str> = self.branches.iter().map(|b| b.label.as_str()).collect();
+        Err(Error::refused(
+            "export::no_such_branch",
+            format!("session `{}` has no branch `{name}`", self.id),
+            Some(format!(
+                "its branches: {} (`git-session branch {}` lists them)",
+                if names.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    names.join(", ")
+                },
+                self.id
+            )),
+        ))
+    }
+
+    /// The file of a branch's page: `index.<ext>` for the current branch,
+    /// [`super::branch_file`] for another.
+    pub fn page_file(&self, branch: usize, ext: &str) -> String {
+        if branch == self.current {
+            return format!("index.{ext}");
+        }
+        let b = &self.branches[branch];
+        match b.names.first() {
+            Some(name) => super::branch_file(name, ext),
+            // `~` is in no git branch name: no clash with one.
+            None => super::branch_file(&format!("~{}", b.tip), ext),
+        }
+    }
+
+    /// The attachments to copy for `conv` (every node's, when `None`):
+    /// (file name, bytes masked), each file once.
+    pub fn attachment_files(
+        &self,
+        conv: Option<&Conversation>,
+        mask: &Mask,
+    ) -> Vec<(String, Vec<u8>)> {
+        let mut names: Vec<String> = match conv {
+            Some(c) => c
+                .items()
+                .flat_map(|i| i.attachments.iter())
+                .filter_map(|a| a.file.clone())
+                .collect(),
+            None => self
+                .nodes
+                .iter()
+                .flat_map(attachments)
+                .filter_map(|a| a.file)
+                .collect(),
+        };
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let rel = format!("workdir/attachments/{name}");
+                let bytes = super::attachment_bytes(&self.dir, &rel)?;
+                Some((name, mask.file(bytes)))
+            })
+            .collect()
+    }
+
+    /// [`Session::attachment_files`] of `conv` as files under `dir`.
+    pub fn attachment_copies(
+        &self,
+        conv: &Conversation,
+        dir: &Path,
+        mask: &Mask,
+    ) -> Vec<(PathBuf, Vec<u8>)> {
+        self.attachment_files(Some(conv), mask)
+            .into_iter()
+            .map(|(name, bytes)| (dir.join(name), bytes))
+            .collect()
+    }
+}
+
+/// The DAG's tips, with the git branches that end at each (as `branch`
+/// lists them), most recent first; and the one the session is on: the tip
+/// HEAD's branch ends at, else the latest tip whose line holds the head.
+fn branches(
+    meta: &Meta,
+    nodes: &[Node],
+    catalog: &Catalog,
+    repo: Option<&SessionRepo>,
+) -> Result<(Vec<Branch>, usize)> {
+    let dag = Dag::new(nodes);
+    let tips = dag.tips();
+    let (git_branches, head) = match repo {
+        Some(r) => (r.branches()?, r.head()?.branch),
+        None => (Vec::new(), None),
+    };
+    let files: Vec<(u64, String)> = tips
+        .iter()
+        .map(|t| {
+            let file = catalog.get(&t.id).map(|e| e.file).unwrap_or_default();
+            (t.seq.max(0) as u64, file)
+        })
+        .collect();
+    let as_refs: Vec<(u64, &str)> = files.iter().map(|(s, f)| (*s, f.as_str())).collect();
+    let ends = match repo {
+        Some(r) => crate::mirror::tips_of_branches(r, &git_branches, &as_refs)?,
+        None => Vec::new(),
+    };
+    let mut out: Vec<Branch> = Vec::new();
+    for (ti, tip) in tips.iter().enumerate() {
+        let names: Vec<String> = git_branches
+            .iter()
+            .zip(&ends)
+            .filter(|(_, e)| **e == Some(ti))
+            .map(|((b, _), _)| b.clone())
+            .collect();
+        let chain = dag.chain(&tip.id);
+        let last_activity = nodes
+            .iter()
+            .filter(|n| n.id == tip.id || n.caller == tip.id)
+            .map(|n| n.created_at)
+            .fold(tip.created_at, f64::max);
+        out.push(Branch {
+            label: match names.is_empty() {
+                true => format!("uncommitted line ending at {}", tip.id),
+                false => names.join(", "),
+            },
+            names,
+            tip: tip.id.clone(),
+            turns: Dag::turns(&chain).len() as u64,
+            last_activity,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.last_activity
+            .total_cmp(&a.last_activity)
+            .then(a.tip.cmp(&b.tip))
+    });
+    let on_head = head.and_then(|h| out.iter().position(|b| b.names.contains(&h)));
+    let holding_view = view::view_tip(meta, &dag).and_then(|v| {
+        out.iter()
+            .position(|b| b.tip == v || dag.chain(&b.tip).iter().any(|n| n.id == v))
+    });
+    Ok((out, on_head.or(holding_view).unwrap_or(0)))
+}
+
+/// What a node is, for a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    User,
+    Assistant,
+    Tool,
+    /// A record of the session (a relocation, a compaction).
+    Record,
+}
+
+/// A file a node carries.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    pub name: String,
+    /// Its file name in the session's `workdir/attachments/`, when it is
+    /// there to link.
+    pub file: Option<String>,
+    pub size: Option<u64>,
+}
+
+/// One node as a page shows it (its strings masked).
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub kind: Kind,
+    pub id: String,
+    /// How deep in sub-calls (0: the conversation itself).
+    pub depth: usize,
+    pub time: f64,
+    /// The model (assistant), the tool, or the record's name.
+    pub name: String,
+    /// Its text: the message, the tool's result, the record's words.
+    pub text: String,
+    /// A tool call's input (pretty JSON, or the string as it is).
+    pub input: String,
+    pub attachments: Vec<Attachment>,
+    /// Where the turn was stopped, in the transcript's words.
+    pub stopped: Option<String>,
+    /// The tools an assistant node called.
+    pub calls: Vec<String>,
+}
+
+/// The agent's commit of a turn in the project, or why none was made.
+#[derive(Debug, Clone)]
+pub enum Agent {
+    Commit {
+        /// The project's name (its id when it is not the session's).
+        project: String,
+        sha: String,
+        paths: Vec<String>,
+        /// The commit as the project's repository has it (`None`: the
+        /// repository or the commit cannot be read here).
+        patch: Option<CommitPatch>,
+    },
+    Skipped {
+        project: String,
+        reason: String,
+    },
+}
+
+/// One turn of a branch.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub number: u64,
+    pub time: f64,
+    /// The session commit that holds it.
+    pub commit: Option<String>,
+    pub items: Vec<Item>,
+    pub agent: Vec<Agent>,
+}
+
+/// One branch of a session as turns.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    /// Its index in [`Session::branches`].
+    pub branch: usize,
+    /// Records before the first turn.
+    pub before: Vec<Item>,
+    pub turns: Vec<Turn>,
+}
+
+impl Conversation {
+    /// Branch `branch` of `s`.
+    pub fn of(s: &Session, branch: usize, mask: &Mask, patches: &mut Patches) -> Conversation {
+        let tip = s.branches.get(branch).map(|b| b.tip.as_str());
+        let rows = view::branch_nodes(&s.nodes, tip, false);
+        let by_id: HashMap<&str, &Node> = s.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+        let calls = view::callees(&s.nodes);
+        let mut before = Vec::new();
+        let mut turns: BTreeMap<u64, Turn> = BTreeMap::new();
+        for (number, n) in rows {
+            let item = item(n, depth(n, &by_id), &calls);
+            if number == 0 {
+                before.push(item);
+                continue;
+            }
+            let turn = turns.entry(number).or_insert_with(|| Turn {
+                number,
+                time: n.created_at,
+                commit: None,
+                items: Vec::new(),
+                agent: Vec::new(),
+            });
+            if let Some(pc) = s.agent_records.get(&n.id) {
+                turn.agent.push(agent(s, pc, mask, patches));
+            }
+            turn.items.push(item);
+        }
+        let mut turns: Vec<Turn> = turns.into_values().collect();
+        turn_commits(s, &mut turns);
+        Conversation {
+            branch,
+            before,
+            turns,
+        }
+    }
+
+    /// Every item, in order.
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.before
+            .iter()
+            .chain(self.turns.iter().flat_map(|t| t.items.iter()))
+    }
+}
+
+/// How deep `n` is in sub-calls: the callers up to the conversation.
+fn depth(n: &Node, by_id: &HashMap<&str, &Node>) -> usize {
+    let mut d = 0;
+    let mut cur = n;
+    while !cur.is_top_level() && d < 16 {
+        match by_id.get(cur.caller.as_str()) {
+            Some(c) if c.is_top_level() => return d,
+            Some(c) => {
+                d += 1;
+                cur = c;
+            }
+            None => return d,
+        }
+    }
+    d
+}
+
+/// The page's view of node `n`.
+fn item(n: &Node, depth: usize, calls: &HashMap<&str, Vec<&Node>>) -> Item {
+    let kind = if view::is_record(n) {
+        Kind::Record
+    } else {
+        match n.role.as_str() {
+            "user" => Kind::User,
+            "llm" => Kind::Assistant,
+            _ => Kind::Tool,
+        }
+    };
+    let input = match &n.input {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        v => serde_json::to_string_pretty(v).expect("a value serializes"),
+    };
+    let called = calls
+        .get(n.id.as_str())
+        .map(|c| {
+            c.iter()
+                .filter(|t| t.role == "code")
+                .map(|t| t.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    Item {
+        depth: if n.is_top_level() { 0 } else { depth + 1 },
+        kind,
+        id: n.id.clone(),
+        time: n.created_at,
+        name: n.name.clone(),
+        text: n.text(),
+        input,
+        attachments: attachments(n),
+        stopped: crate::session::stopped(n),
+        calls: called,
+    }
+}
+
+/// The attachments node `n` records (`metadata.attachments`).
+fn attachments(n: &Node) -> Vec<Attachment> {
+    n.metadata
+        .get("attachments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            let path = a.get("path").and_then(Value::as_str).unwrap_or("");
+            let file = super::attachment_name(path).map(str::to_owned);
+            let name = a
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| file.clone())
+                .unwrap_or_else(|| path.to_string());
+            Attachment {
+                name,
+                file,
+                size: a.get("size").and_then(Value::as_u64),
+            }
+        })
+        .collect()
+}
+
+/// The agent commit a turn's record names, or its skip.
+fn agent(s: &Session, pc: &Value, mask: &Mask, patches: &mut Patches) -> Agent {
+    let pid = pc["project_id"].as_str().unwrap_or("");
+    // Named as the registry names it now, when it is the session's.
+    let project = match &s.project {
+        Some(p) if p.id == pid => mask.str(&p.name),
+        _ => mask.str(pid),
+    };
+    match pc["sha"].as_str() {
+        Some(sha) => Agent::Commit {
+            patch: patches.get(s, pid, sha, mask),
+            paths: pc["paths"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|p| mask.str(p))
+                .collect(),
+            sha: sha.to_string(),
+            project,
+        },
+        None => Agent::Skipped {
+            reason: pc["skipped"].as_str().unwrap_or("").to_string(),
+            project,
+        },
+    }
+}
+
+/// Each turn's session commit: the one that holds its last node.
+fn turn_commits(s: &Session, turns: &mut [Turn]) {
+    let Some(repo) = &s.repo else { return };
+    let lasts: Vec<(u64, &str)> = turns
+        .iter()
+        .map(|t| {
+            let last = t
+                .items
+                .iter()
+                .rev()
+                .find(|i| i.depth == 0)
+                .or(t.items.last());
+            let id = last.map(|i| i.id.as_str()).unwrap_or("");
+            let seq = s.nodes.iter().find(|n| n.id == id).map_or(0, |n| n.seq);
+            (
+                seq.max(0) as u64,
+                s.files.get(id).map_or("", String::as_str),
+            )
+        })
+        .collect();
+    if let Ok(found) = crate::mirror::holders_of(repo, &lasts) {
+        for (t, c) in turns.iter_mut().zip(found) {
+            t.commit = c.map(|c| c.to_string());
+        }
+    }
+}
+
+/// The agent commits read so far, and the project repositories opened.
+#[derive(Default)]
+pub struct Patches {
+    repos: HashMap<String, Option<Box<crate::git::project::UserRepo>>>,
+    found: HashMap<(String, String), Option<CommitPatch>>,
+}
+
+impl Patches {
+    /// Commit `sha` of project `pid` (the session's own project: its
+    /// registered directory), masked.
+    pub fn get(&mut self, s: &Session, pid: &str, sha: &str, mask: &Mask) -> Option<CommitPatch> {
+        let project = s.project.as_ref().filter(|p| p.id == pid)?;
+        self.of_project(project, sha, mask)
+    }
+
+    /// Commit `sha` in `project`'s repository, masked.
+    pub fn of_project(&mut self, project: &Project, sha: &str, mask: &Mask) -> Option<CommitPatch> {
+        let key = (project.id.clone(), sha.to_string());
+        if let Some(found) = self.found.get(&key) {
+            return found.clone();
+        }
+        let repo = self
+            .repos
+            .entry(project.id.clone())
+            .or_insert_with(|| crate::project::log::repo(project).ok().flatten());
+        let found = repo
+            .as_deref()
+            .and_then(|r| {
+                crate::git::patch::commit_patch(r, sha, DIFF_LIMIT)
+                    .ok()
+                    .flatten()
+            })
+            .map(|mut p| {
+                p.message = mask.str(&p.message);
+                p.author = mask.str(&p.author);
+                for f in &mut p.files {
+                    f.path = mask.str(&f.path);
+                    f.patch = mask.str(&f.patch);
+                }
+                p
+            });
+        self.found.insert(key, found.clone());
+        found
+    }
+
+    /// The project's repository, opened once.
+    pub fn repo(&mut self, project: &Project) -> Option<&crate::git::project::UserRepo> {
+        self.repos
+            .entry(project.id.clone())
+            .or_insert_with(|| crate::project::log::repo(project).ok().flatten())
+            .as_deref()
+    }
+}
