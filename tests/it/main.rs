@@ -10,6 +10,7 @@ mod core;
 mod crash;
 mod docs;
 mod env;
+mod export;
 mod faults;
 mod hostile;
 mod import;

@@ -9,6 +9,7 @@ pub mod checkout;
 pub mod commit_turn;
 pub mod delete;
 pub mod demo;
+pub mod export;
 pub mod feed;
 pub mod gc_shells;
 pub mod grep;
