@@ -284,6 +284,7 @@ const READ: &[Case] = &[
     case("log", &["log", "s1"]),
     case("show", &["show", "s1"]),
     case("show-full", &["show", "s1", "--full"]),
+    case("export", &["export", "s1"]),
     case("branch", &["branch", "s1"]),
     case("list", &["list"]),
     case("nodes", &["nodes", "s1"]),
