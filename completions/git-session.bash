@@ -55,6 +55,9 @@ _git__session() {
             git__session,demo)
                 cmd="git__session__subcmd__demo"
                 ;;
+            git__session,export)
+                cmd="git__session__subcmd__export"
+                ;;
             git__session,feed)
                 cmd="git__session__subcmd__feed"
                 ;;
@@ -171,6 +174,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help,demo)
                 cmd="git__session__subcmd__help__subcmd__demo"
+                ;;
+            git__session__subcmd__help,export)
+                cmd="git__session__subcmd__help__subcmd__export"
                 ;;
             git__session__subcmd__help,feed)
                 cmd="git__session__subcmd__help__subcmd__feed"
@@ -434,7 +440,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help"
+            opts="-q -h -V --state-dir --json --quiet --lock-timeout --no-wait --color --help --version init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,6 +891,48 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__session__subcmd__export)
+            opts="-o -q -h -V --all --format --branch --output --no-redact --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "md html" -- "${cur}"))
+                    return 0
+                    ;;
+                --branch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__session__subcmd__feed)
             opts="-q -h -V --cursor --ingestion-time --state-dir --json --quiet --lock-timeout --no-wait --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1026,7 +1074,7 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help)
-            opts="init append commit-turn log show checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help"
+            opts="init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1208,6 +1256,20 @@ _git__session() {
             return 0
             ;;
         git__subcmd__session__subcmd__help__subcmd__demo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__session__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

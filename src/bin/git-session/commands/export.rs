@@ -15,24 +15,27 @@ use git_session::error::{Result, exit};
 use git_session::export::{self, Format, Options};
 use git_session::out::records::Exported;
 
-/// Export a session as a page a person reads: Markdown (to stdout, or to
-/// a file with -o) or self-contained HTML (inline style, no script,
-/// nothing fetched). The page holds the conversation on one branch (the
-/// session's current one unless --branch names another): a heading per
-/// turn with links to the turns before and after, the tool calls folded
-/// with their input and output, attachments, relocation records, and for
-/// each turn of a bound session the agent's commit in the project (its
-/// subject, author, files and diff) or why none was made.
+/// Export a session, or every session, as pages a person reads.
 ///
-/// With --all and -o DIR, every session becomes a site in DIR: index.html
+/// One session becomes one page: Markdown (to stdout, or to a file with
+/// -o), or self-contained HTML with --format html (inline style, no
+/// script, nothing fetched). The page holds the conversation on one branch
+/// (the session's current one unless --branch names another): a heading
+/// per turn with links to the turns before and after, the tool calls
+/// folded with their input and output, attachments, relocation records,
+/// and for each turn of a bound session the agent's commit in the project
+/// (its subject, author, files and diff) or why none was made.
+///
+/// With --all and -o DIR, every session becomes a site in DIR: an index
 /// (the sessions by project, most recent first, archived ones apart), a
 /// page per project (its sessions and agent commits) and per session and
 /// branch (sessions/<id>/index.html for the current branch, with a branch
 /// switcher to sessions/<id>/branch-<name>.html). Run again, it rewrites
 /// only the pages of sessions that changed (a manifest in DIR keeps
-/// track) and removes what is no longer made.
+/// track) and removes what it no longer makes; it writes into an empty or
+/// new directory, or one an earlier export --all wrote.
 ///
-/// Every secret the scanner finds is masked, as `[REDACTED:<rule>:<id>]`,
+/// Every secret the scanner finds is masked, as [REDACTED:<rule>:<id>],
 /// unless --no-redact is given.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
@@ -60,7 +63,9 @@ pub struct ExportArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
+    /// Markdown, as code hosts render it
     Md,
+    /// HTML, each page one self-contained file
     Html,
 }
 

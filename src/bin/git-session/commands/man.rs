@@ -66,7 +66,7 @@ Fatal: an I/O error, a file that does not parse, a damaged repository.
 
 /// git-session(1) points to the pages that are not about one command.
 const SEE_ALSO: &str = r#".SH "SEE ALSO"
-\fBgit\-session\-guide\fR(7) (the manual beyond the README: projects, imports and hooks, several machines, secrets, time travel, reading the record, CI, on disk, reliability, the Python store, what the tool trusts), \fBgit\-session\-performance\fR(7), \fBgit\-session\-layout\fR(5), \fBgit\-session\-json\fR(7)
+\fBgit\-session\-guide\fR(7) (the manual beyond the README: projects, imports and hooks, several machines, secrets, time travel, reading the record, pages to read and share, CI, on disk, reliability, the Python store, what the tool trusts), \fBgit\-session\-performance\fR(7), \fBgit\-session\-layout\fR(5), \fBgit\-session\-json\fR(7)
 "#;
 
 const FILES: &str = r#".SH FILES
