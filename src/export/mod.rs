@@ -137,21 +137,25 @@ pub struct Links {
 }
 
 /// A file name for a branch page: `branch-` and the branch name with every
-/// byte but `[A-Za-z0-9-]` written `_xx` (so that any two names give two
-/// files, and none climbs out of the directory), cut with a hash of the
-/// name past a length any file system takes.
+/// byte but `[A-Za-z0-9._-]` written `~xx` (so that any two names give two
+/// files, none climbs out of the directory, and each is a plain URL), cut
+/// with a hash of the name past a length any file system takes.
 pub fn branch_file(name: &str, ext: &str) -> String {
     let mut enc = String::with_capacity(name.len());
     for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' {
+        if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
             enc.push(b as char);
         } else {
-            enc.push_str(&format!("_{b:02x}"));
+            enc.push_str(&format!("~{b:02x}"));
         }
     }
     if enc.len() > 120 {
         let hash = crate::git::sha1_hex(name.as_bytes());
-        enc = format!("{}-{}", &enc[..80], &hash[..16]);
+        let mut cut = 80;
+        while !enc.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        enc = format!("{}-{}", &enc[..cut], &hash[..16]);
     }
     format!("branch-{enc}.{ext}")
 }
@@ -325,9 +329,10 @@ mod tests {
     #[test]
     fn branch_files_are_plain_names_distinct_for_distinct_branches() {
         assert_eq!(branch_file("main", "html"), "branch-main.html");
-        assert_eq!(branch_file("retry-a_1", "md"), "branch-retry-a_5f1.md");
-        assert_eq!(branch_file("../x", "html"), "branch-_2e_2e_2fx.html");
-        assert_ne!(branch_file("a/b", "html"), branch_file("a_2fb", "html"));
+        assert_eq!(branch_file("retry-a_1", "md"), "branch-retry-a_1.md");
+        assert_eq!(branch_file("../x", "html"), "branch-..~2fx.html");
+        assert_ne!(branch_file("a/b", "html"), branch_file("a~2fb", "html"));
+        assert_eq!(branch_file("~tip", "html"), "branch-~7etip.html");
         let long = "é".repeat(200);
         let f = branch_file(&long, "html");
         assert!(

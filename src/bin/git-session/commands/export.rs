@@ -5,8 +5,9 @@
 //! registries, and the projects' repositories (each turn's agent commit).
 //! Writes: only `-o`'s file (and its attachments beside it) or directory,
 //! each file atomically; with `--all`, only what changed since the last
-//! export there, and its manifest. Locks: each session, shared, while it is
-//! read. Prints: the page on stdout without `-o`; one `exported` record.
+//! export there, and its manifest (and, as `list` does, index.json when it
+//! was missing or corrupt). Locks: each session, shared, while it is read.
+//! Prints: the page on stdout without `-o`; one `exported` record.
 
 use std::path::PathBuf;
 
