@@ -166,7 +166,9 @@ fn print_page(text: &str) -> Result<()> {
         false => std::borrow::Cow::Borrowed(text),
     };
     use git_session::error::IoContext;
-    match git_session::out::stdout_write(shown.as_bytes()).and_then(|_| git_session::out::stdout_flush()) {
+    match git_session::out::stdout_write(shown.as_bytes())
+        .and_then(|_| git_session::out::stdout_flush())
+    {
         // A reader that stopped early (`| head`) wanted no more.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r.io("write", "stdout"),

@@ -139,8 +139,10 @@ fn print_node(
     }
     // Where the user stopped the agent, in the transcript's own words.
     if let Some(why) = session::stopped(n) {
-        ctx.out
-            .line(format!("(stopped here: {})", git_session::out::in_one_line(&why)));
+        ctx.out.line(format!(
+            "(stopped here: {})",
+            git_session::out::in_one_line(&why)
+        ));
     }
 }
 
