@@ -78,6 +78,16 @@ pub enum Error {
     #[diagnostic(transparent)]
     Sync(#[from] crate::sync::SyncError),
 
+    /// What `redact` refuses (`git_session::redact::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Redact(#[from] crate::secrets::redact::RedactError),
+
+    /// What the secrets scanner refuses (`git_session::secrets::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Secrets(#[from] crate::secrets::SecretsError),
+
     /// git's transport to a remote failed (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -152,11 +162,15 @@ impl Diagnostic for Problem {
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::InvalidId { .. } | Error::Usage(_) => exit::USAGE,
+            Error::InvalidId { .. }
+            | Error::Usage(_)
+            | Error::Redact(crate::secrets::redact::RedactError::NoSuchFinding { .. })
+            | Error::Secrets(crate::secrets::SecretsError::BadFingerprint { .. }) => exit::USAGE,
             Error::SessionNotFound { .. }
             | Error::Refused(_)
             | Error::Transport(_)
             | Error::Sync(_)
+            | Error::Redact(_)
             | Error::ProjectSkip(_)
             | Error::Layout(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,

@@ -15,6 +15,26 @@ pub mod session;
 use rules::Rules;
 use serde_json::Value;
 
+/// What the secrets scanner refuses (`git_session::secrets::…`).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SecretsError {
+    /// A line of the allow-list (or an `--allow`) that is no fingerprint;
+    /// `masked` is it masked, as it may be a secret pasted by mistake.
+    /// A usage error (exit 2).
+    #[error("`{masked}` is not a fingerprint")]
+    #[diagnostic(
+        code(git_session::secrets::bad_fingerprint),
+        help(
+            "a fingerprint is the 16 hex digits a finding shows (`git-session secrets scan`); check `{}` and `--allow`",
+            allow_file.display()
+        )
+    )]
+    BadFingerprint {
+        masked: String,
+        allow_file: std::path::PathBuf,
+    },
+}
+
 /// One secret found in one string (its `Debug` leaves the value out).
 #[derive(Clone, PartialEq)]
 pub struct Hit {

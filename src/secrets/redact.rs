@@ -17,13 +17,54 @@ use gix::ObjectId;
 use serde_json::{Value, json};
 
 use super::session::{Finding, scan_session_values, working_files};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git::rewrite::Rewriter;
 use crate::git::{RefUpdate, SessionRepo};
 use crate::layout::atomic;
 use crate::layout::paths::{SessionDir, StateDir};
 use crate::layout::schema::Meta;
 use crate::store::{self, NewNode};
+
+/// What `redact` refuses (`git_session::redact::…`): the session is left
+/// as it is.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum RedactError {
+    /// HEAD on an earlier turn: the history is rewritten from the latest.
+    #[error("HEAD of `{session}` is on an earlier turn (detached)")]
+    #[diagnostic(
+        code(git_session::redact::detached_head),
+        help(
+            "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
+        )
+    )]
+    DetachedHead { session: String },
+
+    /// A fingerprint asked for that no finding has: a usage error (exit 2).
+    #[error("no finding of `{session}` has the fingerprint `{fingerprint}`")]
+    #[diagnostic(
+        code(git_session::redact::no_such_finding),
+        help("`git-session secrets scan {session}` lists its findings")
+    )]
+    NoSuchFinding {
+        session: String,
+        fingerprint: String,
+    },
+
+    /// A value still in the session after the redaction.
+    #[error("`{session}` still holds {rule} {masked} in `{path}` after the redaction")]
+    #[diagnostic(
+        code(git_session::redact::incomplete),
+        help(
+            "report it: the copy there is written in a way the redaction does not recognise; `git-session redact --fingerprint` it once more after editing the file by hand"
+        )
+    )]
+    Incomplete {
+        session: String,
+        rule: String,
+        masked: String,
+        path: String,
+    },
+}
 
 /// The name of a redaction's record node.
 pub const RECORD_NAME: &str = "context/redact";
@@ -198,13 +239,10 @@ pub fn redact_session(
     let mut repo = SessionRepo::open(&sd.dir)?;
     let head = repo.head()?;
     if head.branch.is_none() && head.commit.is_some() {
-        return Err(Error::refused(
-            "redact::detached_head",
-            format!("HEAD of `{session}` is on an earlier turn (detached)"),
-            Some(format!(
-                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
-            )),
-        ));
+        return Err(RedactError::DetachedHead {
+            session: session.to_string(),
+        }
+        .into());
     }
     // 1. The history, written again beside the old one.
     let updates = rewrite_history(&mut repo, &mut redactor, &mut done)?;
@@ -264,13 +302,11 @@ fn choose(
     let found = scan_session_values(sd)?;
     for fp in &chosen.fingerprints {
         if !found.iter().any(|(f, _)| &f.fingerprint == fp) {
-            return Err(Error::usage(
-                "redact::no_such_finding",
-                format!("no finding of `{session}` has the fingerprint `{fp}`"),
-                Some(format!(
-                    "`git-session secrets scan {session}` lists its findings"
-                )),
-            ));
+            return Err(RedactError::NoSuchFinding {
+                session: session.to_string(),
+                fingerprint: fp.clone(),
+            }
+            .into());
         }
     }
     let wanted = |f: &Finding| {
@@ -417,14 +453,13 @@ fn check_gone(sd: &SessionDir, session: &str, findings: &[Finding]) -> Result<()
         .into_iter()
         .find(|(f, _)| chosen_fps.contains(f.fingerprint.as_str()))
     {
-        return Err(Error::refused(
-            "redact::incomplete",
-            format!(
-                "`{session}` still holds {} {} in `{}` after the redaction",
-                f.rule, f.masked, f.path
-            ),
-            Some("report it: the copy there is written in a way the redaction does not recognise; `git-session redact --fingerprint` it once more after editing the file by hand".into()),
-        ));
+        return Err(RedactError::Incomplete {
+            session: session.to_string(),
+            rule: f.rule,
+            masked: f.masked,
+            path: f.path,
+        }
+        .into());
     }
     Ok(())
 }

@@ -291,15 +291,12 @@ pub fn allowed(state: &StateDir, extra: &[String]) -> Result<BTreeSet<String>> {
     out.extend(allowed_in(&allow_file(state)?));
     for fp in &out {
         if fp.len() != 16 || !fp.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(Error::usage(
-                "secrets::bad_fingerprint",
+            return Err(super::SecretsError::BadFingerprint {
                 // The line may be a secret pasted by mistake: masked.
-                format!("`{}` is not a fingerprint", super::mask(fp.as_bytes())),
-                Some(format!(
-                    "a fingerprint is the 16 hex digits a finding shows (`git-session secrets scan`); check `{}` and `--allow`",
-                    path.display()
-                )),
-            ));
+                masked: super::mask(fp.as_bytes()),
+                allow_file: path,
+            }
+            .into());
         }
     }
     Ok(out)
