@@ -7,6 +7,10 @@ use std::path::PathBuf;
 use miette::Diagnostic;
 use thiserror::Error;
 
+mod usage;
+
+pub use usage::Usage;
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Exit codes of SPEC §5.
@@ -20,21 +24,10 @@ pub mod exit {
 
 #[derive(Debug, Error, Diagnostic)]
 pub enum Error {
-    #[error("invalid {what} `{value}`: {reason}")]
-    #[diagnostic(
-        code(git_session::usage::invalid_id),
-        help("ids are 1-128 characters of [A-Za-z0-9._-], not starting with `.` or `-`")
-    )]
-    InvalidId {
-        what: &'static str,
-        value: String,
-        reason: &'static str,
-    },
-
     /// A command line that cannot work (`git_session::usage::<what>`).
     #[error(transparent)]
     #[diagnostic(transparent)]
-    Usage(Problem),
+    Usage(#[from] Usage),
 
     #[error("no session `{id}` in `{state}`")]
     #[diagnostic(code(git_session::session::not_found))]
@@ -162,8 +155,7 @@ impl Diagnostic for Problem {
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::InvalidId { .. }
-            | Error::Usage(_)
+            Error::Usage(_)
             | Error::Redact(crate::secrets::redact::RedactError::NoSuchFinding { .. })
             | Error::Secrets(crate::secrets::SecretsError::BadFingerprint { .. }) => exit::USAGE,
             Error::SessionNotFound { .. }
@@ -176,19 +168,6 @@ impl Error {
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
         }
-    }
-
-    /// `code`: `usage::<what>`, stable (scripts match on it).
-    pub fn usage(
-        code: &'static str,
-        message: impl Into<String>,
-        help: impl Into<Option<String>>,
-    ) -> Self {
-        Error::Usage(Problem {
-            code,
-            message: message.into(),
-            help: help.into(),
-        })
     }
 
     /// `code`: `<area>::<what>`, stable (scripts match on it).

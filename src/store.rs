@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, Usage};
 use crate::git::SessionRepo;
 use crate::layout::history::{Catalog, Entry};
 use crate::layout::paths::{ATTACHMENTS, Naming, WORKDIR};
@@ -391,11 +391,10 @@ fn new_id(sd: &SessionDir, known: &Known, role: &str, given: Option<String>) -> 
         "llm" => "a_",
         "code" => "t_",
         other => {
-            return Err(Error::usage(
-                "usage::role",
-                format!("unknown role `{other}`"),
-                Some("roles are `user`, `assistant` (llm) and `tool` (code)".into()),
-            ));
+            return Err(Usage::Role {
+                role: other.to_string(),
+            }
+            .into());
         }
     };
     let id = match given {
@@ -453,11 +452,7 @@ impl Placing<'_> {
         };
         let top_level = caller.is_empty() || caller == ROOT;
         if new.regenerate && (new.role != "llm" || !top_level || new.predecessor.is_some()) {
-            return Err(Error::usage(
-                "usage::regenerate",
-                "`--regenerate` is for an assistant reply that names no predecessor or caller",
-                Some("give `--role assistant`, without `--caller` or a `predecessor`".into()),
-            ));
+            return Err(Usage::Regenerate.into());
         }
         let predecessor = self.predecessor(new, head, top_level)?;
         let place = Place {
@@ -660,14 +655,7 @@ impl NodeFile<'_> {
         let (history, seq, naming) = (self.history, self.seq, self.naming);
         let bytes = node.to_json();
         if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(Error::usage(
-                "usage::node_too_large",
-                format!(
-                    "the node is {} bytes, over the limit of {MAX_FILE_BYTES}",
-                    bytes.len()
-                ),
-                Some("store large payloads as attachments (`--attach`)".into()),
-            ));
+            return Err(Usage::NodeTooLarge { bytes: bytes.len() }.into());
         }
         let path = history.join(naming.file_name(seq, &node.role, &node.id));
         if known.added.is_empty() {
@@ -718,15 +706,11 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path, redact: bool) -> Result<Va
         ));
     }
     if md.len() > MAX_FILE_BYTES {
-        return Err(Error::usage(
-            "usage::attachment_too_large",
-            format!(
-                "attachment `{}` is {} bytes, over the limit of {MAX_FILE_BYTES}",
-                src.display(),
-                md.len()
-            ),
-            None,
-        ));
+        return Err(Usage::AttachmentTooLarge {
+            path: src.to_path_buf(),
+            bytes: md.len(),
+        }
+        .into());
     }
     let name = src
         .file_name()

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, Usage};
 use crate::git::SessionRepo;
 use crate::layout::history::{self, Catalog};
 use crate::layout::lock::{self, LockOptions};
@@ -251,11 +251,7 @@ pub fn select(state: &StateDir, all: bool, ids: &[String]) -> Result<Vec<Target>
 /// Workers for `--jobs` (default: the number of cores).
 pub fn jobs(requested: Option<usize>) -> Result<usize> {
     match requested {
-        Some(0) => Err(Error::usage(
-            "usage::jobs",
-            "`--jobs` must be at least 1",
-            None,
-        )),
+        Some(0) => Err(Usage::Jobs.into()),
         Some(n) => Ok(n.min(64)),
         None => Ok(std::thread::available_parallelism()
             .map_or(1, |n| n.get())

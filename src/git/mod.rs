@@ -50,7 +50,7 @@ pub use maintenance::{
 };
 pub use repo::{BadObject, SessionRepo, init_transfer_repo, write_pinned_config};
 
-use crate::error::{Error, Result};
+use crate::error::{Result, Usage};
 
 pub const DEFAULT_NAME: &str = "OpenProgram";
 pub const DEFAULT_EMAIL: &str = "openprogram@local";
@@ -180,11 +180,11 @@ pub enum Expected {
 
 fn full_name(name: &str) -> Result<FullName> {
     FullName::try_from(name.to_string()).map_err(|e| {
-        Error::usage(
-            "usage::ref_name",
-            format!("invalid reference name `{name}`: {e}"),
-            None,
-        )
+        Usage::RefName {
+            name: name.to_string(),
+            why: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -195,11 +195,11 @@ pub fn valid_ref_name(name: &str) -> bool {
 
 fn full_branch(name: &str) -> Result<FullName> {
     FullName::try_from(format!("refs/heads/{name}")).map_err(|e| {
-        Error::usage(
-            "usage::branch_name",
-            format!("invalid branch name `{name}`: {e}"),
-            None,
-        )
+        Usage::BranchName {
+            name: name.to_string(),
+            why: e.to_string(),
+        }
+        .into()
     })
 }
 

@@ -1,16 +1,17 @@
 //! Id rules of SPEC §1: checked before any path is built from an id.
 
-use crate::error::{Error, Result};
+use crate::error::{Result, Usage};
 
 const MAX_ID: usize = 128;
 
 fn check_charset(what: &'static str, id: &str) -> Result<()> {
     let bad = |reason| {
-        Err(Error::InvalidId {
+        Err(Usage::InvalidId {
             what,
             value: id.escape_debug().to_string(),
             reason,
-        })
+        }
+        .into())
     };
     if id.is_empty() {
         return bad("it is empty");
@@ -49,12 +50,13 @@ pub fn is_reserved_session_id(name: &str) -> bool {
 pub fn session_id(id: &str) -> Result<()> {
     check_charset("session id", id)?;
     if is_reserved_session_id(id) {
-        return Err(Error::InvalidId {
+        return Err(Usage::InvalidId {
             what: "session id",
             value: id.into(),
             reason: "it is the name of `sessions/projects/` or of a registry file in `sessions/` \
                      (`index.json`, `index.journal`, `locations.json`), in any case",
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -64,11 +66,12 @@ pub fn node_id(id: &str) -> Result<()> {
     check_charset("node id", id)?;
     // `ROOT` is the sentinel predecessor of a first turn, never a node.
     if id == super::schema::ROOT {
-        return Err(Error::InvalidId {
+        return Err(Usage::InvalidId {
             what: "node id",
             value: id.into(),
             reason: "`ROOT` is reserved (the predecessor of a session's first turn)",
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -82,11 +85,12 @@ pub fn project_id(id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::InvalidId {
+        Err(Usage::InvalidId {
             what: "project id",
             value: id.escape_debug().to_string(),
             reason: "project ids are `default` or `proj_` followed by hex digits",
-        })
+        }
+        .into())
     }
 }
 

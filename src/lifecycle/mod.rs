@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, Usage};
 use crate::layout::history::Catalog;
 use crate::layout::lock::{self, LockOptions};
 use crate::layout::registry::{self, ListRow};
@@ -43,14 +43,10 @@ pub fn status(s: &str) -> Result<&'static str> {
         .find(|k| **k == canon)
         .copied()
         .ok_or_else(|| {
-            Error::usage(
-                "usage::status",
-                format!("unknown status `{s}`"),
-                Some(format!(
-                    "statuses are {} (`needs-input` is accepted too)",
-                    STATUSES.join(", ")
-                )),
-            )
+            Usage::SessionStatus {
+                status: s.to_string(),
+            }
+            .into()
         })
 }
 
@@ -559,11 +555,10 @@ pub fn parse_duration(s: &str) -> Result<f64> {
 }
 
 fn bad_duration(s: &str) -> Error {
-    Error::usage(
-        "usage::duration",
-        format!("invalid duration `{s}`"),
-        Some("write a number with s, m, h, d or w, e.g. `90m` or `2d`".into()),
-    )
+    Usage::Duration {
+        value: s.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

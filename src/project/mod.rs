@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, Usage};
 use crate::git::project::{self as pgit, Found};
 use crate::layout::history::{self, Catalog};
 use crate::layout::lock::LockOptions;
@@ -160,11 +160,10 @@ pub fn set(state: &StateDir, key: &str, settings: Settings, locks: LockOptions) 
     if let Some(s) = &status
         && !["active", "paused", "done"].contains(&s.as_str())
     {
-        return Err(Error::usage(
-            "usage::status",
-            format!("unknown status `{s}`"),
-            Some("statuses are active, paused, done".into()),
-        ));
+        return Err(Usage::ProjectStatus {
+            status: s.to_string(),
+        }
+        .into());
     }
     projects::update(state, locks, |ps| {
         let e = ps.get_mut(&p.id).expect("found above");
@@ -525,11 +524,10 @@ pub fn project_relative(root: &Path, p: &str) -> Result<String> {
 }
 
 fn outside(p: &str) -> Error {
-    Error::usage(
-        "usage::project_path",
-        format!("`{p}` is not a path inside the project"),
-        Some("give paths relative to the project directory, without `..`".into()),
-    )
+    Usage::ProjectPath {
+        path: p.to_string(),
+    }
+    .into()
 }
 
 /// Record `value` as `metadata.project_commit` of the node `entry` (an

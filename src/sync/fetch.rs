@@ -7,6 +7,7 @@
 use super::clone::{BIND_EVERY, create, ensure_bound};
 use super::take::redacted;
 use super::*;
+use crate::error::Usage;
 
 /// What `fetch` did to one session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,13 +166,8 @@ fn fetch_specs(track: &str, selection: &Selection) -> Result<Vec<String>> {
         Selection::Some(ids) => {
             for id in ids {
                 ids::session_id(id)?;
-                let prefix = remote_prefix(id).ok_or_else(|| {
-                    Error::usage(
-                        "usage::session_ref",
-                        format!("session `{id}` cannot be fetched: its id cannot be part of a git ref name"),
-                        None,
-                    )
-                })?;
+                let prefix =
+                    remote_prefix(id).ok_or_else(|| Usage::SessionRef { id: id.to_string() })?;
                 let rel = prefix.strip_prefix(SESSION_REFS).expect("a session prefix");
                 specs.push(format!("+{prefix}*:{track}sessions/{rel}*"));
             }

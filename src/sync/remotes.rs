@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::SyncError;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, Usage};
 use crate::layout::lock::{self, LockOptions};
 use crate::layout::{StateDir, atomic};
 
@@ -74,29 +74,22 @@ pub fn check_name(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::usage(
-            "usage::remote_name",
-            format!("invalid remote name `{name}`"),
-            Some(
-                "a remote name is 1-64 characters of [A-Za-z0-9._-], not starting with `.` or `-`"
-                    .into(),
-            ),
-        ))
+        Err(Usage::RemoteName {
+            name: name.to_string(),
+        }
+        .into())
     }
 }
 
 /// A URL git may be given: not an option, one line, and not the `ext::`
 /// transport (which runs a command named in the URL).
 pub fn check_url(url: &str) -> Result<()> {
-    let bad = |why: &str| {
-        Err(Error::usage(
-            "usage::remote_url",
-            format!("invalid remote URL `{url}`: {why}"),
-            Some(
-                "give a URL git can push to: `https://…`, `ssh://…`, `git@host:path`, `file:///…` or a path"
-                    .into(),
-            ),
-        ))
+    let bad = |why: &'static str| {
+        Err(Usage::RemoteUrl {
+            url: url.to_string(),
+            why,
+        }
+        .into())
     };
     if url.is_empty() {
         return bad("it is empty");
@@ -144,13 +137,9 @@ pub fn absolute(url: &str) -> Result<String> {
     match local_path(url) {
         Some(p) if !url.starts_with("file://") && !std::path::Path::new(p).is_absolute() => {
             let abs = std::path::absolute(p).io("resolve the path", std::path::Path::new(p))?;
-            abs.to_str().map(str::to_string).ok_or_else(|| {
-                Error::usage(
-                    "usage::remote_url",
-                    format!("the path `{}` is not UTF-8", abs.display()),
-                    None,
-                )
-            })
+            abs.to_str()
+                .map(str::to_string)
+                .ok_or_else(|| Usage::RemotePathNotUtf8 { path: abs.clone() }.into())
         }
         _ => Ok(url.to_string()),
     }

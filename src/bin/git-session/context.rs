@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::cli::GlobalArgs;
-use git_session::error::Result;
+use git_session::error::{Result, Usage};
 use git_session::layout::StateDir;
 use git_session::layout::lock::{self, LockOptions};
 use git_session::out::Printer;
@@ -39,11 +39,10 @@ pub fn lock_options(g: &GlobalArgs) -> LockOptions {
 impl Ctx {
     pub fn new(g: &GlobalArgs) -> Result<Ctx> {
         if !(g.lock_timeout.is_finite() && g.lock_timeout >= 0.0) {
-            return Err(git_session::error::Error::usage(
-                "usage::lock_timeout",
-                format!("invalid `--lock-timeout` {}", g.lock_timeout),
-                Some("give a number of seconds, 0 or more".into()),
-            ));
+            return Err(Usage::LockTimeout {
+                value: g.lock_timeout,
+            }
+            .into());
         }
         Ok(Ctx {
             state: StateDir::resolve(g.state_dir.as_deref())?,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, Usage};
 
 use super::*;
 
@@ -15,11 +15,11 @@ pub struct StateDir {
 
 /// `$HOME` (set and not empty), else a usage error saying `message` (what
 /// cannot be found without it) with `help`.
-pub fn home_dir(message: &str, help: &str) -> Result<PathBuf> {
+pub fn home_dir(message: &'static str, help: &'static str) -> Result<PathBuf> {
     std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .ok_or_else(|| Error::usage("usage::no_home", message.to_string(), Some(help.into())))
+        .ok_or_else(|| Usage::NoHome { message, help }.into())
 }
 
 impl StateDir {
@@ -39,11 +39,7 @@ impl StateDir {
                 Some(profile) => {
                     let profile = profile.to_string_lossy().into_owned();
                     if profile.contains('/') || profile == ".." || profile == "." {
-                        return Err(Error::usage(
-                            "usage::profile",
-                            format!("invalid `OPENPROGRAM_PROFILE` `{profile}`"),
-                            Some("a profile is a plain name without `/`".into()),
-                        ));
+                        return Err(Usage::Profile { profile }.into());
                     }
                     home.join(format!(".openprogram-{profile}"))
                 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::context::Ctx;
-use git_session::error::{Error, IoContext, Result, exit};
+use git_session::error::{Error, IoContext, Result, Usage, exit};
 use git_session::layout::schema::{self, MAX_FILE_BYTES, Meta, Node};
 use git_session::layout::{atomic, lock, registry};
 use git_session::store::{self, Created, NewNode};
@@ -110,21 +110,16 @@ fn read_limited(mut r: impl Read, what: &std::path::Path) -> Result<String> {
         .read_to_end(&mut buf)
         .io("read", what)?;
     if buf.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::usage(
-            "usage::node_too_large",
-            format!(
-                "`{}` is over the limit of {MAX_FILE_BYTES} bytes",
-                what.display()
-            ),
-            Some("store large payloads as attachments (`--attach`)".into()),
-        ));
+        return Err(Usage::InputTooLarge {
+            path: what.to_path_buf(),
+        }
+        .into());
     }
     String::from_utf8(buf).map_err(|_| {
-        Error::usage(
-            "usage::not_utf8",
-            format!("`{}` is not valid UTF-8", what.display()),
-            Some("node text must be UTF-8; attach binary data with `--attach`".into()),
-        )
+        Usage::NotUtf8 {
+            path: what.to_path_buf(),
+        }
+        .into()
     })
 }
 
@@ -152,11 +147,7 @@ fn node_from_args(args: &AppendArgs) -> Result<NewNode> {
         && args.role == Role::User
         && args.attach.is_empty()
     {
-        return Err(Error::usage(
-            "usage::no_message",
-            "no message: give `--text`, `--file` or `--json-node`",
-            Some("an empty message needs `--text \"\"` said explicitly".into()),
-        ));
+        return Err(Usage::NoMessage.into());
     }
     if args.id.is_some() {
         node.id = args.id.clone();
@@ -183,19 +174,10 @@ fn json_node_from_stdin() -> Result<Map<String, Value>> {
         ),
         std::path::Path::new("<stdin>"),
     )?;
-    let Value::Object(obj) = serde_json::from_str::<Value>(&text).map_err(|e| {
-        Error::usage(
-            "usage::json_node",
-            format!("`--json-node`: stdin is not valid JSON: {e}"),
-            Some("send one JSON object, e.g. {\"role\": \"user\", \"output\": \"hi\"}".into()),
-        )
-    })?
+    let Value::Object(obj) = serde_json::from_str::<Value>(&text)
+        .map_err(|e| Usage::JsonNodeNotJson { why: e.to_string() })?
     else {
-        return Err(Error::usage(
-            "usage::json_node",
-            "`--json-node`: stdin must hold a JSON object",
-            None,
-        ));
+        return Err(Usage::JsonNodeNotObject.into());
     };
     Ok(obj)
 }
@@ -203,14 +185,14 @@ fn json_node_from_stdin() -> Result<Map<String, Value>> {
 /// `--json-node`: the fields of `obj` set on `node` (`seq` is assigned
 /// here; what is not a field of a node is kept as it is).
 fn apply_json_node(node: &mut NewNode, mut obj: Map<String, Value>) -> Result<()> {
-    let s = |v: Value, k: &str| -> Result<String> {
+    let s = |v: Value, k: &'static str| -> Result<String> {
         match v {
             Value::String(s) => Ok(s),
-            _ => Err(Error::usage(
-                "usage::json_node",
-                format!("`--json-node`: `{k}` must be a string"),
-                None,
-            )),
+            _ => Err(Usage::JsonNodeField {
+                field: k,
+                must_be: "a string",
+            }
+            .into()),
         }
     };
     if let Some(r) = obj.remove("role") {
@@ -219,11 +201,10 @@ fn apply_json_node(node: &mut NewNode, mut obj: Map<String, Value>) -> Result<()
             "llm" | "assistant" => "llm".into(),
             "code" | "tool" => "code".into(),
             other => {
-                return Err(Error::usage(
-                    "usage::role",
-                    format!("`--json-node`: unknown role `{other}`"),
-                    Some("roles are user, llm (assistant) and code (tool)".into()),
-                ));
+                return Err(Usage::JsonNodeRole {
+                    role: other.to_string(),
+                }
+                .into());
             }
         };
     }
@@ -251,32 +232,26 @@ fn apply_json_node(node: &mut NewNode, mut obj: Map<String, Value>) -> Result<()
     node.input = obj.remove("input").unwrap_or(Value::Null);
     node.output = obj.remove("output").unwrap_or(Value::Null);
     if let Some(v) = obj.remove("reads") {
-        node.reads = serde_json::from_value(v).map_err(|_| {
-            Error::usage(
-                "usage::json_node",
-                "`--json-node`: `reads` must be a list of node ids",
-                None,
-            )
+        node.reads = serde_json::from_value(v).map_err(|_| Usage::JsonNodeField {
+            field: "reads",
+            must_be: "a list of node ids",
         })?;
     }
     match obj.remove("metadata") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) => node.metadata = m,
         Some(_) => {
-            return Err(Error::usage(
-                "usage::json_node",
-                "`--json-node`: `metadata` must be an object",
-                None,
-            ));
+            return Err(Usage::JsonNodeField {
+                field: "metadata",
+                must_be: "an object",
+            }
+            .into());
         }
     }
     if let Some(v) = obj.remove("created_at") {
-        node.created_at = Some(v.as_f64().ok_or_else(|| {
-            Error::usage(
-                "usage::json_node",
-                "`--json-node`: `created_at` must be a number",
-                None,
-            )
+        node.created_at = Some(v.as_f64().ok_or(Usage::JsonNodeField {
+            field: "created_at",
+            must_be: "a number",
         })?);
     }
     obj.remove("seq"); // assigned here
@@ -302,13 +277,7 @@ fn text_of_file(f: &Path) -> Result<String> {
 
 /// `--input`: the tool's arguments, one JSON value.
 fn tool_input(i: &str) -> Result<Value> {
-    serde_json::from_str(i).map_err(|e| {
-        Error::usage(
-            "usage::input_json",
-            format!("`--input` is not valid JSON: {e}"),
-            Some("give the tool's arguments as one JSON value, e.g. '{\"path\": \"a.rs\"}'".into()),
-        )
-    })
+    serde_json::from_str(i).map_err(|e| Usage::InputJson { why: e.to_string() }.into())
 }
 
 fn report(ctx: &Ctx, session: &str, node: &Node) {

@@ -11,7 +11,7 @@
 //! date).
 
 use crate::context::Ctx;
-use git_session::error::{Result, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::layout::SessionDir;
 use git_session::layout::history::Catalog;
 use git_session::layout::schema::{self, Meta};
@@ -77,11 +77,7 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     if let Some(d) = args.duration
         && !(d.is_finite() && d >= 0.0)
     {
-        return Err(git_session::error::Error::usage(
-            "usage::duration",
-            format!("invalid `--duration` {d}"),
-            Some("give seconds, 0 or more".into()),
-        ));
+        return Err(Usage::DurationSeconds { value: d }.into());
     }
     let sd = ctx.state.find_session(&args.session)?;
     // The project's lock too: two sessions of one project end their turns

@@ -7,7 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Error, Result, Usage, exit};
 use git_session::lifecycle;
 
 /// Delete a session: its repository with every turn, its index row, its
@@ -55,11 +55,10 @@ pub fn run(ctx: &Ctx, args: DeleteArgs) -> Result<u8> {
     };
     if !args.yes {
         if !git_session::out::input_is_terminal() || !std::io::stderr().is_terminal() {
-            return Err(Error::usage(
-                "usage::needs_confirmation",
-                format!("deleting `{}` needs confirmation", args.session),
-                Some("pass `--yes` to delete without asking".into()),
-            ));
+            return Err(Usage::NeedsConfirmation {
+                session: args.session,
+            }
+            .into());
         }
         eprint!(
             "git-session: delete session `{}` at `{}` and all its history? [y/N] ",

@@ -6,7 +6,7 @@
 
 use super::append::Role;
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::layout::lock;
 use git_session::layout::registry::ListRow;
 use git_session::out::records::Hit;
@@ -58,12 +58,9 @@ pub fn run(ctx: &Ctx, args: GrepArgs) -> Result<u8> {
     let regex = regex::RegexBuilder::new(&pattern)
         .case_insensitive(args.ignore_case)
         .build()
-        .map_err(|e| {
-            Error::usage(
-                "usage::pattern",
-                format!("`{}` is not a valid regular expression: {e}", args.pattern),
-                Some("fix the pattern, or give `-F` to search for it as it is".into()),
-            )
+        .map_err(|e| Usage::Pattern {
+            pattern: args.pattern.clone(),
+            why: e.to_string(),
         })?;
     let search = Search {
         regex,

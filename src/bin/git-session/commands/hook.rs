@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
-use git_session::error::{Error, IoContext, Result, exit};
+use git_session::error::{Error, IoContext, Result, Usage, exit};
 use git_session::import::Agent;
 use git_session::import::settings::{self, Change};
 use git_session::layout::atomic;
@@ -181,17 +181,6 @@ impl Event {
                 Ok(n)
             }
         }
-        let invalid = |what: String| {
-            Err(Error::usage(
-                "usage::hook_event",
-                what,
-                Some(
-                    "an agent runs `git-session hook …` with one JSON object, its hook event, \
-                     on stdin (Codex's `notify`: as the last argument)"
-                        .into(),
-                ),
-            ))
-        };
         let mut counted = Counted(input, 0);
         let (first, parsed) = {
             let mut reader = std::io::BufReader::with_capacity(1 << 16, &mut counted);
@@ -216,21 +205,20 @@ impl Event {
             let parsed = (first == Some(b'{')).then(|| serde_json::from_reader::<_, Event>(reader));
             (first, parsed)
         };
-        match (first, parsed) {
-            (_, Some(Ok(event))) => Ok(event),
-            _ if counted.1 > MAX_EVENT_BYTES => invalid(format!(
-                "the hook event is over {MAX_EVENT_BYTES} bytes; nothing was read from it"
-            )),
+        let invalid = match (first, parsed) {
+            (_, Some(Ok(event))) => return Ok(event),
+            _ if counted.1 > MAX_EVENT_BYTES => Usage::HookEventTooLarge {
+                max: MAX_EVENT_BYTES,
+            },
             (_, Some(Err(e))) if e.is_io() => {
-                Err(std::io::Error::from(e)).io("read the hook event from", "stdin")
+                return Err(std::io::Error::from(e)).io("read the hook event from", "stdin");
             }
-            (None, _) => invalid("the hook event is empty".into()),
-            (_, Some(Err(e))) if e.is_data() => {
-                invalid(format!("the hook event is not an event: {e}"))
-            }
-            (_, Some(Err(e))) => invalid(format!("the hook event is not JSON: {e}")),
-            (Some(_), None) => invalid("the hook event is not a JSON object".into()),
-        }
+            (None, _) => Usage::HookEventEmpty,
+            (_, Some(Err(e))) if e.is_data() => Usage::HookEventNotEvent { why: e.to_string() },
+            (_, Some(Err(e))) => Usage::HookEventNotJson { why: e.to_string() },
+            (Some(_), None) => Usage::HookEventNotObject,
+        };
+        Err(invalid.into())
     }
 }
 
@@ -243,14 +231,10 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
         }
         _ => {
             let Some(path) = text(&event.transcript_path).filter(|p| !p.is_empty()) else {
-                return Err(Error::usage(
-                    "usage::hook_event",
-                    "the hook event names no `transcript_path`",
-                    Some(format!(
-                        "run `git-session hook {}` as the agent's hook: it reads the event on stdin",
-                        agent.source()
-                    )),
-                ));
+                return Err(Usage::HookEventNoTranscript {
+                    agent: agent.source(),
+                }
+                .into());
             };
             // Every event writes the turns the transcript has closed; the
             // end of the session also the turn it left open.
@@ -325,11 +309,10 @@ fn import(ctx: &Ctx, agent: Agent, event: &Event) -> Result<()> {
 fn rollout_of(ctx: &Ctx, thread: &str) -> Result<PathBuf> {
     let session = format!("codex-{thread}");
     if git_session::layout::ids::session_id(&session).is_err() {
-        return Err(Error::usage(
-            "usage::hook_event",
-            format!("the Codex event names no usable `thread-id` (`{thread}`)"),
-            None,
-        ));
+        return Err(Usage::HookEventThread {
+            thread: thread.to_string(),
+        }
+        .into());
     }
     if let Some(p) = git_session::import::known_path(&ctx.state, &session, &session) {
         return Ok(p);

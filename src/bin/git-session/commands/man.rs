@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::context::Ctx;
-use git_session::error::{Error, IoContext, Result, exit};
+use git_session::error::{IoContext, Result, Usage, exit};
 
 mod markdown;
 
@@ -470,12 +470,9 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
                 .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-                .ok_or_else(|| {
-                    Error::usage(
-                        "usage::no_home",
-                        "no `$HOME` to install the man pages under",
-                        Some("give `--install DIR`".into()),
-                    )
+                .ok_or(Usage::NoHome {
+                    message: "no `$HOME` to install the man pages under",
+                    help: "give `--install DIR`",
                 })?
                 .join("man"),
         };
@@ -512,11 +509,7 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
         Some(p) => format!("git-session-{p}.1"),
     };
     let Some((_, roff)) = pages.iter().find(|(n, _)| *n == want) else {
-        return Err(Error::usage(
-            "usage::no_such_page",
-            format!("no man page `{want}`"),
-            Some("give a command name (`append`, `verify`…), `layout`, `json`, `guide` or `performance`".into()),
-        ));
+        return Err(Usage::NoSuchPage { page: want }.into());
     };
     let _ = std::io::stdout().lock().write_all(roff);
     Ok(exit::OK)
@@ -547,11 +540,7 @@ pub fn completions(ctx: &Ctx, args: CompletionsArgs) -> Result<u8> {
     use clap_complete::Shell;
     if let Some(dir) = args.dir {
         if args.shell != "all" {
-            return Err(Error::usage(
-                "usage::dir_needs_all",
-                "with `--dir`, give `all`",
-                None,
-            ));
+            return Err(Usage::DirNeedsAll.into());
         }
         std::fs::create_dir_all(&dir).io("create", &dir)?;
         for (name, s) in scripts() {
@@ -568,11 +557,10 @@ pub fn completions(ctx: &Ctx, args: CompletionsArgs) -> Result<u8> {
         "zsh" => Shell::Zsh,
         "fish" => Shell::Fish,
         other => {
-            return Err(Error::usage(
-                "usage::shell",
-                format!("unknown shell `{other}`"),
-                Some("shells are bash, zsh and fish".into()),
-            ));
+            return Err(Usage::Shell {
+                shell: other.to_string(),
+            }
+            .into());
         }
     };
     let _ = std::io::stdout().lock().write_all(&script(shell));

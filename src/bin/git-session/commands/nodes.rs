@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use crate::context::Ctx;
-use git_session::error::{Result, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::layout::lock;
 use git_session::out::records::SessionNode;
 use git_session::read;
@@ -87,11 +87,7 @@ pub fn line(r: &SessionNode, id_width: usize) -> String {
 
 pub fn ingestion_time(t: Option<f64>) -> Result<f64> {
     match t {
-        Some(t) if !t.is_finite() => Err(git_session::error::Error::usage(
-            "usage::ingestion_time",
-            format!("invalid `--ingestion-time` {t}"),
-            Some("give unix seconds, e.g. 1796017556.5".into()),
-        )),
+        Some(t) if !t.is_finite() => Err(Usage::IngestionTime { value: t }.into()),
         Some(t) => Ok(t),
         None => Ok(git_session::out::now()),
     }

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Error, Result, Usage, exit};
 use git_session::layout::registry;
 use git_session::out::records;
 use git_session::relocate;
@@ -70,15 +70,11 @@ pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
     let locations = registry::read_locations(&ctx.state)?;
     let mut plan = relocate::plan(&p, &new, locations, args.session.as_deref());
     if args.from.is_some() && !relocate::repeated(&plan) {
-        return Err(Error::usage(
-            "usage::relocate_from",
-            format!(
-                "`--from` completes a move to the path project `{}` has; it is at `{}`",
-                p.id,
-                plan.old.display()
-            ),
-            Some("leave `--from` out to move the project".into()),
-        ));
+        return Err(Usage::RelocateFrom {
+            project: p.id.clone(),
+            at: plan.old.clone(),
+        }
+        .into());
     }
     plan.from = args.from.clone();
     let out = ctx.out;

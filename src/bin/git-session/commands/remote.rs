@@ -9,7 +9,7 @@
 //! summary.
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Error, Result, Usage, exit};
 use git_session::out::records;
 use git_session::sync::{self, Selection, Take, remotes};
 
@@ -227,11 +227,7 @@ fn remote_and_sessions(
     };
     let (name, url) = remotes::resolve(&ctx.state, name)?;
     if all && !rest.is_empty() {
-        return Err(Error::usage(
-            "usage::all_and_sessions",
-            "`--all` and session ids do not go together",
-            Some("give one or the other".to_string()),
-        ));
+        return Err(Usage::AllAndSessionIds.into());
     }
     let selection = if rest.is_empty() {
         Selection::All
@@ -362,13 +358,11 @@ pub fn fetch(ctx: &Ctx, args: FetchArgs) -> Result<u8> {
         None => None,
         Some(side) => {
             if matches!(selection, Selection::All) {
-                return Err(Error::usage(
-                    "usage::take_needs_sessions",
-                    "`--take` resolves the sessions it is given, not every session",
-                    Some(format!(
-                        "name them: `git-session fetch {name} --take {side} SESSION…`"
-                    )),
-                ));
+                return Err(Usage::TakeNeedsSessions {
+                    remote: name,
+                    side: side.to_string(),
+                }
+                .into());
             }
             Some(if side == "local" {
                 Take::Local

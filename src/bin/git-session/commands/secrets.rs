@@ -7,7 +7,7 @@
 //! Prints: one `secret` record per finding, then `secrets_summary`.
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::layout::{atomic, lock};
 use git_session::out::records;
 use git_session::secrets::session as scan;
@@ -72,11 +72,7 @@ pub fn run(ctx: &Ctx, args: SecretsArgs) -> Result<u8> {
 
 fn scan_sessions(ctx: &Ctx, names: Vec<String>, all: bool, allow: &[String]) -> Result<u8> {
     if all && !names.is_empty() {
-        return Err(Error::usage(
-            "usage::all_and_sessions",
-            "`--all` and session names do not go together",
-            Some("name sessions, or give `--all`".into()),
-        ));
+        return Err(Usage::AllAndSessionNames.into());
     }
     let allowed = scan::allowed(&ctx.state, allow)?;
     let targets = if names.is_empty() {

@@ -7,7 +7,7 @@
 //! command runs). Prints: the title.
 
 use crate::context::Ctx;
-use git_session::error::{Result, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::layout::history::{self, Catalog};
 use git_session::layout::schema::{self, Meta, Node};
 use git_session::layout::{atomic, lock, registry};
@@ -82,11 +82,10 @@ fn prompt(messages: &[&Node]) -> String {
 pub fn run(ctx: &Ctx, args: TitleArgs) -> Result<u8> {
     // `inf` waits without end; NaN is no number of seconds.
     if args.timeout.is_nan() || args.timeout < 0.0 {
-        return Err(git_session::error::Error::usage(
-            "usage::timeout",
-            format!("invalid `--timeout` {}", args.timeout),
-            Some("give a number of seconds, 0 or more (`inf` waits without end)".into()),
-        ));
+        return Err(Usage::Timeout {
+            value: args.timeout,
+        }
+        .into());
     }
     let sd = ctx.state.find_session(&args.session)?;
     let (meta, phase1, messages, replies) = {

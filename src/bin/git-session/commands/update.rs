@@ -6,7 +6,7 @@
 //! id and only the fields that changed.
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::lifecycle::{self, Changes};
 
 /// Change a session's title, pin, status, read state or group.
@@ -107,11 +107,7 @@ pub fn run(ctx: &Ctx, a: UpdateArgs) -> Result<u8> {
         && changes.unread.is_none()
         && changes.group.is_none()
     {
-        return Err(Error::usage(
-            "usage::nothing_to_update",
-            "nothing to update",
-            Some("give --title, --pin/--unpin, --status, --read/--unread or --group".into()),
-        ));
+        return Err(Usage::NothingToUpdate.into());
     }
     apply(ctx, &a.session, changes)
 }
