@@ -66,6 +66,17 @@ pub enum Error {
     #[diagnostic(transparent)]
     ProjectSkip(#[from] crate::git::project::Skip),
 
+    /// What the project commands refuse (`git_session::project::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Project(#[from] crate::project::ProjectError),
+
+    /// An agent commit that cannot be made at all
+    /// (`git_session::project::head_detached`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    ProjectRepo(#[from] crate::git::project::Refusal),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -163,6 +174,8 @@ impl Error {
             | Error::Transport(_)
             | Error::Sync(_)
             | Error::Redact(_)
+            | Error::Project(_)
+            | Error::ProjectRepo(_)
             | Error::ProjectSkip(_)
             | Error::Layout(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,

@@ -45,6 +45,19 @@ pub enum Skip {
     GitBusy { root: PathBuf },
 }
 
+/// Why [`UserRepo::commit_paths`] cannot make an agent commit at all: not
+/// a skip, a refusal (`git_session::project::…`, exit 1).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum Refusal {
+    /// HEAD on no branch: detached, or a branch with no commit yet.
+    #[error("the project's HEAD is detached or unborn")]
+    #[diagnostic(
+        code(git_session::project::head_detached),
+        help("check out a branch in the project")
+    )]
+    HeadDetached,
+}
+
 /// The next step a [`Skip`] names.
 const LEFT_AS_IT_WAS: &str =
     "nothing was committed to the project; the agent's changes are left in its working tree";
@@ -407,11 +420,7 @@ impl UserRepo {
         }
         let (head, branch) = self.head()?;
         let (Some(head), Some(branch)) = (head, branch) else {
-            return Err(Error::refused(
-                "project::head_detached",
-                "the project's HEAD is detached or unborn",
-                Some("check out a branch in the project".into()),
-            ));
+            return Err(Refusal::HeadDetached.into());
         };
         let base = self
             .repo

@@ -4,7 +4,7 @@
 
 use gix::ObjectId;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git::project::{self as pgit, Found, UserRepo};
 use crate::layout::StateDir;
 use crate::layout::projects::Project;
@@ -14,11 +14,7 @@ use crate::out::records;
 /// A project without its directory is refused.
 pub fn repo(p: &Project) -> Result<Option<Box<UserRepo>>> {
     let Some(path) = p.path.as_deref().filter(|p| p.is_dir()) else {
-        return Err(Error::refused(
-            "project::dir_missing",
-            format!("project `{}` has no directory", p.id),
-            Some(format!("run `git-session relocate {} <new path>`", p.id)),
-        ));
+        return Err(super::ProjectError::NoDirToLog { id: p.id.clone() }.into());
     };
     let Found::Repo(repo) = pgit::find(path)? else {
         return Ok(None);

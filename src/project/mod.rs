@@ -4,6 +4,7 @@
 //! registry, then the project, then the session.
 
 pub mod agent;
+mod error;
 pub mod log;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -19,6 +20,8 @@ use crate::layout::projects::{self, Project, Projects};
 use crate::layout::schema::{Meta, Node};
 use crate::layout::{SessionDir, StateDir, atomic, ids};
 
+pub use error::ProjectError;
+
 /// Register `path` (an existing directory); the id is stable per path.
 /// A project directory is the user's: never the state dir, anything inside
 /// it or holding it, nor a session repository (SPEC §4), nor a path that
@@ -27,11 +30,10 @@ pub fn refuse_ours(state: &StateDir, canon: &Path) -> Result<()> {
     // The registry, shared with the Python store, holds paths as JSON text:
     // a lossy spelling would name a directory that does not exist.
     if canon.to_str().is_none() {
-        return Err(Error::refused(
-            "project::path_not_utf8",
-            format!("`{}` cannot be a project: its path is not UTF-8", canon.display()),
-            Some("the project registry holds paths as text; rename the directory (or the one above it that is not UTF-8)".into()),
-        ));
+        return Err(ProjectError::PathNotUtf8 {
+            path: canon.to_path_buf(),
+        }
+        .into());
     }
     let root = std::fs::canonicalize(&state.root).unwrap_or_else(|_| state.root.clone());
     let why = if canon.starts_with(&root) {
@@ -47,11 +49,11 @@ pub fn refuse_ours(state: &StateDir, canon: &Path) -> Result<()> {
         None
     };
     match why {
-        Some(why) => Err(Error::refused(
-            "project::unusable_dir",
-            format!("`{}` cannot be a project: {why}", canon.display()),
-            Some("give the directory of your own work tree".into()),
-        )),
+        Some(why) => Err(ProjectError::UnusableDir {
+            path: canon.to_path_buf(),
+            why,
+        }
+        .into()),
         None => Ok(()),
     }
 }
@@ -63,19 +65,11 @@ pub fn add(
     auto_commit: Option<bool>,
     locks: LockOptions,
 ) -> Result<(Project, bool)> {
-    let canon = std::fs::canonicalize(path).map_err(|_| {
-        Error::refused(
-            "project::no_such_dir",
-            format!("`{}` is not an existing directory", path.display()),
-            Some("create the directory first, or give the right path".into()),
-        )
+    let canon = std::fs::canonicalize(path).map_err(|_| ProjectError::NoSuchDir {
+        path: path.to_path_buf(),
     })?;
     if !canon.is_dir() {
-        return Err(Error::refused(
-            "project::not_a_dir",
-            format!("`{}` is not a directory", canon.display()),
-            None,
-        ));
+        return Err(ProjectError::NotADir { path: canon }.into());
     }
     refuse_ours(state, &canon)?;
     let now = crate::out::now();
@@ -121,15 +115,15 @@ pub fn get(state: &StateDir, key: &str) -> Result<Project> {
     let ps = projects::read(state)?;
     projects::find(&ps, key).ok_or_else(|| {
         let known: Vec<String> = ps.keys().cloned().collect();
-        Error::refused(
-            "project::not_found",
-            format!("no project `{key}`"),
-            Some(if known.is_empty() {
+        ProjectError::NotFound {
+            key: key.to_string(),
+            help: if known.is_empty() {
                 "register one with `git-session project add <path>`".into()
             } else {
                 format!("projects: {}", known.join(", "))
-            }),
-        )
+            },
+        }
+        .into()
     })
 }
 
@@ -189,11 +183,7 @@ pub fn set(state: &StateDir, key: &str, settings: Settings, locks: LockOptions) 
 pub fn remove(state: &StateDir, key: &str, locks: LockOptions) -> Result<Project> {
     let p = get(state, key)?;
     if p.id == "default" {
-        return Err(Error::refused(
-            "project::default_is_label",
-            "the default project cannot be unregistered",
-            None,
-        ));
+        return Err(ProjectError::DefaultRemoved.into());
     }
     // `push` carries the removal: no remote registers it again here.
     // Recorded first: a removal cut short leaves a tombstone of a
@@ -235,32 +225,17 @@ pub fn bind(
     ids::session_id(session)?;
     let project = get(state, key)?;
     if project.id == "default" {
-        return Err(Error::refused(
-            "project::default_is_label",
-            "the default project is a label, not a binding",
-            Some("bind to a project added with `git-session project add`".into()),
-        ));
+        return Err(ProjectError::DefaultBound.into());
     }
     if project.path_missing() {
-        return Err(Error::refused(
-            "project::dir_missing",
-            format!(
-                "project `{}` has no directory at `{}`",
-                project.id,
-                project.path.as_deref().unwrap_or(Path::new("")).display()
-            ),
-            Some(format!(
-                "run `git-session relocate {} <new path>` first",
-                project.id
-            )),
-        ));
+        return Err(ProjectError::DirMissingAt {
+            id: project.id,
+            path: project.path.unwrap_or_default(),
+        }
+        .into());
     }
     if migrating_projects(state)?.contains(&project.id) {
-        return Err(Error::refused(
-            "project::migration_in_progress",
-            format!("project `{}` has a migration in progress", project.id),
-            Some("run `git-session migrate` to finish it first".into()),
-        ));
+        return Err(ProjectError::MigrationInProgress { id: project.id }.into());
     }
     let sd = state.find_session(session)?;
     let mut meta = Meta::read(&sd.meta())?;
@@ -271,13 +246,11 @@ pub fn bind(
         return Ok((project, dir));
     }
     if !Catalog::peek(&sd)?.is_empty() {
-        return Err(Error::refused(
-            "project::frozen",
-            format!(
-                "project is frozen after the first turn: session `{session}` belongs to `{current}`"
-            ),
-            Some("start a new session for the other project".into()),
-        ));
+        return Err(ProjectError::Frozen {
+            session: session.to_string(),
+            current,
+        }
+        .into());
     }
     let target = state.project_session_dir(&project.id, session);
     let dir = {

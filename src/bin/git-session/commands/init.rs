@@ -75,14 +75,7 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
                 Err(e) => return Err(e),
             };
             if p.path_missing() {
-                return Err(git_session::error::Error::refused(
-                    "project::dir_missing",
-                    format!("project `{}` has no directory", p.id),
-                    Some(format!(
-                        "run `git-session relocate {} <new path>` first",
-                        p.id
-                    )),
-                ));
+                return Err(git_session::project::ProjectError::DirMissing { id: p.id }.into());
             }
             Some(p.id)
         }

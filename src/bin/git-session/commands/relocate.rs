@@ -12,9 +12,10 @@
 use std::path::PathBuf;
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, Usage, exit};
+use git_session::error::{Result, Usage, exit};
 use git_session::layout::registry;
 use git_session::out::records;
+use git_session::project::ProjectError;
 use git_session::relocate;
 
 /// Point a project at its new directory: the id stays, the path changes,
@@ -50,21 +51,13 @@ pub struct RelocateArgs {
 pub fn run(ctx: &Ctx, args: RelocateArgs) -> Result<u8> {
     let p = git_session::project::get(&ctx.state, &args.project)?;
     if p.id == "default" {
-        return Err(Error::refused(
-            "project::default_is_label",
-            "the default project cannot be relocated",
-            Some("it is a label with no directory".into()),
-        ));
+        return Err(ProjectError::DefaultRelocated.into());
     }
     let new = std::fs::canonicalize(&args.new_path)
         .ok()
         .filter(|n| n.is_dir())
-        .ok_or_else(|| {
-            Error::refused(
-                "project::no_such_dir",
-                format!("`{}` is not an existing directory", args.new_path.display()),
-                Some("give the directory the project moved to".into()),
-            )
+        .ok_or_else(|| ProjectError::NoSuchNewDir {
+            path: args.new_path.clone(),
         })?;
     git_session::project::refuse_ours(&ctx.state, &new)?;
     let locations = registry::read_locations(&ctx.state)?;
