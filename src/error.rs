@@ -77,6 +77,17 @@ pub enum Error {
     #[diagnostic(transparent)]
     ProjectRepo(#[from] crate::git::project::Refusal),
 
+    /// A target that names no turn (`git_session::view::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    View(#[from] crate::view::ViewError),
+
+    /// A checkout that would leave nodes behind no commit holds
+    /// (`git_session::checkout::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Checkout(#[from] crate::view::CheckoutError),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -175,6 +186,8 @@ impl Error {
             | Error::Sync(_)
             | Error::Redact(_)
             | Error::Project(_)
+            | Error::View(_)
+            | Error::Checkout(_)
             | Error::ProjectRepo(_)
             | Error::ProjectSkip(_)
             | Error::Layout(_) => exit::NO,

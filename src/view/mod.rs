@@ -3,12 +3,16 @@
 //! conversational node and its commit. Used by `checkout`, `show --at` and
 //! `branch`; and a branch's nodes in reading order, for `show` and `export`.
 
+mod error;
+
 use std::collections::{HashMap, HashSet};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git::{Oid, SessionRepo};
 use crate::layout::schema::{Meta, Node, ROOT};
 use crate::session::Trailers;
+
+pub use error::{CheckoutError, ViewError};
 
 /// A turn to look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,11 +186,6 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
     let view = view_tip(meta, &dag);
     let chain = view.as_deref().map(|v| dag.chain(v)).unwrap_or_default();
     let turns = Dag::turns(&chain);
-    let valid_turns = if turns.is_empty() {
-        "this branch has no turn yet".to_string()
-    } else {
-        format!("turns on the current branch are 1..{}", turns.len())
-    };
     let by_turn = |n: u64| -> Result<Resolved> {
         match turns.iter().find(|(t, _)| *t == n) {
             Some((t, last)) => Ok(Resolved {
@@ -194,13 +193,11 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
                 head: last.id.clone(),
                 commit: commit_of(repo, last)?,
             }),
-            None => Err(Error::refused(
-                "view::no_such_turn",
-                format!("there is no turn {n} on the current branch"),
-                Some(format!(
-                    "{valid_turns}; `git-session branch` lists the others"
-                )),
-            )),
+            None => Err(ViewError::NoSuchTurn {
+                turn: n,
+                turns: turns.len(),
+            }
+            .into()),
         }
     };
     // A number is a turn; one that is not a turn here may still be a commit
@@ -223,11 +220,11 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
         };
         return match want {
             Some(n) if n >= 1 => by_turn(n),
-            _ => Err(Error::refused(
-                "view::no_earlier_turn",
-                format!("there is no turn before turn {cur}"),
-                Some(valid_turns),
-            )),
+            _ => Err(ViewError::NoEarlierTurn {
+                current: cur,
+                turns: turns.len(),
+            }
+            .into()),
         };
     }
     // A node id.
@@ -251,37 +248,26 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
             1 => return at_commit(found[0], &dag, repo),
             0 => {}
             _ => {
-                return Err(Error::refused(
-                    "view::ambiguous_commit",
-                    format!("commit prefix `{target}` is ambiguous"),
-                    Some(format!(
-                        "it matches {}; give more digits",
-                        found
-                            .iter()
-                            .map(|c| c.to_hex_with_len(10).to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                ));
+                return Err(ViewError::AmbiguousCommit {
+                    prefix: target.to_string(),
+                    matches: found
+                        .iter()
+                        .map(|c| c.to_hex_with_len(10).to_string())
+                        .collect(),
+                }
+                .into());
             }
         }
     }
     if let Some(n) = number {
         return by_turn(n);
     }
-    let names: Vec<&str> = branches.iter().map(|(b, _)| b.as_str()).collect();
-    Err(Error::refused(
-        "view::unknown_target",
-        format!("`{target}` is not a turn, branch, commit or node of this session"),
-        Some(format!(
-            "{valid_turns}; branches: {}; or `prev`, `next`, a commit id, a node id (see `git-session show`)",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        )),
-    ))
+    Err(ViewError::UnknownTarget {
+        target: target.to_string(),
+        turns: turns.len(),
+        branches: branches.into_iter().map(|(b, _)| b).collect(),
+    }
+    .into())
 }
 
 /// Every commit reachable from the branches and HEAD.
@@ -363,17 +349,10 @@ fn at_commit(c: Oid, dag: &Dag<'_>, repo: &SessionRepo) -> Result<Resolved> {
             head: n.id.clone(),
             commit: Some(c),
         }),
-        None => Err(Error::refused(
-            "view::not_a_turn_commit",
-            format!(
-                "commit {} records no turn of this session",
-                c.to_hex_with_len(10)
-            ),
-            Some(
-                "give a turn number or a node id instead (`git-session log` lists the turns)"
-                    .into(),
-            ),
-        )),
+        None => Err(ViewError::NotATurnCommit {
+            commit: c.to_hex_with_len(10).to_string(),
+        }
+        .into()),
     }
 }
 

@@ -8,12 +8,12 @@
 //! Refuses a turn no commit holds yet, before anything is written.
 
 use crate::context::Ctx;
-use git_session::error::{Error, Result, exit};
+use git_session::error::{Result, exit};
 use git_session::git::{RefUpdate, SessionRepo};
 use git_session::layout::history::{self, Catalog};
 use git_session::layout::schema::Meta;
 use git_session::layout::{atomic, lock};
-use git_session::view::{self, Dag};
+use git_session::view::{self, CheckoutError, Dag, ViewError};
 
 /// Move the session's head to an earlier turn (or back to a branch tip).
 ///
@@ -38,11 +38,10 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
     let _lock = ctx.lock_session(&sd, lock::Kind::Exclusive)?;
     let mut meta = Meta::read(&sd.meta())?;
     if meta.status() == "running" {
-        return Err(Error::refused(
-            "view::turn_running",
-            format!("session `{}` is running a turn", args.session),
-            Some("check out after the turn ends (`commit-turn` sets the status back)".into()),
-        ));
+        return Err(ViewError::TurnRunning {
+            session: args.session,
+        }
+        .into());
     }
     let out = ctx.out;
     let catalog = Catalog::load(&sd)?;
@@ -50,17 +49,12 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
     let repo = SessionRepo::open(&sd.dir)?;
     let r = view::resolve(&args.target, &meta, &nodes, &repo)?;
     if r.commit.is_none() && !committed(&repo, &catalog, &r.head)? {
-        return Err(Error::refused(
-            "checkout::not_committed",
-            format!(
-                "turn {} (up to node `{}`) is in no commit yet",
-                r.turn, r.head
-            ),
-            Some(format!(
-                "run `git-session commit-turn {}` first, then check it out",
-                args.session
-            )),
-        ));
+        return Err(CheckoutError::NotCommitted {
+            session: args.session,
+            turn: r.turn,
+            head: r.head,
+        }
+        .into());
     }
 
     // Messages appended since the last `commit-turn` belong to the turn
@@ -68,17 +62,11 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
     if let Some(last) = nodes.iter().rev().find(|n| n.is_conversational())
         && !committed(&repo, &catalog, &last.id)?
     {
-        return Err(Error::refused(
-            "checkout::uncommitted",
-            format!(
-                "messages appended since the last `commit-turn` (up to node `{}`) are not committed yet",
-                last.id
-            ),
-            Some(format!(
-                "run `git-session commit-turn {}` first, then check out",
-                args.session
-            )),
-        ));
+        return Err(CheckoutError::Uncommitted {
+            session: args.session,
+            last: last.id.clone(),
+        }
+        .into());
     }
 
     // Keep browsing the same tip while the new head lies on its chain.
