@@ -88,6 +88,17 @@ pub enum Error {
     #[diagnostic(transparent)]
     Checkout(#[from] crate::view::CheckoutError),
 
+    /// A node or an attachment `append` cannot add
+    /// (`git_session::append::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Append(#[from] crate::store::AppendError),
+
+    /// What `init` refuses (`git_session::init::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Init(#[from] crate::store::InitError),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -187,6 +198,8 @@ impl Error {
             | Error::Redact(_)
             | Error::Project(_)
             | Error::View(_)
+            | Error::Append(_)
+            | Error::Init(_)
             | Error::Checkout(_)
             | Error::ProjectRepo(_)
             | Error::ProjectSkip(_)

@@ -1,6 +1,8 @@
 //! Session operations shared by several commands: create a session atomically
 //! (staged under a temp name, published by rename) and append a node.
 
+mod error;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +14,8 @@ use crate::layout::history::{Catalog, Entry};
 use crate::layout::paths::{ATTACHMENTS, Naming, WORKDIR};
 use crate::layout::schema::{self, MAX_FILE_BYTES, Meta, Node, ROOT};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids, registry};
+
+pub use error::{AppendError, InitError};
 
 /// Fields of a new session's `meta.json`.
 #[derive(Debug, Clone, Default)]
@@ -165,10 +169,6 @@ pub struct NewNode {
     /// Replace the secrets its strings and text attachments hold before
     /// anything is written (the state dir's `redact = on-write`).
     pub redact: bool,
-}
-
-fn refuse(code: &'static str, msg: String, help: &str) -> Error {
-    Error::refused(code, msg, Some(help.to_string()))
 }
 
 /// Append `new` to the session in `sd` (the caller holds the session lock and
@@ -401,14 +401,11 @@ fn new_id(sd: &SessionDir, known: &Known, role: &str, given: Option<String>) -> 
         Some(id) => {
             ids::node_id(&id)?;
             if known.contains(&id) {
-                return Err(refuse(
-                    "append::node_exists",
-                    format!(
-                        "node `{id}` already exists in session `{}`",
-                        sd.dir.display()
-                    ),
-                    "node ids are unique in a session; omit `--id` to get a fresh one",
-                ));
+                return Err(AppendError::NodeExists {
+                    id,
+                    dir: sd.dir.clone(),
+                }
+                .into());
             }
             id
         }
@@ -516,13 +513,7 @@ impl Placing<'_> {
                     Some(h) => known.turn_start(history, h)?,
                     None => None,
                 };
-                Some(start.ok_or_else(|| {
-                    refuse(
-                        "append::nothing_to_regenerate",
-                        "the head is in no turn: there is no user message to answer again".into(),
-                        "append the user message first, or name the node to answer with `--predecessor`",
-                    )
-                })?)
+                Some(start.ok_or(AppendError::NothingToRegenerate)?)
             }
             None if !top_level || new.role == "code" => None,
             // A reply continues the conversation: after the turn's user message,
@@ -555,25 +546,16 @@ impl Place {
             && p != ROOT
             && !known.contains(p)
         {
-            return Err(refuse(
-                "append::no_such_predecessor",
-                format!("predecessor `{p}` is not a node of this session"),
-                "name an existing node id (see `git-session show`), or `ROOT` for a first turn",
-            ));
+            return Err(AppendError::NoSuchPredecessor { id: p.to_string() }.into());
         }
         if !top_level && !known.contains(caller) {
-            return Err(refuse(
-                "append::no_such_caller",
-                format!("caller `{caller}` is not a node of this session"),
-                "name an existing node id, or leave `--caller` out",
-            ));
+            return Err(AppendError::NoSuchCaller {
+                id: caller.to_string(),
+            }
+            .into());
         }
         if role == "user" && top_level && predecessor.is_none() && known.has_first("u", ROOT) {
-            return Err(refuse(
-                "append::second_root",
-                "a second top-level user node needs a predecessor".into(),
-                "give `--predecessor <node id>` (or `ROOT` to retry the first turn)",
-            ));
+            return Err(AppendError::SecondRoot.into());
         }
         Ok(())
     }
@@ -662,11 +644,7 @@ impl NodeFile<'_> {
             crate::layout::history::invalidate(sd);
         }
         if !atomic::create_new(&path, &bytes)? {
-            return Err(refuse(
-                "append::seq_taken",
-                format!("`{}` already exists", path.display()),
-                "another writer used this seq; run the command again",
-            ));
+            return Err(AppendError::SeqTaken { path }.into());
         }
         atomic::crash_point("append-after-node");
         known.added_ids.insert(node.id.clone());
@@ -699,11 +677,10 @@ pub fn moved(meta: &mut Meta, node: &Node, now: f64) {
 fn attach(sd: &SessionDir, node_id: &str, src: &Path, redact: bool) -> Result<Value> {
     let md = std::fs::symlink_metadata(src).io("read the attachment", src)?;
     if md.file_type().is_symlink() || !md.is_file() {
-        return Err(Error::refused(
-            "append::attachment_not_a_file",
-            format!("attachment `{}` is not a regular file", src.display()),
-            Some("attach regular files only; symlinks and directories are refused".into()),
-        ));
+        return Err(AppendError::AttachmentNotAFile {
+            path: src.to_path_buf(),
+        }
+        .into());
     }
     if md.len() > MAX_FILE_BYTES {
         return Err(Usage::AttachmentTooLarge {
@@ -716,12 +693,8 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path, redact: bool) -> Result<Va
         .file_name()
         .and_then(|n| n.to_str())
         .filter(|n| !n.starts_with('.') && !n.contains('/') && !n.contains('\\'))
-        .ok_or_else(|| {
-            Error::refused(
-                "append::attachment_name",
-                format!("attachment name of `{}` is not usable", src.display()),
-                Some("rename the file: a UTF-8 name not starting with `.`".into()),
-            )
+        .ok_or_else(|| AppendError::AttachmentName {
+            path: src.to_path_buf(),
         })?;
     let dir = sd.attachments();
     std::fs::create_dir_all(&dir).io("create", &dir)?;
@@ -735,11 +708,7 @@ fn attach(sd: &SessionDir, node_id: &str, src: &Path, redact: bool) -> Result<Va
     }
     let dest = dir.join(&dest_name);
     if !atomic::create_new(&dest, &data)? {
-        return Err(refuse(
-            "append::attachment_exists",
-            format!("`{}` already exists", dest.display()),
-            "rename the attachment",
-        ));
+        return Err(AppendError::AttachmentExists { path: dest }.into());
     }
     Ok(serde_json::json!({
         "name": name,

@@ -88,11 +88,11 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
             let meta = Meta::read(&sd.meta())?;
             let project = meta.str("project_id").unwrap_or("default");
             if project != spec.project.as_deref().unwrap_or("default") {
-                return Err(git_session::error::Error::refused(
-                    "init::bound_elsewhere",
-                    format!("session `{id}` exists and is bound to project `{project}`"),
-                    Some("use another session id".into()),
-                ));
+                return Err(store::InitError::BoundElsewhere {
+                    id: id.to_string(),
+                    project: project.to_string(),
+                }
+                .into());
             }
             ctx.out.note(format!("session `{id}` already exists"));
             // Options that describe the session are not dropped silently.
