@@ -99,6 +99,12 @@ pub enum Error {
     #[diagnostic(transparent)]
     Init(#[from] crate::store::InitError),
 
+    /// A session directory or repository refused
+    /// (`git_session::session::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Session(#[from] crate::session::SessionError),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -196,6 +202,7 @@ impl Error {
             | Error::Transport(_)
             | Error::Sync(_)
             | Error::Redact(_)
+            | Error::Session(_)
             | Error::Project(_)
             | Error::View(_)
             | Error::Append(_)

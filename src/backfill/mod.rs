@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, IoContext, Result, Usage};
+use crate::error::{IoContext, Result, Usage};
 use crate::git::SessionRepo;
 use crate::layout::history::{self, Catalog};
 use crate::layout::lock::{self, LockOptions};
@@ -131,14 +131,10 @@ pub fn one(
     let sd = &t.dir;
     let md = std::fs::symlink_metadata(&sd.dir).io("inspect the session directory", &sd.dir)?;
     if md.file_type().is_symlink() {
-        return Err(Error::refused(
-            "session::linked_dir",
-            format!(
-                "session directory `{}` is a symbolic link",
-                sd.dir.display()
-            ),
-            Some("backfill does not follow symlinked session directories".into()),
-        ));
+        return Err(crate::session::SessionError::LinkedDirToBackfill {
+            dir: sd.dir.clone(),
+        }
+        .into());
     }
     sd.check_links()?;
     let meta = match Meta::read(&sd.meta()) {

@@ -9,6 +9,7 @@ use gix::bstr::ByteSlice;
 use super::{CommitInfo, DEFAULT_EMAIL, DEFAULT_NAME, MAIN, RefUpdate};
 use crate::error::{Error, IoContext, Result};
 use crate::layout::{SessionDir, atomic};
+use crate::session::SessionError;
 
 /// Bytes of decoded objects kept while reading packed objects, for the
 /// deltas based on them (git's `core.deltaBaseCacheLimit`, 96 MiB by
@@ -523,23 +524,14 @@ pub fn write_pinned_config(git_dir: &Path) -> Result<()> {
 /// Written to anyway, such a repository gets SHA-1 objects and loose refs
 /// that git does not read: commits acknowledged, and lost to git.
 fn check_format(config: &gix::config::File, path: &Path) -> Result<()> {
-    let refuse = |what: String| {
-        Err(Error::refused(
-            "session::repo_format",
-            format!("`{}` {what}", path.display()),
-            Some(
-                "git-session writes git's default repository format (SHA-1 object names, refs as \
-                 files), which a repository in another one (made under git's \
-                 `init.defaultObjectFormat` or `init.defaultRefFormat`, say) would not read: move its \
-                 `.git` aside, and `git-session backfill <session>` makes it again from the node files"
-                    .into(),
-            ),
-        ))
-    };
+    let path = || path.to_path_buf();
     match config.integer("core.repositoryformatversion") {
         Ok(None | Some(0 | 1)) => {}
-        Ok(Some(v)) => return refuse(format!("says repository format version {v}")),
-        Err(_) => return refuse("has a repository format version that is no number".into()),
+        Ok(Some(version)) => {
+            let path = path();
+            return Err(SessionError::FormatVersion { path, version }.into());
+        }
+        Err(_) => return Err(SessionError::FormatVersionNotNumber { path: path() }.into()),
     }
     for section in config.sections_by_name("extensions").into_iter().flatten() {
         for key in section.body().value_names() {
@@ -556,7 +548,8 @@ fn check_format(config: &gix::config::File, path: &Path) -> Result<()> {
                 _ => false,
             };
             if !ours {
-                return refuse(format!("sets `extensions.{key} = {value}`"));
+                let path = path();
+                return Err(SessionError::Extension { path, key, value }.into());
             }
         }
     }

@@ -4,9 +4,13 @@
 //! it up to the next one (SPEC §2.2). Commit messages and their trailers
 //! (SPEC §2.3) are formatted and parsed here.
 
+mod error;
+
 use std::collections::HashSet;
 
 use crate::layout::schema::{Node, ROOT, value_text};
+
+pub use error::SessionError;
 
 /// Nodes that belong to one commit: a new turn (`starts_turn`), a
 /// regenerated reply (`regenerates`: a second top-level reply to a node that

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
+use crate::session::SessionError;
 
 use super::*;
 
@@ -43,15 +44,7 @@ impl SessionDir {
     pub(super) fn checked(dir: PathBuf) -> Result<Self> {
         let md = std::fs::symlink_metadata(&dir).io("inspect the session directory", &dir)?;
         if md.file_type().is_symlink() {
-            return Err(Error::refused(
-                "session::linked_dir",
-                format!("session directory `{}` is a symbolic link", dir.display()),
-                Some(
-                    "git-session does not follow symlinked session directories; \
-                     move the repository to where the link points"
-                        .to_string(),
-                ),
-            ));
+            return Err(SessionError::LinkedDir { dir }.into());
         }
         let sd = SessionDir { dir };
         sd.check_links()?;
@@ -161,20 +154,17 @@ impl SessionDir {
         match named {
             Some(n) if n == id => Ok(self),
             None if !strict => Ok(self),
-            other => Err(Error::refused(
-                "session::not_this_session",
-                format!(
-                    "`{}` is not session `{id}`: {}",
-                    self.dir.display(),
-                    match other {
-                        Some(n) => format!("its meta.json names `{n}`"),
-                        None => "it has no meta.json naming it".into(),
-                    }
-                ),
-                Some(format!(
-                    "nothing was read or written; fix the entry for `{id}` in locations.json, or run `git-session verify --all`"
-                )),
-            )),
+            Some(named) => Err(SessionError::NamesAnother {
+                dir: self.dir,
+                id: id.to_string(),
+                named,
+            }
+            .into()),
+            None => Err(SessionError::NotNamed {
+                dir: self.dir,
+                id: id.to_string(),
+            }
+            .into()),
         }
     }
 
