@@ -105,6 +105,18 @@ pub enum Error {
     #[diagnostic(transparent)]
     Session(#[from] crate::session::SessionError),
 
+    /// A commit of the pending nodes that would hold a node twice
+    /// (`git_session::mirror::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Mirror(#[from] crate::mirror::MirrorError),
+
+    /// A rename to one naming that cannot be done
+    /// (`git_session::rename::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Rename(#[from] crate::mirror::RenameError),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -206,6 +218,8 @@ impl Error {
             | Error::Project(_)
             | Error::View(_)
             | Error::Append(_)
+            | Error::Mirror(_)
+            | Error::Rename(_)
             | Error::Init(_)
             | Error::Checkout(_)
             | Error::ProjectRepo(_)

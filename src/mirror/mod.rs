@@ -16,6 +16,7 @@
 
 mod apply;
 mod commits;
+mod error;
 mod lookup;
 mod plan;
 mod recover;
@@ -23,6 +24,7 @@ pub mod rename;
 mod scan;
 
 pub use apply::commit_pending;
+pub use error::{MirrorError, RenameError};
 pub use lookup::{commit_holding, commit_of_seq, holders_of, tips_of_branches};
 
 use crate::error::Result;

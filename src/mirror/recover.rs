@@ -2,6 +2,7 @@
 //! trusted: unreadable, or behind a ref tip (a crash between moving the refs
 //! and writing the index, or a git command run by hand).
 
+use super::MirrorError;
 use super::commits::tips_of;
 use super::scan::{HistoryDiff, diff_history};
 use crate::error::Result;
@@ -136,23 +137,18 @@ pub(super) fn recover_index(
             .contains(crate::layout::paths::history_entry(&other).as_bytes())
             .then(|| (f.clone(), other))
     }) {
-        return Err(crate::error::Error::refused(
-            "mirror::node_named_twice",
-            format!(
-                "`{f}` is node `{other}` under the other naming (a rename to one naming cut short?): nothing was committed"
-            ),
-            Some(
-                match crate::layout::atomic::read(sd.history().join(&f)).ok()
-                    == crate::layout::atomic::read(sd.history().join(&other)).ok()
-                {
-                    true => "`git-session verify --fix` finishes the rename".to_string(),
-                    false => format!(
-                        "the two files differ (another writer rewrote the node under its naming): keep one, move the other out of `{}`, then commit again",
-                        sd.history().display()
-                    ),
-                },
-            ),
-        ));
+        let history = sd.history();
+        let read = |name: &str| crate::layout::atomic::read(history.join(name)).ok();
+        return Err(if read(&f) == read(&other) {
+            MirrorError::NodeNamedTwice { file: f, other }
+        } else {
+            MirrorError::NodeNamedTwiceDiffering {
+                file: f,
+                other,
+                history,
+            }
+        }
+        .into());
     }
     Ok(Recovered {
         index,

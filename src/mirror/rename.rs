@@ -19,7 +19,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use crate::error::{Error, IoContext, Result};
+use super::RenameError;
+use crate::error::{IoContext, Result};
 use crate::git::{Oid, RefUpdate, SessionRepo};
 use crate::layout::paths::{Naming, Snapshot, parse_node_file_name};
 use crate::layout::{SessionDir, atomic};
@@ -108,15 +109,10 @@ pub fn to_python_naming(sd: &SessionDir, session: &str, now: f64) -> Result<Rena
     if head.branch.is_none() && head.commit.is_some() && !on_disk_renames.is_empty() {
         // Its own rename commit would leave the later turns of its branch
         // behind HEAD, to be committed again.
-        return Err(Error::refused(
-            "rename::detached_head",
-            format!(
-                "HEAD of `{session}` is on an earlier turn (detached): the node files are renamed from the latest"
-            ),
-            Some(format!(
-                "`git-session checkout {session} <branch>` (`git-session branch {session}` lists them), then run it again"
-            )),
-        ));
+        return Err(RenameError::DetachedHead {
+            session: session.to_string(),
+        }
+        .into());
     }
     link_new_names(&history, &on_disk_renames)?;
     atomic::sync_dir(&history).ok();
@@ -189,33 +185,14 @@ fn check_renames(history: &Path, on_disk_renames: &BTreeMap<String, String>) -> 
             .iter()
             .any(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_file()))
         {
-            return Err(Error::refused(
-                "rename::not_a_file",
-                format!(
-                    "`{}` or `{}` is not a regular file",
-                    src.display(),
-                    dst.display()
-                ),
-                Some("move it out of history/ (`git-session verify` says what it is)".into()),
-            ));
+            return Err(RenameError::NotAFile { from: src, to: dst }.into());
         }
         // A rerun finds the link made; another file there is a conflict
         // (the Python store rewrote the node under its own name).
         if std::fs::symlink_metadata(&dst).is_ok()
             && atomic::read(&src).ok() != atomic::read(&dst).ok()
         {
-            return Err(Error::refused(
-                "rename::conflict",
-                format!(
-                    "`{}` and `{}` are one node under two names with different contents",
-                    src.display(),
-                    dst.display()
-                ),
-                Some(
-                    "keep the right one (the later writer's, as a rule) and move the other out of history/, then run it again"
-                        .into(),
-                ),
-            ));
+            return Err(RenameError::Conflict { from: src, to: dst }.into());
         }
     }
     Ok(())
