@@ -3,9 +3,9 @@
 //! branch) and `feature` (bound to a scratch project with auto-commit). The
 //! `demo` command runs the turn commands between these steps.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
 use crate::layout::lock::LockOptions;
 use crate::layout::projects::Project;
 use crate::layout::schema::Meta;
@@ -13,6 +13,34 @@ use crate::layout::{SessionDir, StateDir, atomic, lock, registry};
 use crate::mirror::{self, CommitOptions};
 use crate::out::Printer;
 use crate::store::{self, Created, NewNode, NewSession};
+
+/// What `demo` refuses (`git_session::demo::…`, exit 1).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum DemoError {
+    /// A sample session already in the state dir.
+    #[error("session `{id}` already exists in `{}`", state.display())]
+    #[diagnostic(
+        code(git_session::demo::session_exists),
+        help("give `demo` an empty or new directory")
+    )]
+    SessionExists { id: String, state: PathBuf },
+
+    /// The project's sample session already in the state dir.
+    #[error("session `{id}` already exists")]
+    #[diagnostic(
+        code(git_session::demo::session_exists),
+        help("give `demo` an empty or new directory")
+    )]
+    ProjectSessionExists { id: &'static str },
+
+    /// The recorded sessions do not verify.
+    #[error("the demo's sessions do not verify")]
+    #[diagnostic(
+        code(git_session::demo::unverified),
+        help("run `git-session --state-dir {} verify --all`", state.display())
+    )]
+    Unverified { state: PathBuf },
+}
 
 /// The demo being recorded: its state dir and its clock.
 pub struct Demo {
@@ -131,14 +159,11 @@ impl Demo {
         let now = self.tick(0.5);
         match store::create(&self.state, &spec, None, now, self.locks)? {
             Created::New(sd) => Ok(sd),
-            Created::Existing(_) => Err(Error::refused(
-                "demo::session_exists",
-                format!(
-                    "session `{id}` already exists in `{}`",
-                    self.state.root.display()
-                ),
-                Some("give `demo` an empty or new directory".into()),
-            )),
+            Created::Existing(_) => Err(DemoError::SessionExists {
+                id: id.to_string(),
+                state: self.state.root.clone(),
+            }
+            .into()),
         }
     }
 
@@ -202,11 +227,7 @@ impl Demo {
         let now = self.tick(1.0);
         match store::create(&self.state, &spec, None, now, self.locks)? {
             Created::New(sd) => Ok(sd),
-            Created::Existing(_) => Err(Error::refused(
-                "demo::session_exists",
-                "session `feature` already exists",
-                Some("give `demo` an empty or new directory".into()),
-            )),
+            Created::Existing(_) => Err(DemoError::ProjectSessionExists { id: "feature" }.into()),
         }
     }
 

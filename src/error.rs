@@ -117,6 +117,26 @@ pub enum Error {
     #[diagnostic(transparent)]
     Rename(#[from] crate::mirror::RenameError),
 
+    /// What the read layer refuses (`git_session::read::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Read(#[from] crate::read::ReadError),
+
+    /// What `migrate` refuses (`git_session::migrate::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Migrate(#[from] crate::migrate::MigrateError),
+
+    /// What `delete` refuses (`git_session::lifecycle::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Lifecycle(#[from] crate::lifecycle::LifecycleError),
+
+    /// What `demo` refuses (`git_session::demo::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Demo(#[from] crate::demo::DemoError),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -220,6 +240,10 @@ impl Error {
             | Error::Append(_)
             | Error::Mirror(_)
             | Error::Rename(_)
+            | Error::Read(_)
+            | Error::Migrate(_)
+            | Error::Lifecycle(_)
+            | Error::Demo(_)
             | Error::Init(_)
             | Error::Checkout(_)
             | Error::ProjectRepo(_)

@@ -14,6 +14,22 @@ use crate::layout::registry::{self, ListRow};
 use crate::layout::schema::{self, Meta};
 use crate::layout::{SessionDir, StateDir, TEMP_PREFIX, atomic, ids};
 
+/// What `delete` refuses (`git_session::lifecycle::…`, exit 1).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum LifecycleError {
+    /// A session directory holding files that are not the session's.
+    #[error("`{}` holds files that are not session `{id}`'s: {}", dir.display(), files.join(", "))]
+    #[diagnostic(
+        code(git_session::lifecycle::foreign_files),
+        help("nothing was deleted; move those files out first, or delete the session by hand")
+    )]
+    ForeignFiles {
+        dir: PathBuf,
+        id: String,
+        files: Vec<String>,
+    },
+}
+
 /// Fields `update` can change.
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
@@ -149,18 +165,12 @@ pub fn delete_unless(
     let sd = state.find_session(id)?;
     let foreign = foreign_entries(&sd)?;
     if !foreign.is_empty() {
-        return Err(crate::error::Error::refused(
-            "lifecycle::foreign_files",
-            format!(
-                "`{}` holds files that are not session `{id}`'s: {}",
-                sd.dir.display(),
-                foreign.join(", ")
-            ),
-            Some(
-                "nothing was deleted; move those files out first, or delete the session by hand"
-                    .into(),
-            ),
-        ));
+        return Err(LifecycleError::ForeignFiles {
+            dir: sd.dir,
+            id: id.to_string(),
+            files: foreign,
+        }
+        .into());
     }
     let _registry = lock::acquire(&state.registry_lock(), lock::Kind::Exclusive, locks)?;
     registry::sweep_temps(state);

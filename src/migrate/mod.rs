@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
 use crate::layout::lock::LockOptions;
 use crate::layout::projects::{self, Project};
 use crate::layout::schema::{self, Meta};
@@ -27,6 +27,29 @@ pub const STEPS: [&str; 6] = [
 ];
 
 pub use crate::layout::migration::{Entry, Journal, journal_path, read_journal};
+
+/// What `migrate` refuses (`git_session::migrate::…`, exit 1): the
+/// session is left where it was.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum MigrateError {
+    /// The copy differs from its source (`why`: the first difference).
+    #[error("the copy of `{id}` failed verification: {why}")]
+    #[diagnostic(
+        code(git_session::migrate::copy_unverified),
+        help("run `git-session migrate` again")
+    )]
+    CopyUnverified { id: String, why: String },
+
+    /// The source changed since it was copied: it is not removed.
+    #[error("`{id}`: the source and the published copy differ ({why}); the source is kept")]
+    #[diagnostic(
+        code(git_session::migrate::source_changed),
+        help(
+            "the session went on in one of them since it was copied: compare the two by hand before removing the source"
+        )
+    )]
+    SourceChanged { id: String, why: String },
+}
 
 fn staging(state: &StateDir, id: &str) -> PathBuf {
     state.sessions().join(".migration").join("staging").join(id)
@@ -297,11 +320,11 @@ fn advance(
             e.step = "planned".into();
             journal.sessions.insert(id.to_string(), e.clone());
             write_journal(state, journal)?;
-            return Err(Error::refused(
-                "migrate::copy_unverified",
-                format!("the copy of `{id}` failed verification: {why}"),
-                Some("run `git-session migrate` again".into()),
-            ));
+            return Err(MigrateError::CopyUnverified {
+                id: id.to_string(),
+                why,
+            }
+            .into());
         }
         objects_readable(&stage)?;
         set(journal, &mut e, "verified")?;
@@ -374,14 +397,11 @@ fn advance(
 fn prune_source(id: &str, source: &Path, target: &Path) -> Result<()> {
     match identical(source, target)? {
         None => std::fs::remove_dir_all(source).io("remove the source", source),
-        Some(why) => Err(Error::refused(
-            "migrate::source_changed",
-            format!("`{id}`: the source and the published copy differ ({why}); the source is kept"),
-            Some(
-                "the session went on in one of them since it was copied: compare the two by hand before removing the source"
-                    .into(),
-            ),
-        )),
+        Some(why) => Err(MigrateError::SourceChanged {
+            id: id.to_string(),
+            why,
+        }
+        .into()),
     }
 }
 

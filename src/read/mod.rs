@@ -17,6 +17,29 @@ use crate::layout::paths::SessionDir;
 use crate::layout::schema::{Node, read_bounded};
 use crate::out::records::{self, SessionNode};
 
+/// What the read layer refuses (`git_session::read::…`, exit 1).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ReadError {
+    /// A node id the session does not have.
+    #[error("session `{session}` has no node `{id}`")]
+    #[diagnostic(code(git_session::read::no_such_node))]
+    NoSuchNode {
+        session: String,
+        id: String,
+        /// The closest ids, or where to see them all.
+        #[help]
+        help: String,
+    },
+
+    /// A `--cursor` that is a directory, a FIFO or a device.
+    #[error("the cursor `{}` is not a regular file", path.display())]
+    #[diagnostic(
+        code(git_session::read::cursor_not_a_file),
+        help("give `--cursor` the path of a file (it is created when missing)")
+    )]
+    CursorNotAFile { path: std::path::PathBuf },
+}
+
 /// One node file read: its bytes, and its JSON.
 pub struct Stored {
     pub entry: Entry,
@@ -183,15 +206,16 @@ pub fn find_node(sd: &SessionDir, session: &str, id: &str) -> Result<Stored> {
         Some(e) => Stored::read(&sd.history(), e),
         None => {
             let known: Vec<String> = catalog.entries().map(|e| e.id).collect();
-            Err(Error::refused(
-                "read::no_such_node",
-                format!("session `{session}` has no node `{id}`"),
-                Some(crate::layout::paths::did_you_mean(
+            Err(ReadError::NoSuchNode {
+                session: session.to_string(),
+                id: id.to_string(),
+                help: crate::layout::paths::did_you_mean(
                     id,
                     &known,
                     &format!("`git-session nodes {session}` lists"),
-                )),
-            ))
+                ),
+            }
+            .into())
         }
     }
 }
@@ -227,11 +251,10 @@ impl Cursor {
         if let Ok(md) = std::fs::metadata(path)
             && !md.is_file()
         {
-            return Err(Error::refused(
-                "read::cursor_not_a_file",
-                format!("the cursor `{}` is not a regular file", path.display()),
-                Some("give `--cursor` the path of a file (it is created when missing)".into()),
-            ));
+            return Err(ReadError::CursorNotAFile {
+                path: path.to_path_buf(),
+            }
+            .into());
         }
         let bytes = match crate::layout::atomic::read(path) {
             Ok(b) => b,

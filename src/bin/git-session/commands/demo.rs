@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::Ctx;
 use git_session::demo::Demo;
-use git_session::error::{Error, IoContext, Result, exit};
+use git_session::error::{IoContext, Result, exit};
 use git_session::layout::projects::Project;
 use git_session::layout::{SessionDir, StateDir, ids};
 
@@ -126,14 +126,10 @@ fn verify(quiet: &Ctx, state: &StateDir) -> Result<()> {
         },
     )?;
     if verified != exit::OK {
-        return Err(Error::refused(
-            "demo::unverified",
-            "the demo's sessions do not verify",
-            Some(format!(
-                "run `git-session --state-dir {} verify --all`",
-                state.root.display()
-            )),
-        ));
+        return Err(git_session::demo::DemoError::Unverified {
+            state: state.root.clone(),
+        }
+        .into());
     }
     Ok(())
 }
