@@ -137,6 +137,17 @@ pub enum Error {
     #[diagnostic(transparent)]
     Demo(#[from] crate::demo::DemoError),
 
+    /// A transcript `import` does not add (`git_session::import::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Import(#[from] crate::import::ImportError),
+
+    /// An agent's settings file not edited, or a hook event not imported
+    /// (`git_session::hook::…`).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Hook(#[from] crate::import::HookError),
+
     /// What push, fetch, clone and remote refuse (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -244,6 +255,8 @@ impl Error {
             | Error::Migrate(_)
             | Error::Lifecycle(_)
             | Error::Demo(_)
+            | Error::Import(_)
+            | Error::Hook(_)
             | Error::Init(_)
             | Error::Checkout(_)
             | Error::ProjectRepo(_)

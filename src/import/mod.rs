@@ -47,6 +47,7 @@
 pub mod claude;
 pub mod codex;
 mod cursor;
+mod error;
 mod map;
 mod plan;
 mod read;
@@ -64,6 +65,7 @@ use crate::layout::history::Catalog;
 use crate::layout::lock::{self, LockOptions};
 
 pub use cursor::{Seed, ids_renamed, known_path};
+pub use error::{HookError, ImportError};
 pub use map::{Indexed, Item, Line, Made, Mapped, Taken, Unique, timestamp};
 pub(crate) use map::{MAX_RECORD_DEPTH, attach, blocks_text, depth, node_id, place};
 pub use read::{Read, is_subagent_file, read_lines, subagents_beside, transcripts};

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::cursor::{Cursors, saved_base};
 use super::read::{probe, subagent_returned};
 use super::{Agent, Item, Line, Mapped, is_subagent_file, node_id, timestamp};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layout::history::Catalog;
 use crate::layout::schema::{self, Meta, Node};
 use crate::layout::{SessionDir, StateDir};
@@ -80,18 +80,12 @@ pub(super) fn locate<'a>(state: &StateDir, agent: Agent, path: &'a Path) -> Resu
         && let Ok(meta) = Meta::read(&sd.meta())
         && meta.str("source") != Some(agent.source())
     {
-        return Err(Error::refused(
-            "import::foreign_session",
-            format!(
-                "session `{session}` exists and is no import of {} (its source is {}): the transcript is not added to it",
-                agent.source(),
-                meta.str("source")
-                    .map_or("not set".into(), |s| format!("`{s}`"))
-            ),
-            Some(format!(
-                "move that session aside (`git-session delete {session}` once it is kept elsewhere), then import again"
-            )),
-        ));
+        return Err(super::ImportError::ForeignSession {
+            session,
+            agent,
+            found: meta.str("source").map(str::to_string),
+        }
+        .into());
     }
     Ok(Target {
         agent,

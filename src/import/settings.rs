@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::HookError;
 use crate::error::{Error, Result};
 
 /// What an edit did to one event's hooks.
@@ -60,22 +61,28 @@ pub fn shell_word(s: &str) -> String {
 /// The `hooks` object of a settings file, made when absent.
 fn hooks_of<'a>(settings: &'a mut Value, file: &str) -> Result<&'a mut Map<String, Value>> {
     let Value::Object(top) = settings else {
-        return Err(not_shaped(file, "the file is not a JSON object"));
+        return Err(not_an_object(file));
     };
     let hooks = top
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
     hooks
         .as_object_mut()
-        .ok_or_else(|| not_shaped(file, "its `hooks` is not an object"))
+        .ok_or_else(|| hooks_not_an_object(file))
 }
 
-fn not_shaped(file: &str, why: &str) -> Error {
-    Error::refused(
-        "hook::settings_shape",
-        format!("cannot edit `{file}`: {why}"),
-        Some("fix the file by hand (nothing was written)".into()),
-    )
+fn not_an_object(file: &str) -> Error {
+    HookError::SettingsNotObject {
+        file: file.to_string(),
+    }
+    .into()
+}
+
+fn hooks_not_an_object(file: &str) -> Error {
+    HookError::HooksNotObject {
+        file: file.to_string(),
+    }
+    .into()
 }
 
 /// The command hooks of one event's groups, as (group, hook) indexes.
@@ -107,7 +114,11 @@ pub fn install(
     // Refuse before changing anything.
     for e in events {
         if hooks.get(*e).is_some_and(|v| !v.is_array()) {
-            return Err(not_shaped(file, &format!("its `hooks.{e}` is not a list")));
+            return Err(HookError::EventNotList {
+                file: file.to_string(),
+                event: e.to_string(),
+            }
+            .into());
         }
     }
     let mut changes = Vec::new();
@@ -144,13 +155,13 @@ pub fn install(
 /// goes too, and so does a `hooks` object left empty.
 pub fn uninstall(settings: &mut Value, file: &str, agent: &str) -> Result<Vec<Change>> {
     let Value::Object(top) = settings else {
-        return Err(not_shaped(file, "the file is not a JSON object"));
+        return Err(not_an_object(file));
     };
     let Some(hooks) = top.get_mut("hooks") else {
         return Ok(Vec::new());
     };
     let Some(hooks) = hooks.as_object_mut() else {
-        return Err(not_shaped(file, "its `hooks` is not an object"));
+        return Err(hooks_not_an_object(file));
     };
     let mut changes = Vec::new();
     let mut emptied = Vec::new();

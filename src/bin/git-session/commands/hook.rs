@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use crate::context::Ctx;
 use git_session::error::{Error, IoContext, Result, Usage, exit};
-use git_session::import::Agent;
 use git_session::import::settings::{self, Change};
+use git_session::import::{Agent, HookError};
 use git_session::layout::atomic;
 use git_session::layout::paths::HOOK_LOG_BYTES;
 use git_session::out::records::HookSettings;
@@ -328,14 +328,11 @@ fn rollout_of(ctx: &Ctx, thread: &str) -> Result<PathBuf> {
         .find(|e| e.file_type().is_file() && e.file_name().to_string_lossy().ends_with(&suffix))
         .map(|e| e.into_path())
         .ok_or_else(|| {
-            Error::refused(
-                "hook::no_rollout",
-                format!(
-                    "no rollout of Codex thread `{thread}` under `{}`",
-                    root.display()
-                ),
-                Some("set `CODEX_HOME` for the hook as Codex has it".into()),
-            )
+            HookError::NoRollout {
+                thread: thread.to_string(),
+                root,
+            }
+            .into()
         })
 }
 
@@ -452,13 +449,13 @@ fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
     // A settings file is JSON text: a lossy spelling of either path would
     // name another program or another state dir, and the agent's hooks
     // would record every conversation where the user never looks.
-    fn utf8<'a>(p: &'a std::path::Path, what: &str) -> Result<&'a str> {
+    fn utf8<'a>(p: &'a std::path::Path, what: &'static str) -> Result<&'a str> {
         p.to_str().ok_or_else(|| {
-            Error::refused(
-                "hook::path_not_utf8",
-                format!("{what} `{}` is not UTF-8, and a settings file holds text", p.display()),
-                Some("use a state dir (and install the program) under a path that is UTF-8; nothing was written".into()),
-            )
+            HookError::PathNotUtf8 {
+                what,
+                path: p.to_path_buf(),
+            }
+            .into()
         })
     }
     Ok(format!(
@@ -511,27 +508,17 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
     if let Some(dir) = &a.project {
         let root = std::fs::canonicalize(dir).io("resolve", dir)?;
         if !target.starts_with(&root) {
-            return Err(Error::refused(
-                "hook::settings_outside_project",
-                format!(
-                    "`{shown}` leads out of the project, to `{}`",
-                    target.display()
-                ),
-                Some(
-                    "a project's settings file is edited inside it: remove the link, or edit the file it leads to itself (nothing was written)"
-                        .into(),
-                ),
-            ));
+            return Err(HookError::SettingsOutsideProject {
+                file: shown,
+                target,
+            }
+            .into());
         }
     }
     if let Ok(md) = std::fs::metadata(&target)
         && !md.is_file()
     {
-        return Err(Error::refused(
-            "hook::settings_not_a_file",
-            format!("`{shown}` is not a regular file"),
-            Some("point the agent's settings at a JSON file (nothing was written)".into()),
-        ));
+        return Err(HookError::SettingsNotAFile { file: shown }.into());
     }
     let before = match atomic::read(&target) {
         Ok(b) => Some(b),
@@ -540,12 +527,9 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
     };
     let mut doc: Value = match &before {
         Some(b) if !b.iter().all(u8::is_ascii_whitespace) => {
-            serde_json::from_slice(b).map_err(|e| {
-                Error::refused(
-                    "hook::settings_not_json",
-                    format!("`{shown}` is not JSON: {e}"),
-                    Some("fix the file by hand (nothing was written)".into()),
-                )
+            serde_json::from_slice(b).map_err(|e| HookError::SettingsNotJson {
+                file: shown.clone(),
+                why: e.to_string(),
             })?
         }
         _ => json!({}),

@@ -113,19 +113,11 @@ pub fn run(ctx: &Ctx, args: ImportArgs) -> Result<u8> {
         // an answer (this agent has kept nothing here), not an I/O fault.
         if std::fs::symlink_metadata(&root).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
         {
-            return Err(git_session::error::Error::refused(
-                "import::no_default_transcripts",
-                format!(
-                    "no {} transcripts to import: `{}`, where {} keeps them, does not exist",
-                    args.agent.name(),
-                    root.display(),
-                    args.agent.name()
-                ),
-                Some(format!(
-                    "name the transcripts or a directory of them: `git-session import {} PATH…`",
-                    args.agent.source()
-                )),
-            ));
+            return Err(git_session::import::ImportError::NoDefaultTranscripts {
+                agent: args.agent,
+                root,
+            }
+            .into());
         }
         vec![root]
     } else {
