@@ -1,6 +1,15 @@
 //! The crate's error type: every failure a command can report, with a stable
 //! diagnostic code, a `help:` line phrased as the next action, and the exit
 //! code of SPEC §5 (2 usage, 1 refused/not found, 75 lock busy, 128 fatal).
+//!
+//! Each area has an enum of its own, in its module, wrapped here as it is
+//! (`#[error(transparent)]`): [`Usage`] (`git_session::usage::…`, from the
+//! library and the commands alike), `sync::SyncError`,
+//! `project::ProjectError`, `view::ViewError`, `store::AppendError`, … Its
+//! variants carry the code (`git_session::<area>::<what>`: scripts match on
+//! it, the `--json` error records carry it), the message and the next
+//! step. Code that tells errors apart matches their variants; the exit
+//! code is decided in one place, [`Error::exit_code`].
 
 use std::path::PathBuf;
 
@@ -38,12 +47,6 @@ pub enum Error {
         #[help]
         help: String,
     },
-
-    /// An operation refused, the files left as they are
-    /// (`git_session::<area>::<what>`).
-    #[error(transparent)]
-    #[diagnostic(transparent)]
-    Refused(Problem),
 
     #[error("`{path}` is locked by another process")]
     #[diagnostic(
@@ -202,53 +205,28 @@ pub enum Error {
     },
 }
 
-/// A usage error or a refusal: its message, the next action, and a code
-/// specific to the problem, stable across versions (scripts match on it):
-/// `git_session::` then the area (`usage`, `project`, `append`, `layout`,
-/// `view`, …) then what went wrong.
-#[derive(Debug)]
-pub struct Problem {
-    /// `<area>::<what>`, without the `git_session::` prefix.
-    pub code: &'static str,
-    pub message: String,
-    pub help: Option<String>,
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Problem {}
-
-impl Diagnostic for Problem {
-    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
-        Some(Box::new(format!("git_session::{}", self.code)))
-    }
-
-    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
-        self.help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn std::fmt::Display + 'a>)
-    }
-}
-
 impl Error {
+    /// The exit code of SPEC §5, from the kind of the error: decided here
+    /// and nowhere else.
     pub fn exit_code(&self) -> u8 {
+        use crate::secrets::{SecretsError, redact::RedactError};
         match self {
+            // A command line that cannot work; two areas' codes are usage
+            // errors too.
             Error::Usage(_)
-            | Error::Redact(crate::secrets::redact::RedactError::NoSuchFinding { .. })
-            | Error::Secrets(crate::secrets::SecretsError::BadFingerprint { .. }) => exit::USAGE,
+            | Error::Redact(RedactError::NoSuchFinding { .. })
+            | Error::Secrets(SecretsError::BadFingerprint { .. }) => exit::USAGE,
+            // Refused, or not found: the files are left as they are.
             Error::SessionNotFound { .. }
-            | Error::Refused(_)
-            | Error::Transport(_)
-            | Error::Sync(_)
-            | Error::Redact(_)
             | Error::Session(_)
+            | Error::Layout(_)
+            | Error::ProjectSkip(_)
+            | Error::ProjectRepo(_)
             | Error::Project(_)
             | Error::View(_)
+            | Error::Checkout(_)
             | Error::Append(_)
+            | Error::Init(_)
             | Error::Mirror(_)
             | Error::Rename(_)
             | Error::Read(_)
@@ -257,27 +235,12 @@ impl Error {
             | Error::Demo(_)
             | Error::Import(_)
             | Error::Hook(_)
-            | Error::Init(_)
-            | Error::Checkout(_)
-            | Error::ProjectRepo(_)
-            | Error::ProjectSkip(_)
-            | Error::Layout(_) => exit::NO,
+            | Error::Sync(_)
+            | Error::Redact(_)
+            | Error::Transport(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
         }
-    }
-
-    /// `code`: `<area>::<what>`, stable (scripts match on it).
-    pub fn refused(
-        code: &'static str,
-        message: impl Into<String>,
-        help: impl Into<Option<String>>,
-    ) -> Self {
-        Error::Refused(Problem {
-            code,
-            message: message.into(),
-            help: help.into(),
-        })
     }
 
     pub fn corrupt(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
@@ -330,5 +293,188 @@ impl<T> IoContext<T> for std::io::Result<T> {
                 source,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::project::{Refusal as ProjectRepoRefusal, Skip};
+    use crate::git::transport::TransportError;
+    use crate::import::{Agent, HookError, ImportError};
+    use crate::mirror::{MirrorError, RenameError};
+    use crate::secrets::{SecretsError, redact::RedactError};
+    use crate::store::{AppendError, InitError};
+    use crate::view::{CheckoutError, ViewError};
+
+    /// One error of each area's enum (both kinds where an area has two):
+    /// the area its code names, and its exit code.
+    #[test]
+    fn each_area_has_its_code_and_its_exit_code() {
+        let p = || PathBuf::from("p");
+        let s = || "s".to_string();
+        let cases: Vec<(Error, &str, u8)> = vec![
+            (Usage::Jobs.into(), "usage", exit::USAGE),
+            (
+                Usage::InvalidId {
+                    what: "node id",
+                    value: s(),
+                    reason: "r",
+                }
+                .into(),
+                "usage",
+                exit::USAGE,
+            ),
+            (
+                Error::SessionNotFound {
+                    id: s(),
+                    state: p(),
+                    help: s(),
+                },
+                "session",
+                exit::NO,
+            ),
+            (
+                crate::session::SessionError::LinkedDir { dir: p() }.into(),
+                "session",
+                exit::NO,
+            ),
+            (Error::LockBusy { path: p() }, "lock", exit::BUSY),
+            (
+                crate::layout::Refusal::SpecialFile { path: p() }.into(),
+                "layout",
+                exit::NO,
+            ),
+            (Skip::GitBusy { root: p() }.into(), "project", exit::NO),
+            (ProjectRepoRefusal::HeadDetached.into(), "project", exit::NO),
+            (
+                crate::project::ProjectError::DefaultRemoved.into(),
+                "project",
+                exit::NO,
+            ),
+            (
+                ViewError::TurnRunning { session: s() }.into(),
+                "view",
+                exit::NO,
+            ),
+            (
+                CheckoutError::Uncommitted {
+                    session: s(),
+                    last: s(),
+                }
+                .into(),
+                "checkout",
+                exit::NO,
+            ),
+            (AppendError::SecondRoot.into(), "append", exit::NO),
+            (
+                InitError::BoundElsewhere {
+                    id: s(),
+                    project: s(),
+                }
+                .into(),
+                "init",
+                exit::NO,
+            ),
+            (
+                MirrorError::NodeNamedTwice {
+                    file: s(),
+                    other: s(),
+                }
+                .into(),
+                "mirror",
+                exit::NO,
+            ),
+            (
+                RenameError::Conflict { from: p(), to: p() }.into(),
+                "rename",
+                exit::NO,
+            ),
+            (
+                crate::read::ReadError::CursorNotAFile { path: p() }.into(),
+                "read",
+                exit::NO,
+            ),
+            (
+                crate::migrate::MigrateError::CopyUnverified { id: s(), why: s() }.into(),
+                "migrate",
+                exit::NO,
+            ),
+            (
+                crate::lifecycle::LifecycleError::ForeignFiles {
+                    dir: p(),
+                    id: s(),
+                    files: vec![s()],
+                }
+                .into(),
+                "lifecycle",
+                exit::NO,
+            ),
+            (
+                crate::demo::DemoError::Unverified { state: p() }.into(),
+                "demo",
+                exit::NO,
+            ),
+            (
+                ImportError::NoDefaultTranscripts {
+                    agent: Agent::Codex,
+                    root: p(),
+                }
+                .into(),
+                "import",
+                exit::NO,
+            ),
+            (
+                HookError::NoRollout {
+                    thread: s(),
+                    root: p(),
+                }
+                .into(),
+                "hook",
+                exit::NO,
+            ),
+            (crate::sync::SyncError::NoBranch.into(), "sync", exit::NO),
+            (TransportError::NoGit.into(), "sync", exit::NO),
+            (
+                RedactError::DetachedHead { session: s() }.into(),
+                "redact",
+                exit::NO,
+            ),
+            (
+                RedactError::NoSuchFinding {
+                    session: s(),
+                    fingerprint: s(),
+                }
+                .into(),
+                "redact",
+                exit::USAGE,
+            ),
+            (
+                SecretsError::BadFingerprint {
+                    masked: s(),
+                    allow_file: p(),
+                }
+                .into(),
+                "secrets",
+                exit::USAGE,
+            ),
+            (
+                Err::<(), _>(std::io::Error::other("x"))
+                    .io("read", p())
+                    .unwrap_err(),
+                "io",
+                exit::FATAL,
+            ),
+            (Error::corrupt(p(), "r"), "corrupt", exit::FATAL),
+            (Error::git("read", p(), "x"), "git", exit::FATAL),
+        ];
+        for (e, area, code) in cases {
+            let shown = e.code().expect("every error has a code").to_string();
+            let named = shown
+                .strip_prefix("git_session::")
+                .and_then(|c| c.split("::").next());
+            assert_eq!(named, Some(area), "{shown}");
+            assert_eq!(e.exit_code(), code, "{shown}");
+        }
     }
 }
