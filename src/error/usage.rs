@@ -354,4 +354,29 @@ pub enum Usage {
     #[error("unknown shell `{shell}`")]
     #[diagnostic(code(git_session::usage::shell), help("shells are bash, zsh and fish"))]
     Shell { shell: String },
+
+    // Export.
+    /// `export --all` without `-o DIR`.
+    #[error("`export --all` needs an output directory")]
+    #[diagnostic(
+        code(git_session::usage::export_dir),
+        help("give one with `-o DIR`, e.g. `git-session export --all -o site`")
+    )]
+    ExportDir,
+
+    /// An output directory that holds files and no export's manifest.
+    #[error("`{}` holds files and no export of git-session", dir.display())]
+    #[diagnostic(
+        code(git_session::usage::export_dir_in_use),
+        help("give an empty or new directory (or one an earlier `export --all` wrote)")
+    )]
+    ExportDirInUse { dir: PathBuf },
+
+    /// An output path inside the state dir.
+    #[error("`{}` is inside the state dir `{}`", dir.display(), state.display())]
+    #[diagnostic(
+        code(git_session::usage::export_in_state_dir),
+        help("export to a directory outside the state dir")
+    )]
+    ExportInStateDir { dir: PathBuf, state: PathBuf },
 }

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::Mask;
-use crate::error::{Error, Result};
+use super::{ExportError, Mask};
+use crate::error::Result;
 use crate::git::SessionRepo;
 use crate::git::patch::CommitPatch;
 use crate::layout::history::{self, Catalog};
@@ -126,20 +126,12 @@ impl Session {
         {
             return Ok(i);
         }
-        let names: Vec<&str> = self.branches.iter().map(|b| b.label.as_str()).collect();
-        Err(Error::refused(
-            "export::no_such_branch",
-            format!("session `{}` has no branch `{name}`", self.id),
-            Some(format!(
-                "its branches: {} (`git-session branch {}` lists them)",
-                if names.is_empty() {
-                    "none yet".to_string()
-                } else {
-                    names.join(", ")
-                },
-                self.id
-            )),
-        ))
+        Err(ExportError::NoSuchBranch {
+            session: self.id.clone(),
+            name: name.to_string(),
+            branches: self.branches.iter().map(|b| b.label.clone()).collect(),
+        }
+        .into())
     }
 
     /// The file of a branch's page: `index.<ext>` for the current branch,

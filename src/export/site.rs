@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Conversation, Patches, Session};
 use super::{Format, Links, Mask, Options};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result, Usage};
 use crate::git::patch::CommitPatch;
 use crate::layout::lock::{self, LockOptions};
 use crate::layout::projects::Project;
@@ -253,17 +253,10 @@ fn open_dir(state: &StateDir, dir: &Path, opts: &Options) -> Result<Manifest> {
     let Some(bytes) = crate::layout::atomic::read_if_present(&path)? else {
         let used = std::fs::read_dir(dir).io("read", dir)?.next().is_some();
         if used {
-            return Err(Error::usage(
-                "usage::export_dir_in_use",
-                format!(
-                    "`{}` holds files and no export of git-session",
-                    dir.display()
-                ),
-                Some(
-                    "give an empty or new directory (or one an earlier `export --all` wrote)"
-                        .into(),
-                ),
-            ));
+            return Err(Usage::ExportDirInUse {
+                dir: dir.to_path_buf(),
+            }
+            .into());
         }
         return Ok(Manifest::default());
     };
@@ -325,15 +318,11 @@ pub fn refuse_state_dir(state: &StateDir, dir: &Path) -> Result<()> {
     };
     d.extend(rest.iter().rev());
     if d.starts_with(&s) {
-        return Err(Error::usage(
-            "usage::export_in_state_dir",
-            format!(
-                "`{}` is inside the state dir `{}`",
-                dir.display(),
-                s.display()
-            ),
-            Some("export to a directory outside the state dir".into()),
-        ));
+        return Err(Usage::ExportInStateDir {
+            dir: dir.to_path_buf(),
+            state: s.clone(),
+        }
+        .into());
     }
     Ok(())
 }
