@@ -49,8 +49,9 @@ pub enum Skip {
 /// a skip, a refusal (`git_session::project::…`, exit 1).
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum Refusal {
-    /// HEAD on no branch: detached, or a branch with no commit yet.
-    #[error("the project's HEAD is detached or unborn")]
+    /// HEAD on no branch (detached), found only when the agent's commit is
+    /// made: `decide` skips a turn whose project is detached at its end.
+    #[error("the project's HEAD is detached")]
     #[diagnostic(
         code(git_session::project::head_detached),
         help("check out a branch in the project")
@@ -419,22 +420,28 @@ impl UserRepo {
             let _ = std::fs::remove_file(t);
         }
         let (head, branch) = self.head()?;
-        let (Some(head), Some(branch)) = (head, branch) else {
+        let Some(branch) = branch else {
             return Err(Refusal::HeadDetached.into());
         };
-        let base = self
-            .repo
-            .find_commit(head)
-            .map_err(|e| Error::git("read HEAD", &self.root, e))?
-            .tree_id()
-            .map_err(|e| Error::git("read HEAD", &self.root, e))?
-            .detach();
+        // A branch with no commit yet (a `git init` the agent's first
+        // files go into): the agent's commit is its first, as `git commit`
+        // would make it.
+        let base = match head {
+            Some(head) => self
+                .repo
+                .find_commit(head)
+                .map_err(|e| Error::git("read HEAD", &self.root, e))?
+                .tree_id()
+                .map_err(|e| Error::git("read HEAD", &self.root, e))?
+                .detach(),
+            None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
+        };
         let (tree, staged) = self.tree_with(base, paths)?;
         // The files are read; from here to the index written, git's lock,
         // as `git commit` holds it. A commit of the user's since HEAD was
         // read makes this turn a skip.
         let index_lock = self.lock_index()?;
-        if self.head()?.0 != Some(head) {
+        if self.head()?.0 != head {
             return Err(self.head_moved(&branch));
         }
         let removed: HashSet<Vec<u8>> = paths
@@ -443,10 +450,13 @@ impl UserRepo {
             .map(|p| p.as_bytes().to_vec())
             .collect();
         let sig = agent_sig(name, email, time);
-        let id = self.write_commit(tree, Some(head), &sig, message)?;
+        let id = self.write_commit(tree, head, &sig, message)?;
         let index = self.prepare_index(index_lock, staged, &removed, id)?;
         use gix::refs::transaction::PreviousValue;
-        let expected = PreviousValue::MustExistAndMatch(gix::refs::Target::Object(head));
+        let expected = match head {
+            Some(head) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(head)),
+            None => PreviousValue::MustNotExist,
+        };
         if let Err(e) =
             self.move_branch(&format!("refs/heads/{branch}"), expected, id, &sig, message)
         {
@@ -454,7 +464,7 @@ impl UserRepo {
             // commits take the project's lock, git takes `index.lock`)
             // landed since HEAD was read. Nothing is moved or staged: the
             // turn is a skip, its changes left in the tree.
-            if self.head().is_ok_and(|(now, _)| now != Some(head)) {
+            if self.head().is_ok_and(|(now, _)| now != head) {
                 return Err(self.head_moved(&branch));
             }
             return Err(Error::git("move the branch", &self.root, e));

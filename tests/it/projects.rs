@@ -1118,3 +1118,36 @@ fn begin_turn_json_answers_with_or_without_a_project() {
     assert_eq!(bound[0]["data"]["project"], pid.as_str());
     assert_eq!(bound[1]["data"]["project"], pid.as_str());
 }
+
+/// A project whose branch has no commit yet (`git init`, then the agent
+/// writes the first files): the agent's commit is the branch's first, and
+/// the turn is committed in the session (before: the turn failed, exit 1,
+/// and the session's commit was never made).
+#[test]
+fn the_agent_commit_in_a_new_repository_is_its_first_commit() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("fresh");
+    std::fs::create_dir_all(&dir).unwrap();
+    env.git_ok(&dir, &["init", "-q", "-b", "main"]);
+    let pid = bound_session(&env, &dir);
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    turn(&env, &[]);
+    assert_eq!(env.git_ok(&dir, &["rev-list", "--count", "HEAD"]), "1\n");
+    assert_eq!(
+        env.git_ok(&dir, &["log", "--format=%P|%an|%s"]),
+        "|agent (model-x via OpenProgram)|[agent s1] turn 1: please add the helper\n"
+    );
+    assert_eq!(
+        env.git_ok(&dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "src/lib.rs\n"
+    );
+    assert_eq!(env.git_ok(&dir, &["status", "--porcelain"]), "");
+    assert!(env.git_in(&dir, &["fsck", "--strict"]).status.success());
+    let sha = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    assert_eq!(reply_metadata(&env, &pid)["sha"], sha.trim());
+    let log = env.ok(&["log", "s1"]);
+    assert!(log.contains("turn 1: please add the helper"), "{log}");
+    env.assert_clean("s1");
+}
