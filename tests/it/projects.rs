@@ -1151,3 +1151,25 @@ fn the_agent_commit_in_a_new_repository_is_its_first_commit() {
     assert!(log.contains("turn 1: please add the helper"), "{log}");
     env.assert_clean("s1");
 }
+
+/// `init --project DIR` registers a directory no project has; an
+/// unreadable projects.json is not taken for "no such project": the
+/// command fails and the file is left as it is.
+#[test]
+fn init_with_a_project_dir_never_writes_over_an_unreadable_registry() {
+    let env = TestEnv::new();
+    let dir = user_repo(&env);
+    env.ok(&["init", "s0"]);
+    let registry = env.state().join("projects/projects.json");
+    std::fs::create_dir_all(registry.parent().unwrap()).unwrap();
+    std::fs::write(&registry, "{bad").unwrap();
+    let err = env.fails(&["init", "s1", "--project", dir.to_str().unwrap()], 128);
+    assert!(err.contains("code: git_session::corrupt"), "{err}");
+    assert_eq!(std::fs::read_to_string(&registry).unwrap(), "{bad");
+    assert!(!env.session_dir("s1").exists());
+    // Readable again: the directory is registered and the session bound.
+    std::fs::remove_file(&registry).unwrap();
+    env.ok(&["init", "s1", "--project", dir.to_str().unwrap()]);
+    let listed = env.ok(&["project", "list"]);
+    assert!(listed.contains(dir.to_str().unwrap()), "{listed}");
+}

@@ -6,8 +6,9 @@
 //! Prints: the session id.
 
 use crate::context::Ctx;
-use git_session::error::{Result, exit};
+use git_session::error::{Error, Result, exit};
 use git_session::layout::{ids, schema::Meta};
+use git_session::project::ProjectError;
 use git_session::store::{self, Created, NewSession};
 
 /// Create a session: its repository, meta.json and index row.
@@ -62,7 +63,12 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<u8> {
         Some(key) => {
             let p = match git_session::project::get(&ctx.state, key) {
                 Ok(p) => p,
-                Err(_) if std::path::Path::new(key).is_dir() => {
+                // A directory no project has yet: registered here. Any
+                // other failure (the registry unreadable, a lock busy) is
+                // the command's.
+                Err(Error::Project(ProjectError::NotFound { .. }))
+                    if std::path::Path::new(key).is_dir() =>
+                {
                     git_session::project::add(
                         &ctx.state,
                         std::path::Path::new(key),
