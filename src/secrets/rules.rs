@@ -12,6 +12,9 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
+/// The rule set of this process ([`Rules::get`]).
+static RULES: OnceLock<Rules> = OnceLock::new();
+
 /// gitleaks' rules as data.
 const GITLEAKS: &str = include_str!("gitleaks.json");
 
@@ -175,8 +178,19 @@ impl Rule {
 impl Rules {
     /// The rule set, built once per process.
     pub fn get() -> &'static Rules {
-        static RULES: OnceLock<Rules> = OnceLock::new();
         RULES.get_or_init(Rules::build)
+    }
+
+    /// Build the rule set on a thread of its own, when this process has
+    /// not yet: a one-shot `commit-turn` scans its turn once the commit is
+    /// made, and the half millisecond the build takes is spent meanwhile,
+    /// while the commit waits for the disk. [`Rules::get`] waits for it.
+    pub fn warm_in_background() {
+        if RULES.get().is_none() {
+            std::thread::spawn(|| {
+                Rules::get();
+            });
+        }
     }
 
     fn build() -> Rules {

@@ -97,6 +97,9 @@ pub fn run(ctx: &Ctx, args: CommitTurnArgs) -> Result<u8> {
     // with new nodes gets one: the plan says which.
     let project = locks.project.clone().filter(|p| p.auto_commit);
     let baseline_path = sd.private_dir().join("baseline.json");
+    // The turn's secret scan comes after the commit; its rules are built
+    // meanwhile.
+    git_session::secrets::rules::Rules::warm_in_background();
     if let Some(p) = &project {
         // A bad path is a usage error whether or not there is a turn.
         let root = p.path.clone().unwrap_or_default();
