@@ -548,6 +548,46 @@ fn divergence_is_reported_and_resolved_either_way() {
     }
 }
 
+/// The command a refused push names, run as it is written, is all it takes
+/// for the next push to land: whether this machine only lagged behind the
+/// remote or both machines added turns (a plain `fetch` reports the
+/// second as diverged and resolves nothing).
+#[test]
+fn the_command_a_refused_push_names_resolves_it() {
+    for diverged in [true, false] {
+        let (a, b, remote) = two_machines();
+        a.turn("s1", "from a", &[]);
+        a.ok(&["push"]);
+        if diverged {
+            b.turn("s1", "from b", &[]);
+        }
+        let refused = b.fails(&["push"], 1);
+        let named = refused
+            .split("run `git-session ")
+            .nth(1)
+            .and_then(|rest| rest.split_once('`'))
+            .map(|(cmd, _)| cmd)
+            .unwrap_or_else(|| panic!("no command named: {refused}"));
+        assert_eq!(named, "fetch origin --take local s1", "{refused}");
+        let args: Vec<&str> = named.split(' ').collect();
+        let out = b.ok(&[&["--json"], args.as_slice()].concat());
+        let outcome = if diverged { "taken" } else { "fast_forward" };
+        assert_eq!(records(&out, "fetched")[0]["outcome"], outcome, "{out}");
+        let pushed = b.ok(&["--json", "push"]);
+        assert_eq!(
+            records(&pushed, "push_summary")[0]["rejected"],
+            0,
+            "{pushed}"
+        );
+        a.ok(&["fetch"]);
+        assert_eq!(all_texts(&a, "s1"), all_texts(&b, "s1"));
+        let texts = all_texts(&b, "s1");
+        assert!(texts.iter().any(|t| t == "from a"), "{texts:?}");
+        assert_eq!(texts.iter().any(|t| t == "from b"), diverged, "{texts:?}");
+        settled(&[&a, &b], &remote);
+    }
+}
+
 /// `argv` as owned strings, for [`TestEnv::batch`].
 fn argv(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()

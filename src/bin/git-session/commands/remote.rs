@@ -47,8 +47,9 @@ pub enum RemoteCommand {
 ///
 /// Refs the remote has at the same commit are left alone; the rest go in
 /// requests of at most 1,000 refs. A ref the remote refuses (it has turns
-/// this machine has not fetched) is reported and stays queued: run `fetch`,
-/// resolve, push again. A push that is killed leaves its queue
+/// this machine has not fetched) is reported and stays queued: `fetch
+/// REMOTE --take local SESSION` brings them in (and resolves a divergence,
+/// this machine's conversation kept current), then push again. A push that is killed leaves its queue
 /// (`sync/queue-<remote>`), which the next `push` sends; only refs the
 /// remote confirmed leave it. Sessions deleted and projects removed here
 /// go as tombstones (`refs/tombstones/…`) when the remote has them
@@ -240,6 +241,20 @@ fn remote_and_sessions(
     Ok((name, url, selection))
 }
 
+/// What resolves a ref the remote refused because it has turns this
+/// machine lacks. `fetch --take local SESSION` does it whether this machine
+/// is only behind (a fast-forward) or both added turns (this machine's
+/// turns replayed after the remote's, its conversation current); a plain
+/// `fetch` only does the first, and reports the second as diverged.
+fn refused_hint(remote: &str, session: Option<&str>) -> String {
+    match session {
+        Some(s) => format!(
+            "run `git-session fetch {remote} --take local {s}`, then push again: it brings the remote's turns in and, where both machines added turns, keeps this machine's conversation current (`--take remote`: the remote's); no turn is lost"
+        ),
+        None => format!("run `git-session fetch {remote}`, then push again"),
+    }
+}
+
 pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
     let (name, url, selection) = remote_and_sessions(ctx, &args.args, args.all)?;
     let report = sync::push(
@@ -271,7 +286,7 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<u8> {
                         "the remote refused the pack that carried it: its checks refuse an object of it (`git fsck --strict` in the session's repository{session} names it), or it refuses every pack for a reason of its own (its logs say); it stays queued"
                     )
                 } else {
-                    format!("run `git-session fetch {name}{session}`")
+                    refused_hint(&name, r.session.as_deref())
                 };
                 ctx.out.warn(format!(
                     "{} refused `{}`: {} ({hint})",
