@@ -141,11 +141,11 @@ complete -c git-session -n "__fish_git_session_using_subcommand log" -l lock-tim
 complete -c git-session -n "__fish_git_session_using_subcommand log" -l color -d 'Colour in diagnostics: auto (a terminal, and NO_COLOR unset), always or never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-session -n "__fish_git_session_using_subcommand log" -l all -d 'Every branch, not only HEAD\'s'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l all -d 'Every branch, not only HEAD\'s, and the remotes\' branches `fetch` keeps (`origin/main`)'
 complete -c git-session -n "__fish_git_session_using_subcommand log" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand log" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
 complete -c git-session -n "__fish_git_session_using_subcommand log" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
-complete -c git-session -n "__fish_git_session_using_subcommand log" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand log" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand log" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l at -d 'Show the conversation as it stood at this turn (a turn number, prev, next, branch, commit or node id) without moving anything' -r
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F

@@ -588,6 +588,61 @@ fn the_command_a_refused_push_names_resolves_it() {
     }
 }
 
+/// `log` marks the commits a remote's branch points at as `fetch` last saw
+/// them (`origin/main`), as git does; `log --all` shows the remote's side
+/// of a divergence, which no local branch reaches.
+#[test]
+fn log_marks_the_remote_tips_and_all_shows_them() {
+    let (a, b, remote) = two_machines();
+    let cloned = b.ok(&["log", "s1"]);
+    assert!(
+        cloned
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("(HEAD -> main, origin/main)"),
+        "{cloned}"
+    );
+    let (_, from_a) = a.turn("s1", "from a", &[]);
+    a.ok(&["push"]);
+    let (_, from_b) = b.turn("s1", "from b", &[]);
+    b.fails(&["fetch"], 1);
+    assert_eq!(
+        b.git("s1", &["rev-parse", "refs/remotes/origin/main"])
+            .trim(),
+        from_a
+    );
+    // HEAD's line alone: the remote's turn is not on it.
+    let line = b.ok(&["log", "s1"]);
+    assert!(!line.contains("origin/main"), "{line}");
+    assert!(
+        line.lines().next().unwrap().ends_with("(HEAD -> main)"),
+        "{line}"
+    );
+    let all = b.ok(&["log", "--all", "s1"]);
+    let marked: Vec<&str> = all.lines().filter(|l| l.contains("origin/main")).collect();
+    assert_eq!(marked.len(), 1, "{all}");
+    assert!(
+        marked[0].contains(&from_a[..7]) && marked[0].ends_with("(origin/main)"),
+        "{all}"
+    );
+    let rows = records(&b.ok(&["--json", "log", "--all", "s1"]), "commit");
+    let tips: Vec<(&str, &Value)> = rows
+        .iter()
+        .filter(|r| r["remotes"] != serde_json::json!([]))
+        .map(|r| (r["commit"].as_str().unwrap(), &r["remotes"]))
+        .collect();
+    assert_eq!(
+        tips,
+        [(from_a.as_str(), &serde_json::json!(["origin/main"]))]
+    );
+    assert!(rows.iter().any(|r| r["commit"] == from_b.as_str()));
+    b.ok(&["fetch", "--take", "local", "s1"]);
+    b.ok(&["push"]);
+    a.ok(&["fetch"]);
+    settled(&[&a, &b], &remote);
+}
+
 /// `argv` as owned strings, for [`TestEnv::batch`].
 fn argv(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()

@@ -12,6 +12,10 @@ use git_session::layout::lock;
 use git_session::session::Trailers;
 
 /// Show the turn commits of a session, newest first.
+///
+/// A commit is marked with the branches at it, as `git log` marks them:
+/// `HEAD -> main`, and a remote's branch as `fetch` last saw it
+/// (`origin/main`).
 #[derive(Debug, clap::Args)]
 pub struct LogArgs {
     /// Session id
@@ -19,7 +23,8 @@ pub struct LogArgs {
     /// Show at most N commits
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     pub max_count: Option<usize>,
-    /// Every branch, not only HEAD's
+    /// Every branch, not only HEAD's, and the remotes' branches `fetch`
+    /// keeps (`origin/main`)
     #[arg(long)]
     pub all: bool,
 }
@@ -36,10 +41,18 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
     for (b, tip) in &branches {
         names.entry(*tip).or_default().push(b.clone());
     }
+    // A remote's tips as `fetch` keeps them (`origin/main`), as git
+    // decorates them; `--all` walks them too (a divergence's other side).
+    let tracked = repo.refs_under("refs/remotes/")?;
+    let mut remote_names: BTreeMap<Oid, Vec<String>> = BTreeMap::new();
+    for (r, tip) in &tracked {
+        remote_names.entry(*tip).or_default().push(r.clone());
+    }
     let limit = args.max_count.unwrap_or(usize::MAX);
     let mut tips: Vec<Oid> = head.commit.into_iter().collect();
     if args.all {
         tips.extend(branches.iter().map(|(_, t)| *t));
+        tips.extend(tracked.iter().map(|(_, t)| *t));
     }
     // HEAD's line alone, with no merge in what is shown: read only as far as
     // shown.
@@ -64,6 +77,7 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
             time_rfc3339: git_session::out::rfc3339(c.time as f64),
             parents: c.parents.iter().map(|p| p.to_string()).collect(),
             branches: names.get(&c.id).cloned().unwrap_or_default(),
+            remotes: remote_names.get(&c.id).cloned().unwrap_or_default(),
             head: head.commit == Some(c.id),
             first_seq: t.nodes.map(|n| n.0),
             last_seq: t.nodes.map(|n| n.1),
@@ -81,6 +95,7 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
         if row.head && head.branch.is_none() {
             deco.insert(0, "HEAD".into());
         }
+        deco.extend(row.remotes.iter().cloned());
         let deco = if deco.is_empty() {
             String::new()
         } else {
