@@ -270,6 +270,63 @@ pub fn resolve(target: &str, meta: &Meta, nodes: &[Node], repo: &SessionRepo) ->
     .into())
 }
 
+/// Another way the conversation goes on from the turn `next` started at:
+/// the turn on other branches, where it is not the one `next` picked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fork {
+    /// The branches whose line goes on this way.
+    pub branches: Vec<String>,
+    /// Their turn (the number `next` went to), to check out.
+    pub turn: Resolved,
+}
+
+/// The git branches that go on from node `from` (the head before a
+/// `next`) into a turn `picked.turn` other than `picked`: one [`Fork`] for
+/// each such turn, with every branch that goes on through it; and the
+/// branches that go on through `picked` itself. A branch whose tip records
+/// no turn is left out.
+pub fn forks_at(
+    from: &str,
+    picked: &Resolved,
+    nodes: &[Node],
+    repo: &SessionRepo,
+) -> Result<(Vec<String>, Vec<Fork>)> {
+    let dag = Dag::new(nodes);
+    let mut taken = Vec::new();
+    let mut forks: Vec<Fork> = Vec::new();
+    for (branch, tip) in repo.branches()? {
+        let Ok(at) = at_commit(tip, &dag, repo) else {
+            continue;
+        };
+        let chain = dag.chain(&at.head);
+        if !chain.iter().any(|n| n.id == from) {
+            continue;
+        }
+        let Some((_, last)) = Dag::turns(&chain)
+            .into_iter()
+            .find(|(t, _)| *t == picked.turn)
+        else {
+            continue;
+        };
+        if last.id == picked.head {
+            taken.push(branch);
+            continue;
+        }
+        match forks.iter_mut().find(|f| f.turn.head == last.id) {
+            Some(f) => f.branches.push(branch),
+            None => forks.push(Fork {
+                branches: vec![branch],
+                turn: Resolved {
+                    turn: picked.turn,
+                    head: last.id.clone(),
+                    commit: commit_of(repo, last)?,
+                },
+            }),
+        }
+    }
+    Ok((taken, forks))
+}
+
 /// Every commit reachable from the branches and HEAD.
 fn reachable(repo: &SessionRepo, branches: &[(String, Oid)]) -> Result<Vec<Oid>> {
     let mut stack: Vec<Oid> = branches.iter().map(|(_, t)| *t).collect();

@@ -188,6 +188,54 @@ fn prev_and_next_walk_the_current_branch() {
     assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c[0]);
 }
 
+/// `next` at a fork goes on along the line being looked at, as before, and
+/// names the branches that go on differently from there, each with the
+/// command that goes to its next turn (which, run as written, lands there);
+/// where nothing forks it says nothing of the kind.
+#[test]
+fn next_at_a_fork_names_the_other_branches() {
+    let env = TestEnv::new();
+    let (a, c) = five_turns(&env);
+    env.ok(&["checkout", "s1", "2"]);
+    let (retry_a, retry_c) = env.turn("s1", "another question 3", &[]);
+    let retry = env.git("s1", &["symbolic-ref", "--short", "HEAD"]);
+    let retry = retry.trim();
+    assert!(retry.starts_with("retry-"), "{retry}");
+
+    env.ok(&["checkout", "s1", "main"]);
+    env.ok(&["checkout", "s1", "2"]);
+    let note = checkout(&env, &["checkout", "s1", "next"]);
+    assert_eq!(env.meta("s1")["head_id"], a[2].as_str(), "main's turn 3");
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), c[2]);
+    let said = format!(
+        "turn 3 is a fork: `next` followed `main` (the line being looked at); it goes on differently on `{retry}` (`git-session checkout s1 {}` goes to its turn 3)",
+        &retry_c[..7]
+    );
+    assert!(note.contains(&said), "{note}");
+    env.ok(&["checkout", "s1", &retry_c[..7]]);
+    assert_eq!(env.meta("s1")["head_id"], retry_a.as_str());
+    assert_eq!(env.git("s1", &["rev-parse", "HEAD"]).trim(), retry_c);
+
+    // Along the retry branch, `next` follows it and names `main`.
+    env.ok(&["checkout", "s1", "prev"]);
+    let note = checkout(&env, &["checkout", "s1", "next"]);
+    assert_eq!(env.meta("s1")["head_id"], retry_a.as_str());
+    assert!(
+        note.contains(&format!(
+            "`next` followed `{retry}` (the line being looked at); it goes on differently on `main` (`git-session checkout s1 {}` goes to its turn 3)",
+            &c[2][..7]
+        )),
+        "{note}"
+    );
+
+    // No fork after turn 3 of main: nothing said of one.
+    env.ok(&["checkout", "s1", "main"]);
+    env.ok(&["checkout", "s1", "3"]);
+    let note = checkout(&env, &["checkout", "s1", "next"]);
+    assert_eq!(env.meta("s1")["head_id"], a[3].as_str());
+    assert!(!note.contains("fork"), "{note}");
+}
+
 /// A commit prefix made only of digits is a commit, not a turn number,
 /// when no turn has that number.
 #[test]

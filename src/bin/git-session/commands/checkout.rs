@@ -19,12 +19,19 @@ use git_session::view::{self, CheckoutError, Dag, ViewError};
 ///
 /// TARGET is a turn number on the current branch, `prev` or `next`, a branch
 /// name (`main`, `retry-…`), a commit id or unique prefix (4+ hex digits; a
-/// number is a turn when that turn exists), or a node id. No file is deleted; git HEAD is attached when the turn's commit is a branch
-/// tip and detached otherwise. The next `append` + `commit-turn` fork a
-/// `retry-<assistant id>` branch from the checked-out turn. Refused while the
-/// session's status is `running`, while messages appended since the last
-/// `commit-turn` are not committed, and for a turn not in a commit yet:
-/// commit it first; nothing moves.
+/// number is a turn when that turn exists), or a node id. No file is
+/// deleted; git HEAD is attached when the turn's commit is a branch tip and
+/// detached otherwise. The next `append` + `commit-turn` fork a
+/// `retry-<assistant id>` branch from the checked-out turn.
+///
+/// `next` follows the line being looked at (the branch `checkout` came back
+/// along, else HEAD's). At a fork, where other branches go on differently
+/// from the turn, it still does, and names the others, each with the
+/// command that goes to its next turn.
+///
+/// Refused while the session's status is `running`, while messages appended
+/// since the last `commit-turn` are not committed, and for a turn not in a
+/// commit yet: commit it first; nothing moves.
 #[derive(Debug, clap::Args)]
 pub struct CheckoutArgs {
     /// Session id
@@ -69,6 +76,8 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
         .into());
     }
 
+    // Where `next` went from, to name the other ways on from there.
+    let from = meta.head_id().unwrap_or_default().to_string();
     // Keep browsing the same tip while the new head lies on its chain.
     let dag = Dag::new(&nodes);
     let viewing = view::view_tip(&meta, &dag).unwrap_or_else(|| r.head.clone());
@@ -134,6 +143,13 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
             r.turn, r.head
         )),
     }
+    if args.target == "next" {
+        let (taken, forks) = view::forks_at(&from, &r, &nodes, &repo)?;
+        if !forks.is_empty() {
+            ctx.out
+                .note(fork_note(&args.session, r.turn, &taken, &forks));
+        }
+    }
     if branch.is_none() && r.commit.is_some() {
         let back = head.branch.as_deref().unwrap_or(git_session::git::MAIN);
         ctx.out.note(format!(
@@ -142,6 +158,39 @@ pub fn run(ctx: &Ctx, args: CheckoutArgs) -> Result<u8> {
         ));
     }
     Ok(exit::OK)
+}
+
+/// What `next` at a fork says: the branch it followed, and for each other
+/// way on, its branches and the command that goes to its turn.
+fn fork_note(session: &str, turn: u64, taken: &[String], forks: &[view::Fork]) -> String {
+    let quoted = |bs: &[String]| {
+        bs.iter()
+            .map(|b| format!("`{b}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let followed = if taken.is_empty() {
+        "the line being looked at".to_string()
+    } else {
+        format!("{} (the line being looked at)", quoted(taken))
+    };
+    let others: Vec<String> = forks
+        .iter()
+        .map(|f| {
+            let target = match f.turn.commit {
+                Some(c) => c.to_hex_with_len(7).to_string(),
+                None => f.turn.head.clone(),
+            };
+            format!(
+                "{} (`git-session checkout {session} {target}` goes to its turn {turn})",
+                quoted(&f.branches)
+            )
+        })
+        .collect();
+    format!(
+        "turn {turn} is a fork: `next` followed {followed}; it goes on differently on {}",
+        others.join("; on ")
+    )
 }
 
 /// Whether node `id` is in a commit: by the `Nodes:` trailers, or, in a
