@@ -318,6 +318,54 @@ fn a_fork_is_a_retry_branch_of_the_session_it_was_forked_from() {
     assert_eq!(commits(&env), before);
 }
 
+/// The `notify` line `hook install codex` prints names this program and
+/// the state dir it was given, as the hooks it installs do: run as Codex
+/// runs it (the event as its last argument, no state dir in the
+/// environment), it records the turns in that state dir.
+#[test]
+fn the_notify_line_install_prints_records_into_its_state_dir() {
+    let env = TestEnv::new();
+    let home = env.tmp.path().join("codex");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut install = env.cmd();
+    install
+        .env("CODEX_HOME", &home)
+        .args(["hook", "install", "codex"]);
+    let out = install.output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let array = stderr
+        .split("`notify = ")
+        .nth(1)
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(a, _)| a)
+        .unwrap_or_else(|| panic!("no notify line: {stderr}"));
+    // A TOML array of basic strings, written as JSON writes them.
+    let argv: Vec<String> = serde_json::from_str(array).unwrap();
+    let state = env.state();
+    assert_eq!(
+        argv[1..],
+        ["--state-dir", state.to_str().unwrap(), "hook", "codex"],
+        "{stderr}"
+    );
+    Rollout::two_turns().write(&home, "");
+    let event = json!({"type": "agent-turn-complete", "thread-id": ID, "turn-id": "turn-2"});
+    let out = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .arg(event.to_string())
+        .env("HOME", env.tmp.path().join("elsewhere"))
+        .env("CODEX_HOME", &home)
+        .env_remove("OPENPROGRAM_HOME")
+        .env_remove("OPENPROGRAM_PROFILE")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    assert!(!state.join("git-session-hooks.log").exists());
+    assert_eq!(env.git(SESSION, &["log", "--format=%s"]).lines().count(), 4);
+    env.assert_clean(SESSION);
+}
+
 #[test]
 fn codex_notify_and_hook_events_end_as_one_import_of_the_rollout() {
     let env = TestEnv::new();

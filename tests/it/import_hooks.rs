@@ -142,6 +142,49 @@ fn install_keeps_every_other_key_and_hook_and_twice_is_a_no_op() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to change"));
 }
 
+/// `hook install --help` describes the agents and what it writes where,
+/// not where their transcripts are.
+#[test]
+fn install_help_describes_the_agents_and_what_it_writes_where() {
+    let env = TestEnv::new();
+    let help = env.ok(&["hook", "install", "--help"]);
+    for said in [
+        "`claude-code` (Claude Code) or `codex` (Codex CLI)",
+        "--state-dir <the state dir> hook <agent>",
+        "~/.claude/settings.json",
+        "DIR/.claude/settings.json",
+        "$CODEX_HOME/hooks.json",
+        "DIR/.codex/hooks.json",
+        "`notify` line",
+        "`UserPromptSubmit`, `Stop`, `SubagentStop`, `PreCompact` and `SessionEnd`",
+    ] {
+        assert!(help.contains(said), "lacks {said}: {help}");
+    }
+    for transcripts in [".jsonl", "rollout", "projects/<dir>"] {
+        assert!(!help.contains(transcripts), "{transcripts}: {help}");
+    }
+    // The events it names are the ones it installs.
+    let proj = env.tmp.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let p = proj.to_str().unwrap();
+    env.ok(&["hook", "install", "claude-code", "--project", p]);
+    let mut events: Vec<String> = ours(&read(&proj.join(".claude/settings.json")))
+        .into_iter()
+        .map(|(e, _)| e)
+        .collect();
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            "PreCompact",
+            "SessionEnd",
+            "Stop",
+            "SubagentStop",
+            "UserPromptSubmit"
+        ]
+    );
+}
+
 #[test]
 fn install_creates_a_missing_file_edits_through_a_link_and_refuses_what_is_not_json() {
     let env = TestEnv::new();

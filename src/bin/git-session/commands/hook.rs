@@ -77,16 +77,47 @@ pub enum HookCommand {
         event: Option<String>,
     },
     /// Add our hooks to an agent's hook settings
+    ///
+    /// Each hook runs this program on this state dir: `<its path>
+    /// --state-dir <the state dir> hook <agent>` (60 seconds allowed), so
+    /// that the agent's turns are recorded where this command would look.
+    /// `claude-code`: on `UserPromptSubmit`, `Stop`, `SubagentStop`,
+    /// `PreCompact` and `SessionEnd`, in `~/.claude/settings.json`
+    /// (`$CLAUDE_CONFIG_DIR/settings.json` when set; with `--project DIR`,
+    /// `DIR/.claude/settings.json`). `codex`: on `UserPromptSubmit` and
+    /// `Stop`, in `$CODEX_HOME/hooks.json` (`~/.codex/hooks.json`; with
+    /// `--project DIR`, `DIR/.codex/hooks.json`), and for a Codex without
+    /// hooks it prints the `notify` line to set in its `config.toml`,
+    /// running the same command. Every other key and hook is kept; twice
+    /// changes nothing; `--dry-run` prints the change and writes nothing.
     Install(InstallArgs),
     /// Remove our hooks from an agent's hook settings (only ours)
     Uninstall(InstallArgs),
 }
 
+/// An agent whose hook settings `hook install` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookAgent {
+    /// Claude Code: its `settings.json`
+    ClaudeCode,
+    /// Codex CLI: its `hooks.json` (and the `notify` line of its `config.toml`)
+    Codex,
+}
+
+impl HookAgent {
+    fn agent(self) -> Agent {
+        match self {
+            HookAgent::ClaudeCode => Agent::ClaudeCode,
+            HookAgent::Codex => Agent::Codex,
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// Whose settings
+    /// The agent: `claude-code` (Claude Code) or `codex` (Codex CLI)
     #[arg(value_enum)]
-    pub agent: Agent,
+    pub agent: HookAgent,
     /// The user's settings (`~/.claude/settings.json`,
     /// `$CODEX_HOME/hooks.json`) [default]
     #[arg(long, conflicts_with = "project")]
@@ -424,7 +455,7 @@ fn events(agent: Agent) -> &'static [&'static str] {
 
 /// The settings file `hook install` edits.
 fn settings_file(a: &InstallArgs) -> Result<PathBuf> {
-    Ok(match (a.agent, &a.project) {
+    Ok(match (a.agent.agent(), &a.project) {
         (Agent::ClaudeCode, Some(dir)) => dir.join(".claude").join("settings.json"),
         (Agent::Codex, Some(dir)) => dir.join(".codex").join("hooks.json"),
         (Agent::ClaudeCode, None) => {
@@ -442,15 +473,15 @@ fn settings_file(a: &InstallArgs) -> Result<PathBuf> {
     })
 }
 
-/// The command our hook runs: this binary, this state dir.
-fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
+/// The command our hook runs, word by word: this binary, this state dir.
+fn hook_argv(ctx: &Ctx, agent: Agent) -> Result<Vec<String>> {
     let exe = std::env::current_exe().io("find", "this program")?;
     let state = std::path::absolute(&ctx.state.root).io("resolve", &ctx.state.root)?;
     // A settings file is JSON text: a lossy spelling of either path would
     // name another program or another state dir, and the agent's hooks
     // would record every conversation where the user never looks.
-    fn utf8<'a>(p: &'a std::path::Path, what: &'static str) -> Result<&'a str> {
-        p.to_str().ok_or_else(|| {
+    fn utf8(p: &std::path::Path, what: &'static str) -> Result<String> {
+        p.to_str().map(str::to_string).ok_or_else(|| {
             HookError::PathNotUtf8 {
                 what,
                 path: p.to_path_buf(),
@@ -458,12 +489,31 @@ fn hook_command(ctx: &Ctx, agent: Agent) -> Result<String> {
             .into()
         })
     }
-    Ok(format!(
-        "{} --state-dir {} hook {}",
-        settings::shell_word(utf8(&exe, "this program's path")?),
-        settings::shell_word(utf8(&state, "the state dir")?),
-        agent.source()
-    ))
+    Ok(vec![
+        utf8(&exe, "this program's path")?,
+        "--state-dir".into(),
+        utf8(&state, "the state dir")?,
+        "hook".into(),
+        agent.source().into(),
+    ])
+}
+
+/// The command our hook runs, as a shell command line (hook settings).
+fn hook_command(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| settings::shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Codex's `notify` setting running `argv`: a TOML array of strings (a
+/// JSON string is a TOML basic string).
+fn notify_line(argv: &[String]) -> String {
+    let words: Vec<String> = argv
+        .iter()
+        .map(|w| serde_json::to_string(w).expect("a string serialises"))
+        .collect();
+    format!("notify = [{}]", words.join(", "))
 }
 
 /// `path` with its longest part that exists resolved (links followed, made
@@ -534,15 +584,20 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
         }
         _ => json!({}),
     };
-    let agent = a.agent.source();
+    let agent = a.agent.agent().source();
+    // Only an install names the command (an uninstall finds ours by it).
+    let argv = if add {
+        hook_argv(ctx, a.agent.agent())?
+    } else {
+        Vec::new()
+    };
     let changes = if add {
-        let command = hook_command(ctx, a.agent)?;
         settings::install(
             &mut doc,
             &shown,
             agent,
-            events(a.agent),
-            &command,
+            events(a.agent.agent()),
+            &hook_command(&argv),
             HOOK_TIMEOUT,
         )?
     } else {
@@ -584,10 +639,11 @@ fn edit(ctx: &Ctx, a: InstallArgs, add: bool) -> Result<u8> {
             changes.len(),
             if add { "in" } else { "from" }
         ));
-        if add && a.agent == Agent::Codex {
-            ctx.out.note(
-                "for a Codex without hooks, set `notify = [\"git-session\", \"hook\", \"codex\"]` in its config.toml",
-            );
+        if add && a.agent == HookAgent::Codex {
+            ctx.out.note(format!(
+                "for a Codex without hooks, set `{}` in its config.toml",
+                notify_line(&argv)
+            ));
         }
     }
     let names = |f: fn(&Change) -> Option<&String>| -> Vec<String> {
