@@ -125,6 +125,59 @@ fn readme_links_name_committed_pages() {
     }
 }
 
+/// The words of `text` between backticks that follow `lead` (`end with a
+/// `code:` line` → `code:`), each time it occurs.
+fn quoted_after<'a>(text: &'a str, lead: &str) -> Vec<&'a str> {
+    text.split(lead)
+        .skip(1)
+        .filter_map(|rest| rest.strip_prefix('`')?.split_once('`'))
+        .map(|(word, _)| word)
+        .collect()
+}
+
+/// What the README and the guide say of errors and of `man --install` is
+/// what the binary does: an error's last line is the one they say it ends
+/// with, and the directories `man --install` makes are the ones the README
+/// lists.
+#[test]
+fn readme_and_guide_say_what_the_binary_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root.join("doc/guide.md")).unwrap();
+    let env = TestEnv::new();
+
+    let text = format!("{readme}\n{guide}").replace('\n', " ");
+    let ends = quoted_after(&text, "end with a ");
+    assert!(!ends.is_empty(), "neither says how an error ends");
+    for args in [&["show", "nope"][..], &["log", "s1", "-n", "x"]] {
+        let err = env.run(args);
+        let err = String::from_utf8_lossy(&err.stderr).into_owned();
+        let last = err.lines().last().unwrap_or("");
+        for end in &ends {
+            assert!(
+                last.starts_with(end),
+                "they say `{end}`; {args:?} ends: {err}"
+            );
+        }
+    }
+
+    let said: std::collections::BTreeSet<String> = readme
+        .lines()
+        .skip_while(|l| !l.contains("man --install"))
+        .take(3)
+        .flat_map(|l| l.split('`'))
+        .filter(|w| w.starts_with("man") && w.ends_with('/'))
+        .map(|w| w.trim_end_matches('/').to_string())
+        .collect();
+    let dir = env.tmp.path().join("share-man");
+    env.ok(&["man", "--install", dir.to_str().unwrap()]);
+    let made: std::collections::BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(said, made, "README: {said:?}");
+}
+
 #[test]
 fn topic_pages_print() {
     let env = TestEnv::new();
