@@ -1,8 +1,9 @@
 //! Running a user's command (`title --command`): in a process group of its
 //! own, its output read while it runs and bounded, within a timeout, and
 //! killed with every process it started when the timeout passes or when
-//! this process is interrupted or terminated (SIGINT, SIGTERM, SIGHUP): the
-//! one place this tool handles signals.
+//! this process is interrupted or terminated (SIGINT, SIGTERM, SIGHUP).
+//! And a reader's program on the terminal (`man -l -`, a pager), which the
+//! terminal's Ctrl-C is for. The one place this tool handles signals.
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
@@ -184,6 +185,62 @@ impl Drop for EndsWithGroup {
     fn drop(&mut self) {
         self.unblock();
         GROUP.store(0, std::sync::atomic::Ordering::SeqCst);
+        for (sig, was) in &self.old {
+            // SAFETY: puts back the action read in `install`.
+            unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };
+        }
+    }
+}
+
+/// Run `cmd` on the terminal with `input` on its stdin (a page for `man
+/// -l -` or a pager), and wait for it. It is the program the reader talks
+/// to, in this process's group: the terminal's SIGINT and SIGQUIT reach
+/// both, and are its to act on (a pager stops a search on them), so this
+/// process ignores them while it waits, as git does for its pager, and
+/// takes them up again after. A reader who quits before the end (a closed
+/// pipe) is no error. `Err` only when it could not be started.
+pub fn run_on_terminal(
+    cmd: &mut Command,
+    input: &[u8],
+) -> std::io::Result<std::process::ExitStatus> {
+    let mut child = cmd.stdin(Stdio::piped()).spawn()?;
+    // After the spawn: an ignored signal stays ignored across exec, and the
+    // reader's program must get it.
+    let _ignoring = Ignoring::install(&[libc::SIGINT, libc::SIGQUIT]);
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input);
+    }
+    child.wait()
+}
+
+/// While alive, the signals given are ignored (those already ignored
+/// stay so); dropped, each is back as it was.
+struct Ignoring {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Ignoring {
+    fn install(signals: &[libc::c_int]) -> Ignoring {
+        let mut old = Vec::new();
+        for &sig in signals {
+            // SAFETY: sigaction reads and writes the structs given; an
+            // all-zero sigaction is a valid value for it to fill.
+            unsafe {
+                let mut was: libc::sigaction = std::mem::zeroed();
+                let mut now: libc::sigaction = std::mem::zeroed();
+                now.sa_sigaction = libc::SIG_IGN;
+                libc::sigemptyset(&mut now.sa_mask);
+                if libc::sigaction(sig, &now, &mut was) == 0 {
+                    old.push((sig, was));
+                }
+            }
+        }
+        Ignoring { old }
+    }
+}
+
+impl Drop for Ignoring {
+    fn drop(&mut self) {
         for (sig, was) in &self.old {
             // SAFETY: puts back the action read in `install`.
             unsafe { libc::sigaction(*sig, was, std::ptr::null_mut()) };

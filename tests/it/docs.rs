@@ -178,6 +178,45 @@ fn readme_and_guide_say_what_the_binary_does() {
     assert_eq!(said, made, "README: {said:?}");
 }
 
+/// `man` into a pipe prints the roff, whatever a terminal would get (a
+/// pager that fails, were one run, would show); on a terminal (a pty, made
+/// by util-linux `script`) the page is rendered by `man -l -`.
+#[test]
+fn man_prints_roff_to_a_pipe_and_renders_it_on_a_terminal() {
+    let env = TestEnv::new();
+    let mut c = env.cmd();
+    c.env("PAGER", "false")
+        .env("MANPAGER", "false")
+        .args(["man", "log"]);
+    let piped = env.ok_cmd(c);
+    assert!(piped.contains("\n.TH git-session-log 1 "), "{piped}");
+    let have = |p: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !(have("script") && have("man")) {
+        eprintln!("no `script` or no `man`: the terminal half is not run");
+        return;
+    }
+    let line = format!(
+        "'{}' --state-dir '{}' man log",
+        crate::env::BIN,
+        env.state().display()
+    );
+    let mut c = std::process::Command::new("script");
+    env.isolate(&mut c);
+    c.args(["-qec", &line, "/dev/null"])
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80");
+    let shown = env.ok_cmd(c);
+    assert!(
+        shown.contains("Show the turn commits of a session") && !shown.contains(".TH "),
+        "{shown}"
+    );
+}
+
 #[test]
 fn topic_pages_print() {
     let env = TestEnv::new();

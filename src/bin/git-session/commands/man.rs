@@ -18,10 +18,14 @@ mod markdown;
 const GUIDE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/doc/guide.md"));
 const PERFORMANCE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/doc/performance.md"));
 
-/// Print a man page, or write them all: git-session(1), one
+/// Show a man page, or write them all: git-session(1), one
 /// git-session-<command>(1) per subcommand (and git-session-<command>-<sub>(1)
 /// per subcommand of one), git-session-layout(5), git-session-json(7),
 /// git-session-guide(7) and git-session-performance(7).
+///
+/// On a terminal the page is shown through `man -l -` (rendered, in man's
+/// pager); where there is no `man`, `$PAGER` (or `less`) shows the roff.
+/// Piped or redirected, the roff itself is printed, as `man -l` reads it.
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
     /// The page: a command name, `layout`, `json`, `guide` or `performance` [default: git-session(1)]
@@ -511,8 +515,75 @@ pub fn run(ctx: &Ctx, args: ManArgs) -> Result<u8> {
     let Some((_, roff)) = pages.iter().find(|(n, _)| *n == want) else {
         return Err(Usage::NoSuchPage { page: want }.into());
     };
-    let _ = std::io::stdout().lock().write_all(roff);
+    show(roff);
     Ok(exit::OK)
+}
+
+/// How a page reaches its reader.
+#[derive(Debug, PartialEq, Eq)]
+enum Reader {
+    /// The roff on stdout, as it is (a pipe, a file, no program to read it).
+    Print,
+    /// `man -l -`: the page rendered, in man's pager.
+    Man,
+    /// A pager (a shell command line: `$PAGER`, else `less`) with the roff
+    /// as text, where there is no `man`.
+    Pager(String),
+}
+
+/// The reader for stdout: a terminal gets `man -l -` when there is a
+/// `man`, else `$PAGER` (`cat`: printed) or `less`; anything else, or no
+/// program at all, the roff itself.
+fn reader(
+    terminal: bool,
+    var: impl Fn(&str) -> Option<String>,
+    on_path: impl Fn(&str) -> bool,
+) -> Reader {
+    if !terminal {
+        return Reader::Print;
+    }
+    if on_path("man") {
+        return Reader::Man;
+    }
+    match var("PAGER").filter(|p| !p.trim().is_empty()) {
+        Some(p) if p.trim() == "cat" => Reader::Print,
+        Some(p) => Reader::Pager(p),
+        None if on_path("less") => Reader::Pager("less".into()),
+        None => Reader::Print,
+    }
+}
+
+/// Whether `program` is an executable file in a directory of `$PATH`.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// Show `roff` to whoever reads stdout ([`reader`]); a program that cannot
+/// be started leaves the roff printed instead.
+fn show(roff: &[u8]) {
+    use std::io::IsTerminal;
+    use std::process::Command;
+    let terminal = !super::batch::answering() && std::io::stdout().is_terminal();
+    let var = |k: &str| std::env::var(k).ok();
+    let started = match reader(terminal, var, on_path) {
+        Reader::Print => None,
+        Reader::Man => {
+            git_session::child::run_on_terminal(Command::new("man").args(["-l", "-"]), roff).ok()
+        }
+        Reader::Pager(p) => {
+            git_session::child::run_on_terminal(Command::new("sh").args(["-c", &p]), roff).ok()
+        }
+    };
+    if started.is_none() {
+        let _ = std::io::stdout().lock().write_all(roff);
+    }
 }
 
 fn script(shell: clap_complete::Shell) -> Vec<u8> {
@@ -565,4 +636,34 @@ pub fn completions(ctx: &Ctx, args: CompletionsArgs) -> Result<u8> {
     };
     let _ = std::io::stdout().lock().write_all(&script(shell));
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What shows a page: the roff itself unless stdout is a terminal;
+    /// there `man`, else `$PAGER` (`cat` prints), else `less`, else print.
+    #[test]
+    fn a_terminal_gets_man_or_a_pager_and_a_pipe_the_roff() {
+        let none = |_: &str| None;
+        let pager = |k: &str| (k == "PAGER").then(|| "most -s".to_string());
+        let cat = |k: &str| (k == "PAGER").then(|| " cat ".to_string());
+        let blank = |k: &str| (k == "PAGER").then(String::new);
+        let all = |_: &str| true;
+        let nothing = |_: &str| false;
+        let only_less = |p: &str| p == "less";
+        assert_eq!(reader(false, pager, all), Reader::Print);
+        assert_eq!(reader(false, none, nothing), Reader::Print);
+        assert_eq!(reader(true, pager, all), Reader::Man);
+        assert_eq!(reader(true, none, all), Reader::Man);
+        assert_eq!(
+            reader(true, pager, only_less),
+            Reader::Pager("most -s".into())
+        );
+        assert_eq!(reader(true, none, only_less), Reader::Pager("less".into()));
+        assert_eq!(reader(true, blank, only_less), Reader::Pager("less".into()));
+        assert_eq!(reader(true, cat, only_less), Reader::Print);
+        assert_eq!(reader(true, none, nothing), Reader::Print);
+    }
 }
