@@ -3418,3 +3418,24 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _git__session -o bashdefault -o default git-session
 fi
+
+# Session ids, project ids, branch names and remotes come from the state dir:
+# `git-session __complete` names them (it reads index.json, projects.json,
+# remotes.json and a session's refs, and writes nothing); anything else is
+# completed as above.
+_git__session_dynamic() {
+    local prog="${COMP_WORDS[0]/#\~/$HOME}" out
+    if out="$("$prog" __complete --shell bash --index "$COMP_CWORD" -- "${COMP_WORDS[@]}" 2>/dev/null)"; then
+        local IFS=$'\n'
+        COMPREPLY=($out)
+        compopt +o default +o bashdefault 2>/dev/null
+        return 0
+    fi
+    _git__session "$@"
+}
+
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _git__session_dynamic -o nosort -o bashdefault -o default git-session
+else
+    complete -F _git__session_dynamic -o bashdefault -o default git-session
+fi

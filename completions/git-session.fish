@@ -509,7 +509,7 @@ never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
-complete -c git-session -n "__fish_git_session_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand batch" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand batch" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
@@ -860,3 +860,12 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "add" -d 'Add a remote (kept in the state dir\'s `sync/remotes.json`)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "list" -d 'List the remotes, with the refs each push queue still holds'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from remote" -f -a "remove" -d 'Forget a remote (nothing on it, and no session, is touched)'
+
+# Session ids, project ids, branch names and remotes come from the state dir:
+# `git-session __complete` names them (it reads index.json, projects.json,
+# remotes.json and a session's refs, and writes nothing).
+function __fish_git_session_dynamic
+    set -l before (commandline -opc)
+    command $before[1] __complete --shell fish --index (count $before) -- $before (commandline -ct) 2>/dev/null
+end
+complete -c git-session -f -n '__fish_git_session_dynamic >/dev/null' -a '(__fish_git_session_dynamic)'

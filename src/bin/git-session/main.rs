@@ -14,6 +14,11 @@ mod context;
 fn main() -> ExitCode {
     git_session::out::trace("start");
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The completion scripts' helper, outside the command tree (no help,
+    // page or completion of its own).
+    if argv.get(1).is_some_and(|a| a == commands::complete::NAME) {
+        return ExitCode::from(commands::complete::main(&argv[1..]));
+    }
     // `--json` anywhere before `--`: errors are records too.
     let json = argv
         .iter()

@@ -41,6 +41,18 @@ pub struct ManArgs {
 }
 
 /// Print a shell completion script, or write them all.
+///
+/// The script completes commands, flags and fixed values from the command
+/// definitions, and session ids, project ids, branch names and remotes
+/// from the state dir (the one the line names with `--state-dir`, else the
+/// usual one) by calling `git-session __complete`, which reads
+/// `index.json`, `projects.json`, `remotes.json` and a session's refs and
+/// writes nothing. Installed with one command, run once:
+///
+/// bash: `echo 'source <(git-session completions bash)' >> ~/.bashrc`;
+/// zsh: `echo 'source <(git-session completions zsh)' >> ~/.zshrc` (after
+/// `compinit`); fish: `git-session completions fish >
+/// ~/.config/fish/completions/git-session.fish`.
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
     /// bash, zsh or fish (`all` with --dir)
@@ -594,7 +606,7 @@ fn script(shell: clap_complete::Shell) -> Vec<u8> {
         "git-session",
         &mut out,
     );
-    out
+    super::complete::with_dynamic(shell, out)
 }
 
 /// Every completion script: (file name, content).

@@ -7,6 +7,7 @@ pub mod begin_turn;
 pub mod branch;
 pub mod checkout;
 pub mod commit_turn;
+pub mod complete;
 pub mod delete;
 pub mod demo;
 pub mod export;
