@@ -136,6 +136,8 @@ printf '%s\n' "${{COMPREPLY[@]}}""#
     assert_eq!(run("export s1 --branch m"), "main\n");
     assert_eq!(run("export s1 --branch = m"), "main\n");
     assert_eq!(run("checkout s1 pr"), "prev\n");
-    // A command name: from the definitions.
+    // A command name, and a command's flag: from the definitions.
     assert_eq!(run("chec"), "checkout\n");
+    assert_eq!(run("log --al"), "--all\n");
+    assert_eq!(run("project log --max"), "--max-count\n");
 }

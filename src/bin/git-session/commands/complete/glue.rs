@@ -27,6 +27,14 @@ else
 fi
 "#;
 
+/// How clap_complete 4.6 spells the `case` arms of a subcommand's
+/// options in bash for a program name with a hyphen
+/// (`git__subcmd__session__subcmd__log)`), where its loop spells the
+/// state `git__session__subcmd__log`: no arm matched, and no option of a
+/// subcommand completed (clap-rs/clap#6421). The arms are spelled as the
+/// loop spells them.
+const CLAP_BASH_ARM: &str = "git__subcmd__session__";
+
 /// The end of clap's zsh script: it calls or registers `_git-session`.
 const ZSH_END: &str = r#"if [ "$funcstack[1]" = "_git-session" ]; then
     _git-session "$@"
@@ -77,7 +85,10 @@ pub fn with_dynamic(shell: clap_complete::Shell, script: Vec<u8>) -> Vec<u8> {
     use clap_complete::Shell;
     let mut text = String::from_utf8(script).expect("clap_complete writes UTF-8");
     match shell {
-        Shell::Bash => text.push_str(BASH),
+        Shell::Bash => {
+            text = text.replace(CLAP_BASH_ARM, "git__session__");
+            text.push_str(BASH);
+        }
         Shell::Zsh => match text.strip_suffix(ZSH_END) {
             Some(head) => text = format!("{head}{ZSH}"),
             None => text.push_str(ZSH),
@@ -104,6 +115,15 @@ mod tests {
         };
         let bash = text("git-session.bash");
         assert!(bash.ends_with(BASH) && bash.contains("_git__session() {"));
+        // Every state the loop reaches has its arm (clap-rs/clap#6421).
+        assert!(!bash.contains(CLAP_BASH_ARM));
+        for state in bash.split("cmd=\"").skip(1) {
+            let state = state.split('"').next().expect("quoted");
+            if state.is_empty() {
+                continue;
+            }
+            assert!(bash.contains(&format!("\n        {state})\n")), "{state}");
+        }
         let zsh = text("_git-session");
         assert!(zsh.ends_with(ZSH) && !zsh.contains(ZSH_END), "{zsh}");
         let fish = text("git-session.fish");
