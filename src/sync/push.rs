@@ -131,8 +131,53 @@ pub fn push(
         progress: printer.progress_shown(),
     };
     send(&transfer, &to, updates, &mut report)?;
+    track_pushed(state, remote, &report.refs);
     compact(&transfer.dir, printer);
     Ok(report)
+}
+
+/// Each session's branches the remote confirmed, kept as the remote's tips
+/// in the session's repository (`refs/remotes/<remote>/<branch>`, where
+/// `fetch` keeps them), as git keeps them after a push: `log` marks them.
+/// A session busy now (a turn being committed) is left as it was, and so is
+/// one that cannot be written: the next fetch sets them (the push is done
+/// either way).
+fn track_pushed(state: &StateDir, remote: &str, pushed: &[records::PushedRef]) {
+    let mut by_session: BTreeMap<&str, Vec<RefUpdate>> = BTreeMap::new();
+    let confirmed = pushed
+        .iter()
+        .filter(|r| matches!(r.status.as_str(), "created" | "advanced" | "replaced"));
+    for r in confirmed {
+        let (Some(session), Some(branch)) = (&r.session, &r.branch) else {
+            continue;
+        };
+        let Ok(new) = Oid::from_hex(r.commit.as_bytes()) else {
+            continue;
+        };
+        by_session.entry(session).or_default().push(RefUpdate::Set {
+            name: format!("refs/remotes/{remote}/{branch}"),
+            expected: Expected::Any,
+            new,
+            message: format!("push: {remote}"),
+        });
+    }
+    let now = LockOptions {
+        timeout: std::time::Duration::ZERO,
+        no_wait: true,
+        announce: false,
+    };
+    for (id, updates) in by_session {
+        let tracked = (|| -> Result<()> {
+            let Some(sd) = state.find_session_if_any(id)? else {
+                return Ok(());
+            };
+            let _lock = lock::session(&sd, lock::Kind::Exclusive, now)?;
+            SessionRepo::open(&sd.dir)?.update_refs(&updates)
+        })();
+        if let Err(e) = tracked {
+            crate::out::trace(&format!("push: {id}'s tracking refs left: {e}"));
+        }
+    }
 }
 
 /// The sessions a push looks at: every candidate, or those named (one

@@ -588,9 +588,10 @@ fn the_command_a_refused_push_names_resolves_it() {
     }
 }
 
-/// `log` marks the commits a remote's branch points at as `fetch` last saw
-/// them (`origin/main`), as git does; `log --all` shows the remote's side
-/// of a divergence, which no local branch reaches.
+/// `log` marks the commits a remote's branch points at as `fetch` (or a
+/// `push` from here) last saw them (`origin/main`), as git does; `log
+/// --all` shows the remote's side of a divergence, which no local branch
+/// reaches.
 #[test]
 fn log_marks_the_remote_tips_and_all_shows_them() {
     let (a, b, remote) = two_machines();
@@ -605,6 +606,18 @@ fn log_marks_the_remote_tips_and_all_shows_them() {
     );
     let (_, from_a) = a.turn("s1", "from a", &[]);
     a.ok(&["push"]);
+    // The pushing machine keeps what the remote confirmed, as git does.
+    let pushed = a.ok(&["log", "s1"]);
+    let first = pushed.lines().next().unwrap();
+    assert!(
+        first.starts_with(&from_a[..7]) && first.ends_with("(HEAD -> main, origin/main)"),
+        "{pushed}"
+    );
+    assert_eq!(
+        a.git("s1", &["rev-parse", "refs/remotes/origin/main"])
+            .trim(),
+        from_a
+    );
     let (_, from_b) = b.turn("s1", "from b", &[]);
     b.fails(&["fetch"], 1);
     assert_eq!(

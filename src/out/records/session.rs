@@ -156,8 +156,8 @@ pub struct LogCommit {
     pub parents: Vec<String>,
     /// Branches whose tip it is.
     pub branches: Vec<String>,
-    /// A remote's branches whose tip it is, as `fetch` last saw them
-    /// (`<remote>/<branch>`: the session repository's
+    /// A remote's branches whose tip it is, as the last `fetch` or `push`
+    /// saw them (`<remote>/<branch>`: the session repository's
     /// `refs/remotes/<remote>/<branch>`).
     pub remotes: Vec<String>,
     /// HEAD points at it.

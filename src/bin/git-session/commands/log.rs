@@ -14,8 +14,8 @@ use git_session::session::Trailers;
 /// Show the turn commits of a session, newest first.
 ///
 /// A commit is marked with the branches at it, as `git log` marks them:
-/// `HEAD -> main`, and a remote's branch as `fetch` last saw it
-/// (`origin/main`).
+/// `HEAD -> main`, and a remote's branch as the last `fetch` or `push` saw
+/// it (`origin/main`).
 #[derive(Debug, clap::Args)]
 pub struct LogArgs {
     /// Session id

@@ -46,7 +46,10 @@ pub enum RemoteCommand {
 /// Send sessions to a remote: each branch a fast-forward, never forced.
 ///
 /// Refs the remote has at the same commit are left alone; the rest go in
-/// requests of at most 1,000 refs. A ref the remote refuses (it has turns
+/// requests of at most 1,000 refs. A branch the remote took is kept as
+/// `refs/remotes/<remote>/<branch>` in the session's repository, where
+/// `fetch` keeps the remote's tips (`log` marks it: `origin/main`). A ref
+/// the remote refuses (it has turns
 /// this machine has not fetched) is reported and stays queued: `fetch
 /// REMOTE --take local SESSION` brings them in (and resolves a divergence,
 /// this machine's conversation kept current), then push again. A push that is killed leaves its queue
