@@ -227,20 +227,18 @@ fn item(b: &mut String, i: &Item, links: &Links) {
             );
         }
         Kind::Tool => {
-            let preview: String = crate::session::one_line(if i.input.is_empty() {
+            let line = crate::session::one_line(if i.input.is_empty() {
                 &i.text
             } else {
                 &i.input
-            })
-            .chars()
-            .take(90)
-            .collect();
+            });
+            let preview = super::cut_masked(&line, 90);
             let _ = write!(
                 b,
                 "<details class=\"tool\" id=\"node-{}\"{indent}><summary><span class=\"tn\">{}</span><span class=\"pv\">{}</span></summary>\n<div class=\"io\">",
                 esc(&i.id),
                 esc(if i.name.is_empty() { "tool" } else { &i.name }),
-                esc(&preview)
+                esc(preview)
             );
             if !i.input.is_empty() {
                 let _ = write!(

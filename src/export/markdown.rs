@@ -255,7 +255,7 @@ fn item(b: &mut String, i: &Item, links: &Links) {
             let mut body = format!(
                 "<details>\n<summary>tool: {} — {}</summary>\n\n",
                 html_line(if i.name.is_empty() { "tool" } else { &i.name }),
-                html_line(&crate::session::cut(
+                html_line(super::cut_masked(
                     &crate::session::one_line(if i.input.is_empty() {
                         &i.text
                     } else {

@@ -98,6 +98,17 @@ impl Mask {
         crate::secrets::redact_text(text, &hits)
     }
 
+    /// A string a writer cut (`…` ends it) from a text the export does not
+    /// read, masked: its last word dropped ([`drop_cut_word`]), which may
+    /// be the start of a secret no rule finds whole.
+    pub fn cut_str(&self, text: &str) -> String {
+        let masked = self.str(text);
+        match self.on && text.ends_with('…') {
+            true => drop_cut_word(&masked),
+            false => masked,
+        }
+    }
+
     /// Every string of `v` (at any depth) masked in place.
     pub fn json(&self, v: &mut Value) {
         if self.on {
@@ -186,6 +197,92 @@ pub fn when(secs: f64) -> String {
 /// `n` and `what`, plural unless one: `1 session`, `2 sessions`.
 pub fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// How a mask marker begins (`[REDACTED:<rule>:<id>]`).
+const MARKER: &str = "[REDACTED:";
+
+/// The longest prefix of `text` (masked) of at most `n` characters that
+/// splits no `[REDACTED:…]` marker: a marker the cut would go through is
+/// left out whole (a part of one would read as text of the message, or as
+/// the start of a secret).
+pub fn cut_masked(text: &str, n: usize) -> &str {
+    let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    for (start, _) in text.match_indices(MARKER) {
+        if start >= end {
+            break;
+        }
+        let close = text[start..]
+            .find(']')
+            .map_or(text.len(), |c| start + c + 1);
+        if close > end {
+            return &text[..start];
+        }
+    }
+    &text[..end]
+}
+
+/// A phase-1 title ([`crate::session::title_from_text`]) of a user text
+/// masked whole first: its cut goes through no secret, and no marker.
+pub fn title_of(masked: &str) -> String {
+    let line = crate::session::title_line(masked);
+    match line.chars().count() > crate::session::TITLE_CHARS {
+        true => format!(
+            "{}…",
+            cut_masked(&line, crate::session::TITLE_CHARS).trim_end()
+        ),
+        false => line,
+    }
+}
+
+/// An index row's preview ([`crate::layout::schema::preview`]) of a user
+/// text masked whole first.
+pub fn preview_of(masked: &str) -> String {
+    use crate::layout::schema::{PREVIEW_CHARS, PREVIEW_KEPT, preview_line};
+    let line = preview_line(masked);
+    match line.chars().count() > PREVIEW_CHARS {
+        true => format!("{}…", cut_masked(&line, PREVIEW_KEPT).trim_end()),
+        false => line,
+    }
+}
+
+/// A string a writer cut from a text the export does not have (a stored
+/// title, an index row's preview, an agent commit's subject), masked: the
+/// cut may have gone through a secret, whose start no rule finds, so its
+/// last word goes (unless it is a whole marker) and `…` ends it.
+pub fn drop_cut_word(masked: &str) -> String {
+    let body = masked.strip_suffix('…').unwrap_or(masked).trim_end();
+    let start = body
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let last = &body[start..];
+    let kept = match last.starts_with(MARKER) && last.ends_with(']') {
+        true => body,
+        false => body[..start].trim_end(),
+    };
+    format!("{kept}…")
+}
+
+/// An agent commit's message, masked. Its subject (`[agent <session>] turn
+/// <n>: <the user's first line>`) holds the user's line cut at
+/// [`crate::project::agent::SUBJECT_CHARS`] before anything masked it: one
+/// that long loses its last word ([`drop_cut_word`]).
+pub fn agent_message(mask: &Mask, message: &str) -> String {
+    let (subject, rest) = message.split_once('\n').unwrap_or((message, ""));
+    let cut = subject.starts_with("[agent ")
+        && subject
+            .split_once(": ")
+            .is_some_and(|(_, said)| said.chars().count() >= crate::project::agent::SUBJECT_CHARS);
+    let subject = match mask.on && cut {
+        true => drop_cut_word(&mask.str(subject)),
+        false => mask.str(subject),
+    };
+    match message.contains('\n') {
+        true => format!("{subject}\n{}", mask.str(rest)),
+        false => subject,
+    }
 }
 
 /// What a skip reason recorded in a turn's `project_commit` means.
@@ -355,6 +452,31 @@ mod tests {
             "{f}"
         );
         assert_ne!(f, branch_file(&"é".repeat(201), "html"));
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_marker_and_a_blind_cut_drops_its_last_word() {
+        let m = "key [REDACTED:github-pat:0123456789abcdef] end";
+        assert_eq!(cut_masked(m, 3), "key");
+        assert_eq!(cut_masked(m, 8), "key ");
+        assert_eq!(
+            cut_masked(m, 4 + 38),
+            "key [REDACTED:github-pat:0123456789abcdef]"
+        );
+        assert_eq!(cut_masked(m, 100), m);
+        assert_eq!(cut_masked("é".repeat(9).as_str(), 4), "éééé");
+        let x40 = "x".repeat(40);
+        assert_eq!(title_of(&format!("{x40}{m}")), format!("{x40}key…"));
+        assert_eq!(
+            title_of("short [REDACTED:r:0123456789abcdef]"),
+            "short [REDACTED:r:0123456789abcdef]"
+        );
+        assert_eq!(drop_cut_word("deploy with ghp_abcdef…"), "deploy with…");
+        assert_eq!(
+            drop_cut_word("with [REDACTED:r:0123456789abcdef]…"),
+            "with [REDACTED:r:0123456789abcdef]…"
+        );
+        assert_eq!(drop_cut_word("ghp_abcdef"), "…");
     }
 
     #[test]

@@ -39,8 +39,11 @@ pub struct Branch {
 pub struct Session {
     pub id: String,
     pub dir: PathBuf,
-    /// Its title (masked); its id when it has none.
+    /// Its title (cut from the text masked whole); its id when it has none.
     pub title: String,
+    /// The preview of its latest turn's user message, as the index shows
+    /// it (cut from the text masked whole).
+    pub preview: String,
     pub status: String,
     pub archived: bool,
     pub source: String,
@@ -79,6 +82,16 @@ impl Session {
             false => None,
         };
         let (branches, current) = branches(&meta, &nodes, &catalog, repo.as_ref())?;
+        // The texts the title and the preview were cut from: masked whole
+        // below, then cut again (a cut made first would hide a secret's
+        // start from the scanner).
+        let title_source = match meta.title() {
+            "" => None,
+            t => nodes
+                .iter()
+                .position(|n| n.starts_turn() && crate::session::title_from_text(&n.text()) == t),
+        };
+        let preview_source = nodes.iter().rposition(Node::starts_turn);
         let mut agent_records = HashMap::new();
         for n in &mut nodes {
             if let Some(pc) = n.metadata.get("project_commit") {
@@ -93,14 +106,19 @@ impl Session {
             }
             n.name = mask.str(&n.name);
         }
-        let title = match meta.title() {
-            "" => id.to_string(),
-            t => mask.str(t),
+        let title = match (meta.title(), title_source) {
+            ("", _) => id.to_string(),
+            (_, Some(i)) => super::title_of(&nodes[i].text()),
+            (t, None) => mask.cut_str(t),
         };
+        let preview = preview_source
+            .map(|i| super::preview_of(&nodes[i].text()))
+            .unwrap_or_default();
         Ok(Session {
             id: id.to_string(),
             dir: sd.dir.clone(),
             title,
+            preview,
             status: meta.status().to_string(),
             archived: meta.flag("archived"),
             source: mask.str(meta.str("source").unwrap_or("")),
@@ -552,7 +570,7 @@ impl Patches {
                     .flatten()
             })
             .map(|mut p| {
-                p.message = mask.str(&p.message);
+                p.message = super::agent_message(mask, &p.message);
                 p.author = mask.str(&p.author);
                 for f in &mut p.files {
                     f.path = mask.str(&f.path);

@@ -5,8 +5,9 @@
 //!
 //! Incremental: a manifest in the directory ([`MANIFEST`]) records, per
 //! session, a key of what its pages are made from (meta.json, the node
-//! files and attachments as listed, the refs, its project) and each file
-//! written with its hash. A session whose key is unchanged is not read
+//! files and attachments as listed, the refs, its project), each file
+//! written with its hash, and its title and preview as the index shows
+//! them. A session whose key is unchanged is not read
 //! again; a page whose bytes are unchanged is not written again; files of
 //! the manifest that are no longer made are removed (and nothing else).
 
@@ -28,7 +29,7 @@ use crate::out::Printer;
 pub const MANIFEST: &str = ".git-session-export.json";
 
 /// What changes every page: a new revision of the renderers.
-const REVISION: u32 = 1;
+const REVISION: u32 = 2;
 
 /// How many agent commits a project page shows.
 const PROJECT_COMMITS: usize = 200;
@@ -90,6 +91,23 @@ struct Manifest {
 struct Entry {
     key: String,
     files: BTreeMap<String, String>,
+    /// Its title and preview as its pages were made (masked, then cut).
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    preview: Option<String>,
+}
+
+impl Entry {
+    /// `row`'s title and preview made the session's own.
+    fn name(&self, row: &mut Row) {
+        if let Some(t) = &self.title {
+            row.title = t.clone();
+        }
+        if let Some(p) = &self.preview {
+            row.preview = p.clone();
+        }
+    }
 }
 
 /// What [`export_all`] did.
@@ -130,11 +148,13 @@ pub fn export_all(
             use crate::layout::registry::ListRow;
             Row {
                 id: id.clone(),
+                // Cut before they were masked: replaced by the session's
+                // own (cut from its texts masked whole) once it is read.
                 title: match ListRow::str(&r.title) {
                     "" => id.clone(),
-                    t => mask.str(t),
+                    t => mask.cut_str(t),
                 },
-                preview: mask.str(ListRow::str(&r.preview)),
+                preview: mask.cut_str(ListRow::str(&r.preview)),
                 status: ListRow::str(&r.status).to_string(),
                 archived: ListRow::flag(&r.archived),
                 pinned: ListRow::flag(&r.pinned),
@@ -187,6 +207,7 @@ pub fn export_all(
                     sum.unchanged += 1;
                 }
                 row.has_page = true;
+                entry.name(row);
                 new.sessions.insert(row.id.clone(), entry);
             }
             Err(e) => {
@@ -202,6 +223,7 @@ pub fn export_all(
                     row.has_page = b
                         .files
                         .contains_key(&format!("sessions/{}/index.{ext}", row.id));
+                    b.name(row);
                     new.sessions.insert(row.id.clone(), b.clone());
                 }
             }
@@ -280,6 +302,7 @@ fn open_dir(state: &StateDir, dir: &Path, opts: &Options) -> Result<Manifest> {
                         Entry {
                             key: String::new(),
                             files,
+                            ..Entry::default()
                         },
                     )
                 })
@@ -386,6 +409,8 @@ fn session_files(
     let mut entry = Entry {
         key,
         files: BTreeMap::new(),
+        title: Some(session.title.clone()),
+        preview: Some(session.preview.clone()),
     };
     let mut written = Vec::new();
     for (rel, bytes) in files {
@@ -480,7 +505,7 @@ fn project_pages(
                 CommitView {
                     patch: patches.of_project(&project, &commit, mask),
                     turn: crate::session::Trailers::parse(&msg).turn,
-                    subject: mask.str(subject),
+                    subject: super::agent_message(mask, subject),
                     session,
                     commit,
                 }

@@ -261,16 +261,27 @@ pub const INDEX_FIELDS: [&str; 15] = [
     "unread",
 ];
 
+/// How many characters a preview holds whole; a longer one keeps
+/// [`PREVIEW_KEPT`] and `…`.
+pub const PREVIEW_CHARS: usize = 80;
+pub const PREVIEW_KEPT: usize = 77;
+
 /// Preview text: strip, newlines → spaces, > 80 chars → first 77 + `…`.
 pub fn preview(text: &str) -> String {
-    let flat: String = text.trim().replace(['\r', '\n'], " ");
-    if flat.chars().count() > 80 {
-        let mut s: String = flat.chars().take(77).collect();
+    let flat = preview_line(text);
+    if flat.chars().count() > PREVIEW_CHARS {
+        let mut s: String = flat.chars().take(PREVIEW_KEPT).collect();
         s.push('…');
         s
     } else {
         flat
     }
+}
+
+/// The line a preview is cut from: the text stripped, its line breaks
+/// spaces.
+pub fn preview_line(text: &str) -> String {
+    text.trim().replace(['\r', '\n'], " ")
 }
 
 /// An index row built from `meta.json` and the latest user text.

@@ -12,6 +12,10 @@ use crate::session;
 
 use super::Decision;
 
+/// How many characters of the user's first line an agent commit's subject
+/// holds (`[agent <session>] turn <n>: <them>`).
+pub const SUBJECT_CHARS: usize = 60;
+
 /// The node that records the project commit: the turn's assistant reply
 /// among the nodes about to be committed, else the last of them (a committed
 /// node is never rewritten).
@@ -106,7 +110,7 @@ fn agent_commit(
             let first = session::one_line(n.text().lines().next().unwrap_or(""));
             // Text git accepts and a terminal shows as it is (see
             // `MessageParts::render`).
-            crate::out::terminal_safe(&session::cut(&first, 60)).into_owned()
+            crate::out::terminal_safe(&session::cut(&first, SUBJECT_CHARS)).into_owned()
         })
         .unwrap_or_default();
     let message = format!(

@@ -270,21 +270,30 @@ fn strip_attachment_markers(text: &str) -> String {
     out
 }
 
+/// How many characters of its line a phase-1 title keeps.
+pub const TITLE_CHARS: usize = 50;
+
 /// Phase-1 title: first line of the user text, 50 chars + `…` (SPEC §5.3).
 pub fn title_from_text(text: &str) -> String {
+    let first = title_line(text);
+    if first.chars().count() > TITLE_CHARS {
+        format!("{}…", cut(&first, TITLE_CHARS))
+    } else {
+        first
+    }
+}
+
+/// The line a phase-1 title is cut from: the user text's first line, the
+/// attachment markers out, trimmed.
+pub fn title_line(text: &str) -> String {
     let cleaned = strip_attachment_markers(text);
-    let first = cleaned
+    cleaned
         .trim()
         .lines()
         .next()
         .unwrap_or("")
         .trim()
-        .to_string();
-    if first.chars().count() > 50 {
-        format!("{}…", cut(&first, 50))
-    } else {
-        first
-    }
+        .to_string()
 }
 
 /// What a turn commit message says.

@@ -809,3 +809,72 @@ fn bad_requests_are_refused_with_their_help() {
     let inside = env.state().join("site");
     env.fails(&["export", "--all", "-o", inside.to_str().unwrap()], 2);
 }
+
+/// Every file under `dir` that holds a start of `secret` (8 characters of
+/// it, or of it after its `ghp_`, which Markdown writes `ghp\_`).
+fn holding_a_start_of(dir: &Path, secret: &str) -> Vec<String> {
+    files(dir)
+        .into_iter()
+        .filter(|f| {
+            let text = String::from_utf8_lossy(&std::fs::read(dir.join(f)).unwrap()).into_owned();
+            text.contains(&secret[..8]) || text.contains(&secret[4..12])
+        })
+        .collect()
+}
+
+#[test]
+fn a_secret_a_title_a_preview_or_a_subject_cuts_through_is_masked_all_the_same() {
+    let f = fixture();
+    let env = &f.env;
+    let t = token();
+    // The title: the user's first line cut at 50 characters, 23 into the
+    // token.
+    let said = format!("please deploy with the key {t} now and more text");
+    env.ok(&["append", "s3", "--create", "--text", &said]);
+    env.ok(&["commit-turn", "s3"]);
+    assert!(env.meta("s3")["title"].as_str().unwrap().contains(&t[..20]));
+    // The preview (cut at 77) and the agent commit's subject (at 60): a
+    // turn of s1 whose message has the token from its 46th character.
+    env.ok(&["begin-turn", "s1"]);
+    std::fs::write(f.work.join("more.rs"), "// more\n").unwrap();
+    let said = format!("{}{t} and then some more", "word ".repeat(9));
+    env.append("s1", &["--text", &said]);
+    env.append("s1", &["--role", "assistant", "--text", "Done."]);
+    env.ok(&["commit-turn", "s1"]);
+    let log = env.git_ok(&f.work, &["log", "-1", "--format=%s"]);
+    assert!(log.contains(&t[..10]), "{log}");
+
+    for format in ["html", "md"] {
+        let site = env.tmp.path().join(format!("site-{format}"));
+        let dir = site.to_str().unwrap();
+        env.ok(&["export", "--all", "--format", format, "-o", dir]);
+        assert_eq!(holding_a_start_of(&site, &t), Vec::<String>::new());
+        let one = env.tmp.path().join(format!("one/s3.{format}"));
+        env.ok(&[
+            "export",
+            "s3",
+            "--format",
+            format,
+            "-o",
+            one.to_str().unwrap(),
+        ]);
+        env.ok(&[
+            "export",
+            "s1",
+            "--format",
+            format,
+            "-o",
+            one.with_file_name(format!("s1.{format}")).to_str().unwrap(),
+        ]);
+        assert_eq!(
+            holding_a_start_of(one.parent().unwrap(), &t),
+            Vec::<String>::new()
+        );
+    }
+    let page = parse(&env.tmp.path().join("site-html/sessions/s3/index.html"));
+    assert_eq!(texts(&page, "h1"), vec!["please deploy with the key…"]);
+    let index = parse(&env.tmp.path().join("site-html/index.html"));
+    let previews = texts(&index, ".sidebar .p");
+    let cut = format!("{}…", "word ".repeat(9).trim_end());
+    assert!(previews.contains(&cut), "{previews:?}");
+}
