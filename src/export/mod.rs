@@ -14,9 +14,11 @@
 //! - [`model`]: a session read ([`Session`]) and one branch of it as turns
 //!   ([`model::Conversation`]);
 //! - [`html`] and [`markdown`]: the renderers, pure (text in, text out);
-//! - [`site`]: `--all`, its manifest and progress.
+//! - [`site`]: `--all`, its manifest and progress; [`journal`]: what a
+//!   run under way wrote, for the next one when it is killed.
 
 pub mod html;
+pub mod journal;
 pub mod markdown;
 pub mod model;
 pub mod site;

@@ -16,6 +16,7 @@ use std::path::{Component, Path};
 
 use serde::{Deserialize, Serialize};
 
+use super::journal::Journal;
 use super::model::{Conversation, Patches, Session};
 use super::{Format, Links, Mask, Options};
 use crate::error::{IoContext, Result, Usage};
@@ -75,8 +76,12 @@ pub struct ProjectPage {
     pub commits: Vec<CommitView>,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Manifest {
+    /// An export is under way (or was killed): the journal
+    /// ([`super::journal`]) lists the files it may have written since.
+    #[serde(default)]
+    in_progress: bool,
     revision: u32,
     version: String,
     format: String,
@@ -127,6 +132,55 @@ pub struct Summary {
     pub masked: u64,
 }
 
+/// What every session's export is given, and where it records the files
+/// it writes.
+struct Run<'a> {
+    state: &'a StateDir,
+    dir: &'a Path,
+    opts: &'a Options,
+    locks: LockOptions,
+    mask: &'a Mask,
+    patches: Patches,
+    journal: Journal,
+}
+
+impl Run<'_> {
+    /// Write `files` (relative to the directory) whose bytes are not what
+    /// `before` records (or which are missing), each recorded in the
+    /// journal first; their paths, and each file's hash.
+    fn write(
+        &mut self,
+        files: Vec<(String, Vec<u8>)>,
+        before: Option<&BTreeMap<String, String>>,
+    ) -> Result<(Vec<String>, BTreeMap<String, String>)> {
+        let mut hashes = BTreeMap::new();
+        let mut changed = Vec::new();
+        for (rel, bytes) in files {
+            let hash = crate::git::sha1_hex(&bytes);
+            let same = before.and_then(|b| b.get(&rel)) == Some(&hash);
+            if !same || !self.dir.join(&rel).is_file() {
+                changed.push((rel.clone(), bytes));
+            }
+            hashes.insert(rel, hash);
+        }
+        let rels: Vec<&str> = changed.iter().map(|(r, _)| r.as_str()).collect();
+        self.journal.record(&rels)?;
+        let mut written = Vec::new();
+        for (rel, bytes) in changed {
+            super::write_file(&self.dir.join(&rel), &bytes)?;
+            written.push(rel);
+        }
+        Ok((written, hashes))
+    }
+}
+
+/// Write `m` as the directory's manifest.
+fn write_manifest(dir: &Path, m: &Manifest) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(m).expect("the manifest serializes");
+    bytes.push(b'\n');
+    crate::layout::atomic::write(&dir.join(MANIFEST), &bytes)
+}
+
 /// Export every session of `state` into `dir` as a site.
 pub fn export_all(
     state: &StateDir,
@@ -136,12 +190,116 @@ pub fn export_all(
     printer: &Printer,
 ) -> Result<Summary> {
     let old = open_dir(state, dir, opts)?;
+    // The directory is the export's before its first page: a run killed
+    // from here on leaves a manifest (under way) and a journal of what it
+    // wrote, which the next run adopts.
+    write_manifest(
+        dir,
+        &Manifest {
+            in_progress: true,
+            ..old.clone()
+        },
+    )?;
     let mask = Mask::new(opts.redact);
+    let mut run = Run {
+        state,
+        dir,
+        opts,
+        locks,
+        mask: &mask,
+        patches: Patches::default(),
+        journal: Journal::start(dir)?,
+    };
     let ext = opts.format.ext();
+    let registered = crate::layout::projects::read(state)?;
+    let mut rows = rows(state, locks, &registered, &mask)?;
+    let mut new = Manifest {
+        revision: REVISION,
+        version: env!("CARGO_PKG_VERSION").into(),
+        format: opts.format.name().into(),
+        redact: opts.redact,
+        ..Manifest::default()
+    };
+    let mut sum = Summary {
+        sessions: rows.len() as u64,
+        ..Summary::default()
+    };
+    let progress = crate::out::Progress::new(printer, rows.len() as u64, "export");
+    for row in &mut rows {
+        let before = old.sessions.get(&row.id);
+        match session_files(&mut run, &row.id, before) {
+            Ok((entry, written, rendered)) => {
+                sum.written.extend(written);
+                if rendered {
+                    sum.rendered.push(row.id.clone());
+                } else {
+                    sum.unchanged += 1;
+                }
+                row.has_page = true;
+                entry.name(row);
+                new.sessions.insert(row.id.clone(), entry);
+            }
+            Err(e) => {
+                progress.suspend(|| {
+                    printer.warn(format!(
+                        "session `{}` is not exported: {}",
+                        row.id,
+                        crate::out::in_one_line(&e.to_string())
+                    ))
+                });
+                // Its pages of an earlier export stay.
+                if let Some(b) = before {
+                    row.has_page = b
+                        .files
+                        .contains_key(&format!("sessions/{}/index.{ext}", row.id));
+                    b.name(row);
+                    new.sessions.insert(row.id.clone(), b.clone());
+                }
+            }
+        }
+        crate::layout::atomic::crash_point("export-session-written");
+        progress.inc();
+    }
+    progress.finish();
+    let projects = project_pages(&registered, &rows, &mut run.patches, &mask);
+    let mut pages: Vec<(String, Vec<u8>)> = vec![(
+        format!("index.{ext}"),
+        match opts.format {
+            Format::Html => super::html::index_page(&rows, &projects),
+            Format::Markdown => super::markdown::index_page(&rows, &projects),
+        }
+        .into_bytes(),
+    )];
+    for p in &projects {
+        pages.push((
+            format!("projects/{}.{ext}", p.project.id),
+            match opts.format {
+                Format::Html => super::html::project_page(p, &rows),
+                Format::Markdown => super::markdown::project_page(p, &rows),
+            }
+            .into_bytes(),
+        ));
+    }
+    let (written, hashes) = run.write(pages, Some(&old.pages))?;
+    sum.written.extend(written);
+    new.pages = hashes;
+    sum.removed = remove_stale(dir, &old, &new);
+    sum.masked = mask.count();
+    write_manifest(dir, &new)?;
+    run.journal.finish()?;
+    Ok(sum)
+}
+
+/// The sessions of the index as rows, most recent first.
+fn rows(
+    state: &StateDir,
+    locks: LockOptions,
+    registered: &crate::layout::projects::Projects,
+    mask: &Mask,
+) -> Result<Vec<Row>> {
     let mut text = crate::lifecycle::RowsText::default();
     let index = crate::lifecycle::load_rows(state, locks, &mut text)?;
     let (project_of, _) = crate::lifecycle::projects(state);
-    let registered = crate::layout::projects::read(state)?;
     let mut rows: Vec<Row> = index
         .iter()
         .map(|(id, r)| {
@@ -174,94 +332,7 @@ pub fn export_all(
             .total_cmp(&a.updated_at)
             .then_with(|| a.id.cmp(&b.id))
     });
-    let mut new = Manifest {
-        revision: REVISION,
-        version: env!("CARGO_PKG_VERSION").into(),
-        format: opts.format.name().into(),
-        redact: opts.redact,
-        ..Manifest::default()
-    };
-    let mut sum = Summary {
-        sessions: rows.len() as u64,
-        ..Summary::default()
-    };
-    let mut patches = Patches::default();
-    let progress = crate::out::Progress::new(printer, rows.len() as u64, "export");
-    for row in &mut rows {
-        let before = old.sessions.get(&row.id);
-        match session_files(
-            state,
-            dir,
-            &row.id,
-            opts,
-            locks,
-            before,
-            &mut patches,
-            &mask,
-        ) {
-            Ok((entry, written, rendered)) => {
-                sum.written.extend(written);
-                if rendered {
-                    sum.rendered.push(row.id.clone());
-                } else {
-                    sum.unchanged += 1;
-                }
-                row.has_page = true;
-                entry.name(row);
-                new.sessions.insert(row.id.clone(), entry);
-            }
-            Err(e) => {
-                progress.suspend(|| {
-                    printer.warn(format!(
-                        "session `{}` is not exported: {}",
-                        row.id,
-                        crate::out::in_one_line(&e.to_string())
-                    ))
-                });
-                // Its pages of an earlier export stay.
-                if let Some(b) = before {
-                    row.has_page = b
-                        .files
-                        .contains_key(&format!("sessions/{}/index.{ext}", row.id));
-                    b.name(row);
-                    new.sessions.insert(row.id.clone(), b.clone());
-                }
-            }
-        }
-        progress.inc();
-    }
-    progress.finish();
-    let projects = project_pages(&registered, &rows, &mut patches, &mask);
-    let mut pages: Vec<(String, String)> = vec![(
-        format!("index.{ext}"),
-        match opts.format {
-            Format::Html => super::html::index_page(&rows, &projects),
-            Format::Markdown => super::markdown::index_page(&rows, &projects),
-        },
-    )];
-    for p in &projects {
-        pages.push((
-            format!("projects/{}.{ext}", p.project.id),
-            match opts.format {
-                Format::Html => super::html::project_page(p, &rows),
-                Format::Markdown => super::markdown::project_page(p, &rows),
-            },
-        ));
-    }
-    for (rel, content) in pages {
-        let hash = crate::git::sha1_hex(content.as_bytes());
-        if old.pages.get(&rel) != Some(&hash) || !dir.join(&rel).is_file() {
-            super::write_file(&dir.join(&rel), content.as_bytes())?;
-            sum.written.push(rel.clone());
-        }
-        new.pages.insert(rel, hash);
-    }
-    sum.removed = remove_stale(dir, &old, &new);
-    sum.masked = mask.count();
-    let mut bytes = serde_json::to_vec_pretty(&new).expect("the manifest serializes");
-    bytes.push(b'\n');
-    crate::layout::atomic::write(&dir.join(MANIFEST), &bytes)?;
-    Ok(sum)
+    Ok(rows)
 }
 
 /// The output directory made ready, and the manifest of the export that
@@ -287,7 +358,8 @@ fn open_dir(state: &StateDir, dir: &Path, opts: &Options) -> Result<Manifest> {
         && m.version == env!("CARGO_PKG_VERSION")
         && m.format == opts.format.name()
         && m.redact == opts.redact;
-    Ok(match same {
+    let was_in_progress = m.in_progress;
+    let mut m = match same {
         true => m,
         // Every page made anew; the files it lists are still removed when
         // no longer made.
@@ -310,7 +382,20 @@ fn open_dir(state: &StateDir, dir: &Path, opts: &Options) -> Result<Manifest> {
             pages: m.pages.into_keys().map(|p| (p, String::new())).collect(),
             ..Manifest::default()
         },
-    })
+    };
+    // A run killed midway: the files its journal lists are the export's
+    // (made again when still made, removed when not).
+    if was_in_progress {
+        for rel in super::journal::recorded(dir) {
+            let listed = m.pages.contains_key(&rel)
+                || m.sessions.values().any(|e| e.files.contains_key(&rel));
+            if !listed {
+                m.pages.insert(rel, String::new());
+            }
+        }
+    }
+    m.in_progress = false;
+    Ok(m)
 }
 
 /// An export into the state dir is refused: its pages would be taken for
@@ -352,19 +437,14 @@ pub fn refuse_state_dir(state: &StateDir, dir: &Path) -> Result<()> {
 
 /// One session's files: kept when its key is the one recorded, else read,
 /// rendered and written where changed. (entry, files written, rendered?)
-#[allow(clippy::too_many_arguments)]
 fn session_files(
-    state: &StateDir,
-    dir: &Path,
+    run: &mut Run,
     id: &str,
-    opts: &Options,
-    locks: LockOptions,
     before: Option<&Entry>,
-    patches: &mut Patches,
-    mask: &Mask,
 ) -> Result<(Entry, Vec<String>, bool)> {
+    let (state, dir, opts, mask) = (run.state, run.dir, run.opts, run.mask);
     let sd = state.find_session(id)?;
-    let _lock = lock::session(&sd, lock::Kind::Shared, locks)?;
+    let _lock = lock::session(&sd, lock::Kind::Shared, run.locks)?;
     let project =
         crate::project::of_session(state, id, &crate::layout::schema::Meta::read(&sd.meta())?)?;
     let key = session_key(&sd, project.as_ref(), opts);
@@ -392,7 +472,7 @@ fn session_files(
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let count = session.branches.len().max(1);
     for b in 0..count {
-        let conv = Conversation::of(&session, b, mask, patches);
+        let conv = Conversation::of(&session, b, mask, &mut run.patches);
         let page = match opts.format {
             Format::Html => super::html::session_page(&session, &conv, &links),
             Format::Markdown => super::markdown::session_page(&session, &conv, &links),
@@ -406,22 +486,13 @@ fn session_files(
     for (name, bytes) in session.attachment_files(None, mask) {
         files.push((format!("{base}/attachments/{name}"), bytes));
     }
-    let mut entry = Entry {
+    let (written, hashes) = run.write(files, before.map(|b| &b.files))?;
+    let entry = Entry {
         key,
-        files: BTreeMap::new(),
+        files: hashes,
         title: Some(session.title.clone()),
         preview: Some(session.preview.clone()),
     };
-    let mut written = Vec::new();
-    for (rel, bytes) in files {
-        let hash = crate::git::sha1_hex(&bytes);
-        let same = before.and_then(|b| b.files.get(&rel)) == Some(&hash);
-        if !same || !dir.join(&rel).is_file() {
-            super::write_file(&dir.join(&rel), &bytes)?;
-            written.push(rel.clone());
-        }
-        entry.files.insert(rel, hash);
-    }
     Ok((entry, written, true))
 }
 

@@ -878,3 +878,46 @@ fn a_secret_a_title_a_preview_or_a_subject_cuts_through_is_masked_all_the_same()
     let cut = format!("{}…", "word ".repeat(9).trim_end());
     assert!(previews.contains(&cut), "{previews:?}");
 }
+
+/// Every file under `dir` with its bytes.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    files(dir)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(dir.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn a_first_export_killed_between_pages_is_finished_by_the_next() {
+    for at in ["export-session-written", "export-session-written#2"] {
+        let f = fixture();
+        let env = &f.env;
+        let site = env.tmp.path().join("site");
+        let dir = site.to_str().unwrap();
+        env.crash_at(at, &["export", "--all", "--format", "html", "-o", dir]);
+        let left = files(&site);
+        let first = ["s1", "s2"]
+            .into_iter()
+            .find(|s| left.contains(&format!("sessions/{s}/index.html")))
+            .unwrap_or_else(|| panic!("{at}: no session's page: {left:?}"));
+        assert!(!left.contains("index.html"), "{at}: {left:?}");
+        // A session deleted meanwhile: its pages, which the killed run
+        // wrote, go too.
+        env.ok(&["delete", first, "--yes"]);
+        env.ok(&["export", "--all", "--format", "html", "-o", dir]);
+        let clean = env.tmp.path().join("clean");
+        env.ok(&[
+            "export",
+            "--all",
+            "--format",
+            "html",
+            "-o",
+            clean.to_str().unwrap(),
+        ]);
+        assert_eq!(files(&site), files(&clean), "{at}");
+        assert!(contents(&site) == contents(&clean), "{at}");
+    }
+}

@@ -5,8 +5,10 @@
 //! registries, and the projects' repositories (each turn's agent commit).
 //! Writes: only `-o`'s file (and its attachments beside it) or directory,
 //! each file atomically; with `--all`, only what changed since the last
-//! export there, and its manifest (and, as `list` does, index.json when it
-//! was missing or corrupt). Locks: each session, shared, while it is read.
+//! export there, and its manifest (written first, as under way, and a
+//! journal of the files written beside it until the end: a run killed
+//! midway is finished by the next) (and, as `list` does, index.json when
+//! it was missing or corrupt). Locks: each session, shared, while it is read.
 //! Prints: the page on stdout without `-o`; one `exported` record.
 
 use std::path::PathBuf;
