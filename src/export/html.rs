@@ -217,14 +217,22 @@ fn item(b: &mut String, i: &Item, links: &Links) {
     };
     match i.kind {
         Kind::Record => {
-            let _ = writeln!(
+            let _ = write!(
                 b,
-                "<div class=\"record\" id=\"node-{}\"{indent}><b>{}</b>: <span class=\"text\">{}</span> <time>{}</time></div>",
+                "<div class=\"record\" id=\"node-{}\"{indent}><b>{}</b>: <span class=\"text\">{}</span> <time>{}</time>",
                 esc(&i.id),
                 esc(&i.name),
                 esc(&i.text),
                 esc(&when(i.time))
             );
+            if let Some(summary) = &i.summary {
+                let _ = write!(
+                    b,
+                    "<details class=\"summary\"><summary>summary</summary><div class=\"summary-text\">{}</div></details>",
+                    esc(summary)
+                );
+            }
+            b.push_str("</div>\n");
         }
         Kind::Tool => {
             let line = crate::session::one_line(if i.input.is_empty() {

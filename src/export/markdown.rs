@@ -250,6 +250,13 @@ fn item(b: &mut String, i: &Item, links: &Links) {
                 inline(&when(i.time)),
                 inline(&i.text)
             );
+            if let Some(summary) = &i.summary {
+                let _ = writeln!(
+                    b,
+                    "<details>\n<summary>summary</summary>\n\n{}\n\n</details>\n",
+                    prose(summary).trim_end()
+                );
+            }
         }
         Kind::Tool => {
             let mut body = format!(

@@ -278,7 +278,7 @@ fn branches(
 }
 
 /// What a node is, for a page.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     User,
     Assistant,
@@ -314,6 +314,9 @@ pub struct Item {
     pub attachments: Vec<Attachment>,
     /// Where the turn was stopped, in the transcript's words.
     pub stopped: Option<String>,
+    /// A compaction's summary of the conversation before it
+    /// (`metadata.summary`, as an import keeps it).
+    pub summary: Option<String>,
     /// The tools an assistant node called.
     pub calls: Vec<String>,
 }
@@ -453,6 +456,15 @@ fn item(n: &Node, depth: usize, calls: &HashMap<&str, Vec<&Node>>) -> Item {
         input,
         attachments: attachments(n),
         stopped: crate::session::stopped(n),
+        summary: match kind {
+            Kind::Record => n
+                .metadata
+                .get("summary")
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+                .map(str::to_owned),
+            _ => None,
+        },
         calls: called,
     }
 }

@@ -921,3 +921,39 @@ fn a_first_export_killed_between_pages_is_finished_by_the_next() {
         assert!(contents(&site) == contents(&clean), "{at}");
     }
 }
+
+#[test]
+fn a_compaction_shows_its_summary_folded() {
+    use crate::import::{SESSION, Transcript};
+    let env = TestEnv::new();
+    let file = Transcript::eventful().write(env.tmp.path(), "");
+    env.ok(&["import", "claude-code", "--finish", file.to_str().unwrap()]);
+    let out = env.tmp.path().join("s.html");
+    env.ok(&[
+        "export",
+        SESSION,
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = parse(&out);
+    let records = texts(&doc, ".record > .text");
+    assert_eq!(
+        records,
+        vec!["context compacted (auto, 150000 tokens before)"]
+    );
+    assert_eq!(
+        texts(&doc, ".record > details.summary > .summary-text"),
+        vec!["Summary: fixed main.rs"]
+    );
+    let md = env.ok(&["export", SESSION]);
+    let shown = git_session::export::markdown::rendered_text(&md);
+    assert!(shown.contains("Summary: fixed main.rs"), "{md}");
+    let folded = md
+        .split("<summary>summary</summary>")
+        .nth(1)
+        .and_then(|rest| rest.split("</details>").next())
+        .unwrap_or_default();
+    assert!(folded.contains("Summary: fixed main.rs"), "{md}");
+}

@@ -107,7 +107,7 @@ impl Transcript {
     }
 
     /// Two turns, a resume copy, a rewind, a compaction and the turn after.
-    fn eventful() -> Transcript {
+    pub(crate) fn eventful() -> Transcript {
         let mut t = Transcript::two_turns();
         // A resume copy of an earlier record: kept, not a node again.
         let copy = t.lines[1].clone();
