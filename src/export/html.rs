@@ -262,6 +262,14 @@ fn item(b: &mut String, i: &Item, links: &Links) {
             );
             attachments(b, i, links);
             b.push_str("</div></details>\n");
+            // Outside the fold: where the user stopped the agent shows.
+            if let Some(why) = &i.stopped {
+                let _ = writeln!(
+                    b,
+                    "<div class=\"stopped\"{indent}>stopped here: {}</div>",
+                    esc(why)
+                );
+            }
         }
         Kind::User | Kind::Assistant => {
             let (class, who) = match i.kind {

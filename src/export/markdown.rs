@@ -282,6 +282,9 @@ fn item(b: &mut String, i: &Item, links: &Links) {
             let _ = write!(body, "output:\n\n{}\n", fenced(&i.text, "text"));
             attachments(&mut body, i, links);
             body.push_str("</details>\n\n");
+            if let Some(why) = &i.stopped {
+                let _ = writeln!(body, "*stopped here: {}*\n", inline(why));
+            }
             push_quoted(b, &body, quote);
         }
         Kind::User | Kind::Assistant => {

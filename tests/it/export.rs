@@ -957,3 +957,54 @@ fn a_compaction_shows_its_summary_folded() {
         .unwrap_or_default();
     assert!(folded.contains("Summary: fixed main.rs"), "{md}");
 }
+
+#[test]
+fn where_the_user_stopped_a_tool_shows() {
+    use crate::import::{SESSION, Transcript};
+    let env = TestEnv::new();
+    let mut t = Transcript::default();
+    t.user("u1", None, "Run the tests")
+        .reply(
+            "a1",
+            "u1",
+            "msg_1",
+            serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                "input": {"command": "cargo test"}}),
+        )
+        .tool_result("r1", "a1", "toolu_1", "running 400 tests")
+        .record(
+            "user",
+            "x1",
+            Some("r1"),
+            serde_json::json!({"message": {"role": "user", "content": [{"type": "text",
+                "text": "[Request interrupted by user for tool use]"}]}}),
+        );
+    let file = t.write(env.tmp.path(), "");
+    env.ok(&["import", "claude-code", "--finish", file.to_str().unwrap()]);
+    let shown = env.ok(&["show", SESSION]);
+    assert!(
+        shown.contains("(stopped here: [Request interrupted by user for tool use])"),
+        "{shown}"
+    );
+    let out = env.tmp.path().join("s.html");
+    env.ok(&[
+        "export",
+        SESSION,
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = parse(&out);
+    assert_eq!(texts(&doc, "details.tool .tn"), vec!["Bash"]);
+    assert_eq!(
+        texts(&doc, ".stopped"),
+        vec!["stopped here: [Request interrupted by user for tool use]"]
+    );
+    let md = env.ok(&["export", SESSION]);
+    let shown = git_session::export::markdown::rendered_text(&md);
+    assert!(
+        shown.contains("stopped here: [Request interrupted by user for tool use]"),
+        "{md}"
+    );
+}
