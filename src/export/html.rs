@@ -165,7 +165,12 @@ fn turn(
     (prev, next): (Option<u64>, Option<u64>),
     links: &Links,
 ) {
-    let _ = writeln!(b, "<section class=\"turn\" id=\"turn-{}\">", t.number);
+    let _ = writeln!(
+        b,
+        "<section class=\"turn{}\" id=\"turn-{}\">",
+        if t.in_progress { " in-progress" } else { "" },
+        t.number
+    );
     b.push_str("<div class=\"turn-head\">");
     match prev {
         Some(p) => {
@@ -176,7 +181,12 @@ fn turn(
         }
         None => b.push_str("<span class=\"nav prev off\">← prev turn</span>"),
     }
-    let _ = write!(b, "<h2>Turn {} / {total}</h2>", t.number);
+    let _ = write!(
+        b,
+        "<h2>Turn {} / {total}{}</h2>",
+        t.number,
+        if t.in_progress { " (in progress)" } else { "" }
+    );
     match next {
         Some(n) => {
             let _ = write!(
@@ -197,13 +207,16 @@ fn turn(
         );
     }
     b.push_str("</p>\n");
+    if t.in_progress {
+        b.push_str("<p class=\"in-progress\">In progress: the transcript has not closed this turn yet.</p>\n");
+    }
     for i in &t.items {
         item(b, i, links);
     }
     for a in &t.agent {
         agent(b, a, links.project.as_deref());
     }
-    if t.agent.is_empty() && s.project.is_some() {
+    if t.agent.is_empty() && s.project.is_some() && !t.in_progress {
         b.push_str("<div class=\"agent none\">No agent commit recorded for this turn.</div>\n");
     }
     b.push_str("</section>\n");

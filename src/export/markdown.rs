@@ -209,7 +209,12 @@ fn turn(
     links: &Links,
 ) {
     let _ = writeln!(b, "---\n\n<a id=\"turn-{}\"></a>\n", t.number);
-    let _ = writeln!(b, "## Turn {} / {total}\n", t.number);
+    let _ = writeln!(
+        b,
+        "## Turn {} / {total}{}\n",
+        t.number,
+        if t.in_progress { " (in progress)" } else { "" }
+    );
     let mut line = vec![
         match prev {
             Some(p) => format!("[← prev turn](#turn-{p})"),
@@ -225,13 +230,16 @@ fn turn(
         line.push(format!("session commit `{}`", &c[..c.len().min(10)]));
     }
     let _ = writeln!(b, "{}\n", line.join(" · "));
+    if t.in_progress {
+        b.push_str("*In progress: the transcript has not closed this turn yet.*\n\n");
+    }
     for i in &t.items {
         item(b, i, links);
     }
     for a in &t.agent {
         agent(b, a, links.project.as_deref());
     }
-    if t.agent.is_empty() && s.project.is_some() {
+    if t.agent.is_empty() && s.project.is_some() && !t.in_progress {
         b.push_str("*No agent commit recorded for this turn.*\n\n");
     }
 }

@@ -53,6 +53,9 @@ pub struct Session {
     pub project: Option<Project>,
     /// Every node, masked.
     pub nodes: Vec<Node>,
+    /// The turns a transcript has not closed yet (the import's pending
+    /// area, less what `history/` holds), one per transcript, masked.
+    pub pending: Vec<Vec<Node>>,
     /// What each node's `metadata.project_commit` said, as written.
     agent_records: HashMap<String, Value>,
     /// Each node's file in `history/`.
@@ -75,6 +78,11 @@ impl Session {
         let meta = Meta::read(&sd.meta())?;
         let catalog = Catalog::load(sd)?;
         let mut nodes = history::read_all(&sd.history(), &catalog, warn);
+        let mut pending: Vec<Vec<Node>> = crate::layout::pending::unwritten(sd)
+            .values()
+            .map(|o| o.nodes())
+            .filter(|p| !p.is_empty())
+            .collect();
         let files = catalog.entries().map(|e| (e.id, e.file)).collect();
         let project = crate::project::of_session(state, id, &meta)?;
         let repo = match sd.git_dir().is_dir() {
@@ -93,7 +101,7 @@ impl Session {
         };
         let preview_source = nodes.iter().rposition(Node::starts_turn);
         let mut agent_records = HashMap::new();
-        for n in &mut nodes {
+        for n in nodes.iter_mut().chain(pending.iter_mut().flatten()) {
             if let Some(pc) = n.metadata.get("project_commit") {
                 agent_records.insert(n.id.clone(), pc.clone());
             }
@@ -126,6 +134,7 @@ impl Session {
             updated_at: meta.f64("updated_at").unwrap_or(0.0),
             project,
             nodes,
+            pending,
             agent_records,
             files,
             branches,
@@ -166,6 +175,18 @@ impl Session {
         }
     }
 
+    /// The branch the turns in progress continue: the one whose tip their
+    /// first message follows, else the current one.
+    pub fn pending_branch(&self) -> usize {
+        self.pending
+            .iter()
+            .flatten()
+            .find(|n| n.is_top_level())
+            .and_then(|n| n.predecessor.as_deref())
+            .and_then(|p| self.branches.iter().position(|b| b.tip == p))
+            .unwrap_or(self.current)
+    }
+
     /// The attachments to copy for `conv` (every node's, when `None`):
     /// (file name, bytes masked), each file once.
     pub fn attachment_files(
@@ -182,6 +203,7 @@ impl Session {
             None => self
                 .nodes
                 .iter()
+                .chain(self.pending.iter().flatten())
                 .flat_map(attachments)
                 .filter_map(|a| a.file)
                 .collect(),
@@ -348,6 +370,9 @@ pub struct Turn {
     pub commit: Option<String>,
     pub items: Vec<Item>,
     pub agent: Vec<Agent>,
+    /// A turn the transcript has not closed yet (not in `history/`, in no
+    /// commit).
+    pub in_progress: bool,
 }
 
 /// One branch of a session as turns.
@@ -381,6 +406,7 @@ impl Conversation {
                 commit: None,
                 items: Vec::new(),
                 agent: Vec::new(),
+                in_progress: false,
             });
             if let Some(pc) = s.agent_records.get(&n.id) {
                 turn.agent.push(agent(s, pc, mask, patches));
@@ -389,6 +415,9 @@ impl Conversation {
         }
         let mut turns: Vec<Turn> = turns.into_values().collect();
         turn_commits(s, &mut turns);
+        if branch == s.pending_branch() {
+            in_progress(s, &mut turns);
+        }
         Conversation {
             branch,
             before,
@@ -401,6 +430,34 @@ impl Conversation {
         self.before
             .iter()
             .chain(self.turns.iter().flat_map(|t| t.items.iter()))
+    }
+}
+
+/// The turns in progress after `turns`, each as the transcript has it so
+/// far (as `show` prints them).
+fn in_progress(s: &Session, turns: &mut Vec<Turn>) {
+    let mut number = turns.last().map_or(0, |t| t.number);
+    for open in &s.pending {
+        let Some(first) = open.first() else { continue };
+        number += 1;
+        let by_id: HashMap<&str, &Node> = s
+            .nodes
+            .iter()
+            .chain(open)
+            .map(|n| (n.id.as_str(), n))
+            .collect();
+        let calls = view::callees(open);
+        turns.push(Turn {
+            number,
+            time: first.created_at,
+            commit: None,
+            items: open
+                .iter()
+                .map(|n| item(n, depth(n, &by_id), &calls))
+                .collect(),
+            agent: Vec::new(),
+            in_progress: true,
+        });
     }
 }
 

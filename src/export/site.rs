@@ -30,7 +30,7 @@ use crate::out::Printer;
 pub const MANIFEST: &str = ".git-session-export.json";
 
 /// What changes every page: a new revision of the renderers.
-const REVISION: u32 = 4;
+const REVISION: u32 = 5;
 
 /// How many agent commits a project page shows.
 const PROJECT_COMMITS: usize = 200;
@@ -496,8 +496,9 @@ fn session_files(
     Ok((entry, written, true))
 }
 
-/// What a session's pages are made from, hashed: meta.json, the node files
-/// and attachments as listed (name, size, time, inode: a file rewritten is
+/// What a session's pages are made from, hashed: meta.json, the node files,
+/// the turns in progress (the import's pending area) and attachments as
+/// listed (name, size, time, inode: a file rewritten is
 /// a new inode), the refs, its project, and what the export is asked.
 fn session_key(sd: &SessionDir, project: Option<&Project>, opts: &Options) -> String {
     use std::os::unix::fs::MetadataExt;
@@ -513,6 +514,7 @@ fn session_key(sd: &SessionDir, project: Option<&Project>, opts: &Options) -> St
     let git = sd.git_dir();
     for listed in [
         sd.history(),
+        sd.import_pending(),
         sd.attachments(),
         git.join("refs/heads"),
         git.join("packed-refs"),

@@ -1008,3 +1008,76 @@ fn where_the_user_stopped_a_tool_shows() {
         "{md}"
     );
 }
+
+#[test]
+fn the_turn_a_transcript_has_not_closed_is_exported_in_progress() {
+    use crate::import::{SESSION, Transcript};
+    let env = TestEnv::new();
+    let site = env.tmp.path().join("site");
+    let dir = site.to_str().unwrap();
+    let page = site.join(format!("sessions/{SESSION}/index.html"));
+    let export = || written(&env.ok(&["--json", "export", "--all", "--format", "html", "-o", dir]));
+    let import = |t: &Transcript, finish: bool| {
+        let file = t.write(env.tmp.path(), "");
+        let mut args = vec!["import", "claude-code", file.to_str().unwrap()];
+        if finish {
+            args.push("--finish");
+        }
+        env.ok(&args);
+    };
+    let texts_of = |css: &str| texts(&parse(&page), css);
+
+    // A first turn in progress: nothing in history/ yet.
+    let mut t = Transcript::default();
+    t.user("u1", None, "Fix the bug in main.rs").reply(
+        "a1",
+        "u1",
+        "msg_1",
+        serde_json::json!({"type": "text", "text": "Looking."}),
+    );
+    import(&t, false);
+    assert!(env.ok(&["show", SESSION]).contains("in progress"));
+    export();
+    assert_eq!(texts_of(".turn h2"), vec!["Turn 1 / 1 (in progress)"]);
+    assert_eq!(texts_of("p.in-progress").len(), 1);
+    let said = texts_of(".msg .text");
+    assert_eq!(said, vec!["Fix the bug in main.rs", "Looking."]);
+
+    // It grew, still open: the session's pages are made again.
+    t.reply(
+        "a2",
+        "a1",
+        "msg_1",
+        serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "Read",
+            "input": {"file_path": "main.rs"}}),
+    )
+    .tool_result("r1", "a2", "toolu_1", "fn main() {}");
+    import(&t, false);
+    let (_, rendered) = export();
+    assert_eq!(rendered, vec![SESSION]);
+    assert_eq!(texts_of("details.tool pre.output"), vec!["fn main() {}"]);
+
+    // Closed, and a second turn in progress after it.
+    t.record(
+        "system",
+        "d1",
+        Some("r1"),
+        serde_json::json!({"subtype": "turn_duration", "durationMs": 6000}),
+    )
+    .user("u2", Some("d1"), "Now add a test.");
+    import(&t, false);
+    export();
+    assert_eq!(
+        texts_of(".turn h2"),
+        vec!["Turn 1 / 2", "Turn 2 / 2 (in progress)"]
+    );
+    let md = env.ok(&["export", SESSION]);
+    assert!(md.contains("## Turn 2 / 2 (in progress)"), "{md}");
+    assert!(md.contains("Now add a test."), "{md}");
+
+    // The session over: no turn in progress.
+    import(&t, true);
+    export();
+    assert_eq!(texts_of(".turn h2"), vec!["Turn 1 / 2", "Turn 2 / 2"]);
+    assert!(texts_of("p.in-progress").is_empty());
+}
