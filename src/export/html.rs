@@ -267,12 +267,14 @@ fn item(b: &mut String, i: &Item, links: &Links) {
                     "<h4>input</h4><pre class=\"input\">{}</pre>",
                     esc(&i.input)
                 );
+                left_out(b, i.input_left_out);
             }
             let _ = write!(
                 b,
                 "<h4>output</h4><pre class=\"output\">{}</pre>",
                 esc(&i.text)
             );
+            left_out(b, i.text_left_out);
             attachments(b, i, links);
             b.push_str("</div></details>\n");
             // Outside the fold: where the user stopped the agent shows.
@@ -312,6 +314,13 @@ fn item(b: &mut String, i: &Item, links: &Links) {
             }
             b.push_str("</div>\n");
         }
+    }
+}
+
+/// The note under a tool's input or output cut at the page's limit.
+fn left_out(b: &mut String, bytes: usize) {
+    if bytes > 0 {
+        let _ = write!(b, "<p class=\"cut\">{}</p>", esc(&super::left_out(bytes)));
     }
 }
 

@@ -286,8 +286,10 @@ fn item(b: &mut String, i: &Item, links: &Links) {
                     "text"
                 };
                 let _ = write!(body, "input:\n\n{}\n", fenced(&i.input, lang));
+                left_out(&mut body, i.input_left_out);
             }
             let _ = write!(body, "output:\n\n{}\n", fenced(&i.text, "text"));
+            left_out(&mut body, i.text_left_out);
             attachments(&mut body, i, links);
             body.push_str("</details>\n\n");
             if let Some(why) = &i.stopped {
@@ -317,6 +319,13 @@ fn item(b: &mut String, i: &Item, links: &Links) {
             }
             push_quoted(b, &body, quote);
         }
+    }
+}
+
+/// The note under a tool's input or output cut at the page's limit.
+fn left_out(b: &mut String, bytes: usize) {
+    if bytes > 0 {
+        let _ = writeln!(b, "*{}*\n", inline(&super::left_out(bytes)));
     }
 }
 

@@ -210,6 +210,21 @@ const MARKER: &str = "[REDACTED:";
 /// the start of a secret).
 pub fn cut_masked(text: &str, n: usize) -> &str {
     let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    unsplit(text, end)
+}
+
+/// [`cut_masked`] at `n` bytes (less, to end on a character).
+pub fn cut_masked_bytes(text: &str, n: usize) -> &str {
+    let mut end = n.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    unsplit(text, end)
+}
+
+/// `text` up to byte `end` (a character boundary), or up to the marker
+/// that `end` would split.
+fn unsplit(text: &str, end: usize) -> &str {
     for (start, _) in text.match_indices(MARKER) {
         if start >= end {
             break;
@@ -285,6 +300,16 @@ pub fn agent_message(mask: &Mask, message: &str) -> String {
         true => format!("{subject}\n{}", mask.str(rest)),
         false => subject,
     }
+}
+
+/// The note under a tool's input or output a page cut
+/// ([`model::TOOL_LIMIT`]).
+pub fn left_out(bytes: usize) -> String {
+    format!(
+        "(cut: {} not shown; the page shows the first {} KiB)",
+        count(bytes, "byte"),
+        model::TOOL_LIMIT / 1024
+    )
 }
 
 /// What a skip reason recorded in a turn's `project_commit` means.
@@ -466,6 +491,8 @@ mod tests {
             "key [REDACTED:github-pat:0123456789abcdef]"
         );
         assert_eq!(cut_masked(m, 100), m);
+        assert_eq!(cut_masked_bytes(m, 20), "key ");
+        assert_eq!(cut_masked_bytes("aé", 2), "a");
         assert_eq!(cut_masked("é".repeat(9).as_str(), 4), "éééé");
         let x40 = "x".repeat(40);
         assert_eq!(title_of(&format!("{x40}{m}")), format!("{x40}key…"));

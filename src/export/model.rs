@@ -22,6 +22,9 @@ use crate::view::{self, Dag};
 /// How many bytes of diff one agent commit shows.
 const DIFF_LIMIT: usize = 512 * 1024;
 
+/// How many bytes of a tool call's input, and of its output, a page shows.
+pub const TOOL_LIMIT: usize = 64 * 1024;
+
 /// One line of the conversation: a tip of the DAG.
 #[derive(Debug, Clone)]
 pub struct Branch {
@@ -333,6 +336,10 @@ pub struct Item {
     pub text: String,
     /// A tool call's input (pretty JSON, or the string as it is).
     pub input: String,
+    /// How many bytes of a tool call's text and input are not shown (each
+    /// cut at [`TOOL_LIMIT`]).
+    pub text_left_out: usize,
+    pub input_left_out: usize,
     pub attachments: Vec<Attachment>,
     /// Where the turn was stopped, in the transcript's words.
     pub stopped: Option<String>,
@@ -494,6 +501,13 @@ fn item(n: &Node, depth: usize, calls: &HashMap<&str, Vec<&Node>>) -> Item {
         Value::String(s) => s.clone(),
         v => serde_json::to_string_pretty(v).expect("a value serializes"),
     };
+    let mut text = n.text();
+    let (mut text_left_out, mut input_left_out) = (0, 0);
+    let mut input = input;
+    if kind == Kind::Tool {
+        text_left_out = cut_tool(&mut text);
+        input_left_out = cut_tool(&mut input);
+    }
     let called = calls
         .get(n.id.as_str())
         .map(|c| {
@@ -509,8 +523,10 @@ fn item(n: &Node, depth: usize, calls: &HashMap<&str, Vec<&Node>>) -> Item {
         id: n.id.clone(),
         time: n.created_at,
         name: n.name.clone(),
-        text: n.text(),
+        text,
         input,
+        text_left_out,
+        input_left_out,
         attachments: attachments(n),
         stopped: crate::session::stopped(n),
         summary: match kind {
@@ -524,6 +540,17 @@ fn item(n: &Node, depth: usize, calls: &HashMap<&str, Vec<&Node>>) -> Item {
         },
         calls: called,
     }
+}
+
+/// `s` cut at [`TOOL_LIMIT`] bytes (no marker split); how many bytes went.
+fn cut_tool(s: &mut String) -> usize {
+    if s.len() <= TOOL_LIMIT {
+        return 0;
+    }
+    let kept = super::cut_masked_bytes(s, TOOL_LIMIT).len();
+    let gone = s.len() - kept;
+    s.truncate(kept);
+    gone
 }
 
 /// The attachments node `n` records (`metadata.attachments`).

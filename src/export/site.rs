@@ -30,7 +30,7 @@ use crate::out::Printer;
 pub const MANIFEST: &str = ".git-session-export.json";
 
 /// What changes every page: a new revision of the renderers.
-const REVISION: u32 = 5;
+const REVISION: u32 = 6;
 
 /// How many agent commits a project page shows.
 const PROJECT_COMMITS: usize = 200;

@@ -1081,3 +1081,58 @@ fn the_turn_a_transcript_has_not_closed_is_exported_in_progress() {
     assert_eq!(texts_of(".turn h2"), vec!["Turn 1 / 2", "Turn 2 / 2"]);
     assert!(texts_of("p.in-progress").is_empty());
 }
+
+#[test]
+fn a_tool_call_of_megabytes_is_cut_with_a_note_of_what_is_left_out() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.append("s1", &["--text", "Read the log."]);
+    env.append("s1", &["--role", "assistant", "--text", "Reading."]);
+    let big = env.tmp.path().join("big.txt");
+    let output = "0123456789abcdef".repeat(200 * 1024 / 16);
+    std::fs::write(&big, &output).unwrap();
+    let input = serde_json::json!({"content": "x".repeat(100_000)}).to_string();
+    env.append(
+        "s1",
+        &[
+            "--role",
+            "tool",
+            "--name",
+            "read",
+            "--input",
+            &input,
+            "--file",
+            big.to_str().unwrap(),
+        ],
+    );
+    env.ok(&["commit-turn", "s1"]);
+    let limit = git_session::export::model::TOOL_LIMIT;
+    let page = env.tmp.path().join("s1.html");
+    env.ok(&[
+        "export",
+        "s1",
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(std::fs::metadata(&page).unwrap().len() < 3 * limit as u64);
+    let doc = parse(&page);
+    let shown = texts(&doc, "pre.output");
+    assert_eq!(shown, vec![output[..limit].to_string()]);
+    let shown_input = texts(&doc, "pre.input");
+    let pretty =
+        serde_json::to_string_pretty(&serde_json::from_str::<Value>(&input).unwrap()).unwrap();
+    assert_eq!(shown_input, vec![pretty[..limit].to_string()]);
+    let notes = texts(&doc, "p.cut");
+    let note = |n: usize| format!("(cut: {n} bytes not shown; the page shows the first 64 KiB)");
+    assert_eq!(
+        notes,
+        vec![note(pretty.len() - limit), note(output.len() - limit)]
+    );
+    let md = env.ok(&["export", "s1"]);
+    assert!(md.len() < 3 * limit, "{}", md.len());
+    let shown = git_session::export::markdown::rendered_text(&md);
+    assert!(shown.contains(&note(output.len() - limit)), "{shown}");
+    assert!(shown.contains(&output[..limit]) && !shown.contains(&output[..limit + 1]));
+}

@@ -25,7 +25,8 @@ use git_session::out::records::Exported;
 /// script, nothing fetched). The page holds the conversation on one branch
 /// (the session's current one unless --branch names another): a heading
 /// per turn with links to the turns before and after, the tool calls
-/// folded with their input and output, attachments, relocation and
+/// folded with their input and output (each cut at 64 KiB, with a note of
+/// what is left out), attachments, relocation and
 /// compaction records, the turn an imported transcript has not closed yet
 /// (marked in progress), and for each turn of a bound session the agent's
 /// commit in the project (its subject, author, files and diff) or why none
