@@ -128,6 +128,8 @@ pub struct Summary {
     pub rendered: Vec<String>,
     /// Sessions whose pages were kept as they were.
     pub unchanged: u64,
+    /// Sessions that could not be exported (each warned of).
+    pub failed: Vec<String>,
     /// Secrets masked in what was rendered.
     pub masked: u64,
 }
@@ -247,6 +249,7 @@ pub fn export_all(
                         crate::out::in_one_line(&e.to_string())
                     ))
                 });
+                sum.failed.push(row.id.clone());
                 // Its pages of an earlier export stay.
                 if let Some(b) = before {
                     row.has_page = b

@@ -1136,3 +1136,41 @@ fn a_tool_call_of_megabytes_is_cut_with_a_note_of_what_is_left_out() {
     assert!(shown.contains(&note(output.len() - limit)), "{shown}");
     assert!(shown.contains(&output[..limit]) && !shown.contains(&output[..limit + 1]));
 }
+
+#[test]
+fn a_session_that_cannot_be_exported_is_named_and_the_export_exits_1() {
+    let f = fixture();
+    let env = &f.env;
+    std::fs::write(env.session_dir("s2").join("meta.json"), "{not json").unwrap();
+    let site = env.tmp.path().join("site");
+    let out = env.run(&[
+        "--json",
+        "export",
+        "--all",
+        "--format",
+        "html",
+        "-o",
+        site.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("session `s2` is not exported"), "{stderr}");
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["data"]["failed"], serde_json::json!(["s2"]));
+    assert_eq!(rec["data"]["rendered"], serde_json::json!(["s1"]));
+    // The others' pages are written all the same.
+    let pages = files(&site);
+    assert!(pages.contains("sessions/s1/index.html") && pages.contains("index.html"));
+    assert!(!pages.contains("sessions/s2/index.html"), "{pages:?}");
+    let out = env.run(&[
+        "export",
+        "--all",
+        "--format",
+        "html",
+        "-o",
+        site.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 failed (s2)"), "{stderr}");
+}

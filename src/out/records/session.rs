@@ -385,6 +385,10 @@ pub struct Exported {
     pub rendered: Vec<String>,
     /// The sessions whose pages were kept as an earlier export wrote them.
     pub unchanged: u64,
+    /// The sessions that could not be exported (`--all`; each named in a
+    /// warning, and the command exits 1): the others' pages are written
+    /// all the same, and theirs of an earlier export are kept.
+    pub failed: Vec<String>,
     /// Whether secrets were masked (false under `--no-redact`).
     pub redacted: bool,
     /// How many secrets were masked in what was rendered.

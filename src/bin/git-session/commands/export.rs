@@ -39,7 +39,9 @@ use git_session::out::records::Exported;
 /// switcher to sessions/<id>/branch-<name>.html). Run again, it rewrites
 /// only the pages of sessions that changed (a manifest in DIR keeps
 /// track) and removes what it no longer makes; it writes into an empty or
-/// new directory, or one an earlier export --all wrote.
+/// new directory, or one an earlier export --all wrote. A session that
+/// cannot be read is named in a warning and in the record's failed list,
+/// the others are exported all the same, and the command exits 1.
 ///
 /// Every secret the scanner finds is masked, as [REDACTED:<rule>:<id>],
 /// unless --no-redact is given.
@@ -87,8 +89,12 @@ pub fn run(ctx: &Ctx, args: ExportArgs) -> Result<u8> {
         None => {
             let dir = args.output.clone().ok_or_else(export::needs_dir)?;
             let sum = export::site::export_all(&ctx.state, &dir, &opts, ctx.locks, &ctx.out)?;
+            let failed = match sum.failed.len() {
+                0 => String::new(),
+                n => format!(", {n} failed ({})", sum.failed.join(", ")),
+            };
             ctx.out.note(format!(
-                "exported {} sessions to `{}`: {} rendered, {} unchanged; {} files written, {} removed",
+                "exported {} sessions to `{}`: {} rendered, {} unchanged{failed}; {} files written, {} removed",
                 sum.sessions,
                 dir.display(),
                 sum.rendered.len(),
@@ -106,6 +112,7 @@ pub fn run(ctx: &Ctx, args: ExportArgs) -> Result<u8> {
                 sessions: sum.sessions,
                 rendered: sum.rendered,
                 unchanged: sum.unchanged,
+                failed: sum.failed,
                 redacted: opts.redact,
                 masked: sum.masked,
                 content: None,
@@ -152,14 +159,19 @@ pub fn run(ctx: &Ctx, args: ExportArgs) -> Result<u8> {
                 sessions: 1,
                 rendered: vec![id.clone()],
                 unchanged: 0,
+                failed: Vec::new(),
                 redacted: opts.redact,
                 masked: one.masked,
                 content: to_stdout.then_some(one.text),
             }
         }
     };
+    let code = match record.failed.is_empty() {
+        true => exit::OK,
+        false => exit::NO,
+    };
     ctx.out.record(&record);
-    Ok(exit::OK)
+    Ok(code)
 }
 
 /// The page on stdout: as it is into a pipe or a file, made
