@@ -11,6 +11,7 @@ use std::io::Write;
 use serde::Serialize;
 
 pub mod records;
+pub mod style;
 
 /// Now, as float unix seconds; `GIT_SESSION_NOW` fixes the clock (tests)
 /// to a time from 1970 to 9999 (another value is no time a node or a
@@ -152,6 +153,8 @@ pub struct Printer {
     pub quiet: bool,
     /// Print no data and no notes (a command run inside another, as `demo` does).
     pub silent: bool,
+    /// Colour what is printed for a person ([`style::wanted`] decides it).
+    pub color: bool,
 }
 
 impl Printer {
@@ -171,6 +174,21 @@ impl Printer {
         if !self.json && !self.silent {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", terminal_safe(text.as_ref()));
+        }
+    }
+
+    /// A new line to build for [`Printer::styled_line`], coloured when the
+    /// output is.
+    pub fn styled(&self) -> style::Styled {
+        style::Styled::new(self.color && !self.json)
+    }
+
+    /// A line of human data on stdout (not under `--json`), built of
+    /// pieces each already made [`terminal_safe`].
+    pub fn styled_line(&self, line: &style::Styled) {
+        if !self.json && !self.silent {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", line.as_str());
         }
     }
 

@@ -107,6 +107,9 @@ impl TestEnv {
             .env_remove("GIT_SESSION_CRASH_AT")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
+            // Colour is asked for by the tests that want it.
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
             .env("GIT_SESSION_FSYNC", if self.fsync { "1" } else { "0" })
             .stdin(Stdio::null());
         match self.now {

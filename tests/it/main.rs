@@ -5,6 +5,7 @@ mod attacks;
 mod backfill;
 mod bad_input;
 mod batch;
+mod color;
 mod complete;
 mod concurrency;
 mod core;

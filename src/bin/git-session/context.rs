@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use crate::cli::GlobalArgs;
+use crate::cli::{Color, GlobalArgs};
 use git_session::error::{Result, Usage};
 use git_session::layout::StateDir;
 use git_session::layout::lock::{self, LockOptions};
-use git_session::out::Printer;
+use git_session::out::{Printer, style};
 
 /// The locks [`Ctx::lock_project_and_session`] took, held until dropped,
 /// and what it read under them: the session's meta.json and the project
@@ -36,6 +36,25 @@ pub fn lock_options(g: &GlobalArgs) -> LockOptions {
     }
 }
 
+/// Whether what a command prints is coloured: `--color`, the environment
+/// (`NO_COLOR`, `CLICOLOR_FORCE`) and whether stdout is a terminal, by
+/// [`style::wanted`]'s rule.
+fn color(g: &GlobalArgs) -> bool {
+    use std::io::IsTerminal;
+    let choice = match g.color {
+        Color::Auto => style::Choice::Auto,
+        Color::Always => style::Choice::Always,
+        Color::Never => style::Choice::Never,
+    };
+    style::wanted(
+        choice,
+        g.json,
+        std::io::stdout().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("CLICOLOR_FORCE").as_deref(),
+    )
+}
+
 impl Ctx {
     pub fn new(g: &GlobalArgs) -> Result<Ctx> {
         if !(g.lock_timeout.is_finite() && g.lock_timeout >= 0.0) {
@@ -50,6 +69,7 @@ impl Ctx {
                 json: g.json,
                 quiet: g.quiet,
                 silent: false,
+                color: color(g),
             },
             locks: lock_options(g),
         })

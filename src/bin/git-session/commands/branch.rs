@@ -9,6 +9,7 @@ use git_session::git::SessionRepo;
 use git_session::layout::history::{self, Catalog};
 use git_session::layout::lock;
 use git_session::layout::schema::Meta;
+use git_session::out::style;
 use git_session::session;
 use git_session::view::{self, Dag};
 
@@ -111,14 +112,25 @@ pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
         } else {
             r.branches.join(",")
         };
-        ctx.out.line(format!(
-            "{} {name:<width$}  turn {:<3} {}  {}  {}",
-            if r.current { "*" } else { " " },
-            r.turns,
-            git_session::out::short_time(r.last_activity),
-            r.tip,
-            r.subject
-        ));
+        let (marker, name_style) = match (r.current, r.branches.is_empty()) {
+            (true, _) => ("*", style::CURRENT),
+            (false, false) => (" ", style::BRANCH),
+            (false, true) => (" ", style::PLAIN),
+        };
+        let line = ctx
+            .out
+            .styled()
+            .paint(style::CURRENT, marker)
+            .plain(" ")
+            .paint(name_style, &format!("{name:<width$}"))
+            .plain(&format!(
+                "  turn {:<3} {}  {}  {}",
+                r.turns,
+                git_session::out::short_time(r.last_activity),
+                r.tip,
+                r.subject
+            ));
+        ctx.out.styled_line(&line);
     }
     Ok(exit::OK)
 }

@@ -9,6 +9,7 @@ use crate::context::Ctx;
 use git_session::error::{Result, exit};
 use git_session::git::{CommitInfo, Oid, SessionRepo};
 use git_session::layout::lock;
+use git_session::out::style::{self, Styled};
 use git_session::session::Trailers;
 
 /// Show the turn commits of a session, newest first.
@@ -84,40 +85,62 @@ pub fn run(ctx: &Ctx, args: LogArgs) -> Result<u8> {
             failed: t.failed,
         };
         ctx.out.record(&row);
-        let mut deco = Vec::new();
-        for b in &row.branches {
-            if row.head && head.branch.as_deref() == Some(b) {
-                deco.push(format!("HEAD -> {b}"));
-            } else {
-                deco.push(b.clone());
-            }
-        }
-        if row.head && head.branch.is_none() {
-            deco.insert(0, "HEAD".into());
-        }
-        deco.extend(row.remotes.iter().cloned());
-        let deco = if deco.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", deco.join(", "))
-        };
         let (lane, joins) = if args.all {
             graph.place(c.id, c.parents.first().copied())
         } else {
             (String::new(), None)
         };
-        ctx.out.line(format!(
-            "{lane}{} {} {}{}",
-            row.short,
-            git_session::out::short_time(c.time as f64),
-            row.subject,
-            deco
-        ));
+        let line = ctx
+            .out
+            .styled()
+            .plain(&lane)
+            .paint(style::COMMIT, &row.short)
+            .plain(&format!(
+                " {} {}",
+                git_session::out::short_time(c.time as f64),
+                row.subject
+            ));
+        ctx.out
+            .styled_line(&decorate(line, &row, head.branch.as_deref()));
         if let Some(j) = joins {
             ctx.out.line(j);
         }
     }
     Ok(exit::OK)
+}
+
+/// `line` with the row's branches after it, as git decorates a commit:
+/// ` (HEAD -> main, retry-a2)`; ` (HEAD, …)` for a detached HEAD.
+fn decorate(mut line: Styled, row: &Row, head_branch: Option<&str>) -> Styled {
+    use git_session::out::style::Style;
+    let mut deco: Vec<(Option<&str>, Style, &str)> = Vec::new();
+    if row.head && head_branch.is_none() {
+        deco.push((Some("HEAD"), style::BRANCH, ""));
+    }
+    for b in &row.branches {
+        match row.head && head_branch == Some(b) {
+            true => deco.push((Some("HEAD -> "), style::BRANCH, b)),
+            false => deco.push((None, style::BRANCH, b)),
+        }
+    }
+    // A remote's branch, as git shows `origin/main`.
+    for r in &row.remotes {
+        deco.push((None, style::REMOTE, r));
+    }
+    if deco.is_empty() {
+        return line;
+    }
+    line = line.plain(" (");
+    for (i, (head, color, b)) in deco.into_iter().enumerate() {
+        if i > 0 {
+            line = line.plain(", ");
+        }
+        if let Some(h) = head {
+            line = line.paint(style::CURRENT, h);
+        }
+        line = line.paint(color, b);
+    }
+    line.plain(")")
 }
 
 /// The first `limit` commits of the line from `tip` back, when none of them

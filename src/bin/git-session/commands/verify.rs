@@ -17,8 +17,8 @@
 use crate::context::Ctx;
 use git_session::backfill::{self, Target};
 use git_session::error::{Error, Result, exit};
-use git_session::out::Progress;
 use git_session::out::records;
+use git_session::out::{Progress, style};
 use git_session::verify::{self, Finding, SessionCheck, Severity, Stats};
 
 /// Check that the DAG files and their git mirror agree.
@@ -79,17 +79,17 @@ fn print_finding(ctx: &Ctx, f: &Finding) {
         .as_deref()
         .map(|s| format!("{s}: "))
         .unwrap_or_default();
-    let note = if f.severity == Severity::Note {
-        "note: "
-    } else {
-        ""
+    let (note, kind_style) = match f.severity {
+        Severity::Note => ("note: ", style::NOTE),
+        Severity::Problem => ("", style::PROBLEM),
     };
-    ctx.out.line(format!(
-        "{who}{note}{}: {} ({})",
-        f.kind,
-        f.message,
-        f.path.display()
-    ));
+    let line = ctx
+        .out
+        .styled()
+        .plain(&who)
+        .paint(kind_style, &format!("{note}{}", f.kind))
+        .plain(&format!(": {} ({})", f.message, f.path.display()));
+    ctx.out.styled_line(&line);
     ctx.out.line(format!("    fix: {}", f.fix));
 }
 
