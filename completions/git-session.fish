@@ -26,7 +26,7 @@ end
 
 complete -c git-session -n "__fish_git_session_needs_command" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_needs_command" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_needs_command" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_needs_command" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_needs_command" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -38,7 +38,7 @@ complete -c git-session -n "__fish_git_session_needs_command" -f -a "init" -d 'C
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "append" -d 'Append one node to a session\'s DAG'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "commit-turn" -d 'Commit the turn: one git commit per turn not yet in git'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "log" -d 'Show the turn commits of a session, newest first'
-complete -c git-session -n "__fish_git_session_needs_command" -f -a "show" -d 'Print the conversation of a session as a person reads it: the branch that ends at the head (or at `--at`), each reply followed by its tool calls (one line each, or whole with `--full`) and the agent\'s commit in the project (or why none was made), with records (a relocation, a compaction) where they happened'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "show" -d 'Print the conversation of a session as a person reads it: the branch that ends at the head (or at `--at`), turn by turn, each turn headed by its number, time, the session commit that holds it (`log` lists it) and the seqs of its nodes; each reply followed by its tool calls (a line each and the first lines of their result, or whole with `--full`) and the agent\'s commit in the project (or why none was made), with records (a relocation, a compaction) where they happened. On a terminal, in colour (see `--color`)'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "export" -d 'Export a session, or every session, as pages a person reads'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "checkout" -d 'Move the session\'s head to an earlier turn (or back to a branch tip)'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "branch" -d 'List the conversation\'s branches: every DAG tip with its git branch, turn count and last activity; `*` marks the one being viewed'
@@ -81,7 +81,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand init" -l workdir
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l project -d 'Bind to a project: its id, name, or a directory (registered on the fly)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand init" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand init" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand init" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -105,7 +105,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand append" -l title
 complete -c git-session -n "__fish_git_session_using_subcommand append" -l source -d 'With --create: source' -r
 complete -c git-session -n "__fish_git_session_using_subcommand append" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand append" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand append" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand append" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand append" -l regenerate -d 'An assistant reply that answers the turn\'s user message again: a sibling of the turn\'s first reply, committed on a retry branch'
@@ -126,7 +126,7 @@ needs_input\t'The layout\'s spelling; `needs-input` is accepted too'"
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l project-paths -d 'The files the agent changed in the project (relative to it): with auto-commit, only these are committed, and only if none was dirty when the turn began' -r
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s n -l dry-run -d 'Print the commits the turn would make (turn, branch, nodes) and commit nothing: meta.json, the project and git are left as they are'
@@ -138,7 +138,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand commit-turn" -s 
 complete -c git-session -n "__fish_git_session_using_subcommand log" -s n -l max-count -d 'Show at most N commits' -r
 complete -c git-session -n "__fish_git_session_using_subcommand log" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand log" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand log" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand log" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand log" -l all -d 'Every branch, not only HEAD\'s, and the remotes\' branches `fetch` keeps (`origin/main`)'
@@ -150,10 +150,10 @@ complete -c git-session -n "__fish_git_session_using_subcommand log" -s V -l ver
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l at -d 'Show the conversation as it stood at this turn (a turn number, prev, next, branch, commit or node id) without moving anything' -r
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand show" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-session -n "__fish_git_session_using_subcommand show" -l full -d 'Tool calls whole: their input (as JSON) and their result; by default a tool call is one line, its input and result cut to 60 characters'
+complete -c git-session -n "__fish_git_session_using_subcommand show" -l full -d 'Tool calls whole: their input (as JSON) and their result; by default a tool call is its name and input (cut to 60 characters) and the first 3 lines of its result (each cut to 120), then how many more there are'
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
 complete -c git-session -n "__fish_git_session_using_subcommand show" -s q -l quiet -d 'No notes on stderr (warnings and errors still show)'
 complete -c git-session -n "__fish_git_session_using_subcommand show" -l no-wait -d 'Fail at once (exit 75) when a lock is busy'
@@ -165,7 +165,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand export" -l branc
 complete -c git-session -n "__fish_git_session_using_subcommand export" -s o -l output -d 'Write to PATH: a file for one session (its attachments are copied into <name>_files/ beside it), a directory for --all' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand export" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand export" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand export" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand export" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand export" -l all -d 'Every session, as a site in the directory -o names'
@@ -177,7 +177,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand export" -s h -l 
 complete -c git-session -n "__fish_git_session_using_subcommand export" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand checkout" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -187,7 +187,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand checkout" -s h -
 complete -c git-session -n "__fish_git_session_using_subcommand checkout" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand branch" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand branch" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand branch" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand branch" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand branch" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -203,7 +203,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand list" -l limit -
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l offset -d 'Skip the first N rows' -r
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand list" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l archived -d 'Only archived sessions'
@@ -218,7 +218,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand update" -l statu
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l group -d 'Group name (empty: no group)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand update" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand update" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand update" -l pin -d 'Pin it to the top of a UI\'s list'
@@ -232,7 +232,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand update" -s h -l 
 complete -c git-session -n "__fish_git_session_using_subcommand update" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand archive" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand archive" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand archive" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand archive" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand archive" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -242,7 +242,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand archive" -s h -l
 complete -c git-session -n "__fish_git_session_using_subcommand archive" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -252,7 +252,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -s h 
 complete -c git-session -n "__fish_git_session_using_subcommand unarchive" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand delete" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand delete" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand delete" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand delete" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand delete" -s y -l yes -d 'Do not ask'
@@ -265,7 +265,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand title" -l comman
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l timeout -d 'Seconds to wait for the command to end and its output to close; then it is killed, with every process it started (`inf`: no limit)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand title" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand title" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand title" -l auto -d 'Retitle only at the progressive thresholds'
@@ -277,7 +277,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand title" -s V -l v
 complete -c git-session -n "__fish_git_session_using_subcommand recover" -l older-than -d 'Shells younger than this are kept (see gc-shells)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand recover" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand recover" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand recover" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand recover" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand recover" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -288,7 +288,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand recover" -s V -l
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l older-than -d 'Minimum age (by created_at): 90s, 30m, 1h, 2d…' -r
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -l dry-run -d 'Say what would be removed, remove nothing'
@@ -299,7 +299,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s h 
 complete -c git-session -n "__fish_git_session_using_subcommand gc-shells" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and not __fish_seen_subcommand_from add list show set bind remove unbind log help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -319,7 +319,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and not
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l name -d 'Display name [default: the directory\'s name]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -l auto-commit -d 'Commit the agent\'s changes at the end of each turn'
@@ -330,7 +330,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from list" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from list" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from list" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -340,7 +340,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from show" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -356,7 +356,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 false\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -366,7 +366,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -376,7 +376,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from bind" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -386,7 +386,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from unbind" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -397,7 +397,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from log" -s n -l max-count -d 'At most N commits' -r
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from log" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from log" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from log" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from log" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from log" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -416,7 +416,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand project; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand project; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand begin-turn" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -428,7 +428,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l ses
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l from -d 'Run again for the path the project has: the path it moved from, for a move no session\'s record names yet (every session failed to take its record the first time)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand relocate" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -439,7 +439,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand relocate" -s V -
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -s j -l jobs -d 'Sessions processed in parallel; the output stays in id order [default: the number of cores]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand backfill" -l all -d 'Every session in the state dir'
@@ -453,7 +453,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l node
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l session -d 'With `--node-names`: this session only (repeatable)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand migrate" -l dry-run -d 'Say what would be migrated, change nothing'
@@ -466,7 +466,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand migrate" -s V -l
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -s j -l jobs -d 'Sessions checked in parallel; the output stays in id order [default: the number of cores]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand verify" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand verify" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -l all -d 'Every session and the state dir itself'
@@ -480,7 +480,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand verify" -s h -l 
 complete -c git-session -n "__fish_git_session_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand demo" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand demo" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand demo" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand demo" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand demo" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -492,7 +492,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand man" -l dir -d '
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l install -d 'Install every page where `man` finds it: `man1/`, `man5/` and `man7/` under DIR [default: `$XDG_DATA_HOME/man`, else `~/.local/share/man`], so that `git session --help` and `man git-session` work' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand man" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand man" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand man" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -503,7 +503,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand man" -s V -l ver
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -l dir -d 'Write the scripts into DIR instead (git-session.bash, _git-session, git-session.fish)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand completions" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -513,7 +513,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand completions" -s 
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand batch" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand batch" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand batch" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand batch" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand batch" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -523,7 +523,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand batch" -s h -l h
 complete -c git-session -n "__fish_git_session_using_subcommand batch" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand schema" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand schema" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand schema" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand schema" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand schema" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -536,7 +536,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l limit 
 complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l ingestion-time -d 'The ingestion time the records carry (unix seconds) [default: now]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand nodes" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -546,7 +546,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand nodes" -s h -l h
 complete -c git-session -n "__fish_git_session_using_subcommand nodes" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand cat" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand cat" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand cat" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand cat" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand cat" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -558,7 +558,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand feed" -l cursor 
 complete -c git-session -n "__fish_git_session_using_subcommand feed" -l ingestion-time -d 'The ingestion time every record of this run carries (unix seconds) [default: now]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand feed" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand feed" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand feed" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand feed" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand feed" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -575,7 +575,7 @@ tool\t'A tool call and its result (stored as `code`, which is accepted too)'"
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l limit -d 'Stop after N matches' -r
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand grep" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand grep" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -s i -l ignore-case -d 'Case-insensitive'
@@ -588,7 +588,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand grep" -s h -l he
 complete -c git-session -n "__fish_git_session_using_subcommand grep" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and not __fish_seen_subcommand_from scan allow help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and not __fish_seen_subcommand_from scan allow help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand secrets; and not __fish_seen_subcommand_from scan allow help" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand secrets; and not __fish_seen_subcommand_from scan allow help" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and not __fish_seen_subcommand_from scan allow help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -602,7 +602,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand secrets; and not
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from scan" -l allow -d 'Count this fingerprint as allowed too (repeat for several)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from scan" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from scan" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from scan" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from scan" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from scan" -l all -d 'Every session (the default when none is named)'
@@ -614,7 +614,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from allow" -l note -d 'Why, kept as a comment beside each' -r
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from allow" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from allow" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from allow" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from allow" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand secrets; and __fish_seen_subcommand_from allow" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -629,7 +629,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand redact" -l rule 
 complete -c git-session -n "__fish_git_session_using_subcommand redact" -l fingerprint -d 'Only the finding with this fingerprint (repeat for several; an allowed one too)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand redact" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand redact" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand redact" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand redact" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand redact" -l dry-run -d 'Say what would be replaced; change nothing'
@@ -642,7 +642,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand redact" -s V -l 
 complete -c git-session -n "__fish_git_session_using_subcommand import" -l project -d 'Bind new sessions to this project [default: the registered project whose directory is the transcript\'s working directory]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand import" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand import" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand import" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand import" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand import" -s n -l dry-run -d 'Print what would be imported and write nothing'
@@ -654,7 +654,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand import" -s h -l 
 complete -c git-session -n "__fish_git_session_using_subcommand import" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -669,7 +669,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and not __fish_seen_subcommand_from claude-code codex install uninstall help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -679,7 +679,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from claude-code" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from codex" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -690,7 +690,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`); a link there that leads out of DIR is refused' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from install" -l user -d 'The user\'s settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`) [default]'
@@ -703,7 +703,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l project -d 'A project\'s settings (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`); a link there that leads out of DIR is refused' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from uninstall" -l user -d 'The user\'s settings (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`) [default]'
@@ -720,7 +720,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and not __fish_seen_subcommand_from add list remove help" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and not __fish_seen_subcommand_from add list remove help" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand remote; and not __fish_seen_subcommand_from add list remove help" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand remote; and not __fish_seen_subcommand_from add list remove help" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and not __fish_seen_subcommand_from add list remove help" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -734,7 +734,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand remote; and not 
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from add" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from add" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from add" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from add" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -744,7 +744,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fi
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from list" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from list" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from list" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from list" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -754,7 +754,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fi
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from remove" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from remove" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from remove" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from remove" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fish_seen_subcommand_from remove" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -769,7 +769,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand remote; and __fi
 complete -c git-session -n "__fish_git_session_using_subcommand push" -l allow -d 'Send a session even though its turns hold this finding (a false positive): its fingerprint, as the refusal shows it (repeat for several; `git-session secrets allow` keeps one allowed)' -r
 complete -c git-session -n "__fish_git_session_using_subcommand push" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand push" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand push" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand push" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand push" -l all -d 'Every session (the default when none is named)'
@@ -783,7 +783,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand fetch" -l take -
 remote\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand fetch" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand fetch" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand fetch" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand fetch" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand fetch" -l all -d 'Every session (the default when none is named)'
@@ -795,7 +795,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand fetch" -s V -l v
 complete -c git-session -n "__fish_git_session_using_subcommand clone" -l name -d 'The remote\'s name here' -r
 complete -c git-session -n "__fish_git_session_using_subcommand clone" -l state-dir -d 'State directory [default: $OPENPROGRAM_HOME, ~/.openprogram-$OPENPROGRAM_PROFILE, ~/.openprogram]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand clone" -l lock-timeout -d 'Seconds to wait for a busy lock' -r
-complete -c git-session -n "__fish_git_session_using_subcommand clone" -l color -d 'Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
+complete -c git-session -n "__fish_git_session_using_subcommand clone" -l color -d 'Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand clone" -l json -d 'Print JSON Lines on stdout: one {"type": …, "data": …} record per line'
@@ -807,7 +807,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and not __
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "append" -d 'Append one node to a session\'s DAG'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "commit-turn" -d 'Commit the turn: one git commit per turn not yet in git'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "log" -d 'Show the turn commits of a session, newest first'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "show" -d 'Print the conversation of a session as a person reads it: the branch that ends at the head (or at `--at`), each reply followed by its tool calls (one line each, or whole with `--full`) and the agent\'s commit in the project (or why none was made), with records (a relocation, a compaction) where they happened'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "show" -d 'Print the conversation of a session as a person reads it: the branch that ends at the head (or at `--at`), turn by turn, each turn headed by its number, time, the session commit that holds it (`log` lists it) and the seqs of its nodes; each reply followed by its tool calls (a line each and the first lines of their result, or whole with `--full`) and the agent\'s commit in the project (or why none was made), with records (a relocation, a compaction) where they happened. On a terminal, in colour (see `--color`)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "export" -d 'Export a session, or every session, as pages a person reads'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "checkout" -d 'Move the session\'s head to an earlier turn (or back to a branch tip)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from init append commit-turn log show export checkout branch list update archive unarchive delete title recover gc-shells project begin-turn relocate backfill migrate verify demo man completions batch schema nodes cat feed grep secrets redact import hook remote push fetch clone help" -f -a "branch" -d 'List the conversation\'s branches: every DAG tip with its git branch, turn count and last activity; `*` marks the one being viewed'

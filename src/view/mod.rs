@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
 use crate::git::{Oid, SessionRepo};
+use crate::layout::history::Catalog;
 use crate::layout::schema::{Meta, Node, ROOT};
 use crate::session::Trailers;
 
@@ -163,6 +164,70 @@ pub fn branch_nodes<'a>(nodes: &'a [Node], tip: Option<&str>, at: bool) -> Vec<(
             .filter(|r| !at || last.is_some_and(|l| r.seq < l))
             .map(|r| (turn, r)),
     );
+    out
+}
+
+/// One turn of a branch, as `show` and `diff` head it.
+#[derive(Debug, Clone)]
+pub struct TurnSpan<'a> {
+    pub number: u64,
+    /// Its first node's time.
+    pub time: f64,
+    /// The seqs of its first and its last node (records aside).
+    pub seqs: (i64, i64),
+    /// Its last conversational node (the commit that holds it holds the
+    /// turn).
+    pub last: &'a Node,
+    /// The session commit that holds it; `None` while it is not committed
+    /// (or no commit can be read).
+    pub commit: Option<Oid>,
+}
+
+/// The turns of `rows` ([`branch_nodes`]'s), in order, each with the
+/// session commit that holds it (looked up in `repo`, by the seq of its
+/// last conversational node and that node's file in `catalog`). A
+/// history that cannot be read gives no commits rather than an error: the
+/// conversation is shown all the same.
+pub fn spans<'a>(
+    rows: &[(u64, &'a Node)],
+    repo: Option<&SessionRepo>,
+    catalog: &Catalog,
+) -> Vec<TurnSpan<'a>> {
+    let mut out: Vec<TurnSpan<'a>> = Vec::new();
+    for &(turn, n) in rows {
+        if turn == 0 || is_record(n) {
+            continue;
+        }
+        match out.last_mut() {
+            Some(t) if t.number == turn => {
+                t.seqs = (t.seqs.0.min(n.seq), t.seqs.1.max(n.seq));
+                if n.is_conversational() {
+                    t.last = n;
+                }
+            }
+            _ => out.push(TurnSpan {
+                number: turn,
+                time: n.created_at,
+                seqs: (n.seq, n.seq),
+                last: n,
+                commit: None,
+            }),
+        }
+    }
+    let files: Vec<String> = out
+        .iter()
+        .map(|t| catalog.get(&t.last.id).map(|e| e.file).unwrap_or_default())
+        .collect();
+    let lasts: Vec<(u64, &str)> = out
+        .iter()
+        .zip(&files)
+        .map(|(t, f)| (t.last.seq.max(0) as u64, f.as_str()))
+        .collect();
+    if let Some(found) = repo.and_then(|r| crate::mirror::holders_of(r, &lasts).ok()) {
+        for (t, c) in out.iter_mut().zip(found) {
+            t.commit = c;
+        }
+    }
     out
 }
 

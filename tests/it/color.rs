@@ -1,4 +1,4 @@
-//! Colour (issue 53): `log`, `branch` and `verify` colour
+//! Colour (issue 53): `log`, `show`, `branch` and `verify` colour
 //! what they print when asked (`--color always`, or `auto` with
 //! `CLICOLOR_FORCE`), never when piped unless asked, never under `--json`
 //! or `NO_COLOR` (with `auto`); coloured output is the plain output with
@@ -54,6 +54,8 @@ fn plain(text: &str) -> String {
 const READERS: &[&[&str]] = &[
     &["log", "s1"],
     &["log", "s1", "--all"],
+    &["show", "s1"],
+    &["show", "s1", "--full"],
     &["branch", "s1"],
     &["verify", "s1"],
 ];
@@ -111,10 +113,10 @@ fn json_never_and_no_color_turn_colour_off_clicolor_force_on() {
     assert!(has(&log(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")])));
 }
 
-/// What is coloured: commit ids yellow, the branch HEAD is on green, a
-/// problem red.
+/// What is coloured: commit ids yellow, the branch HEAD is on green, turn
+/// headers bold, roles each in their colour, a problem red.
 #[test]
-fn ids_branches_and_problems_take_their_colours() {
+fn ids_branches_headers_roles_and_problems_take_their_colours() {
     let env = fixture();
     let always = |args: &[&str]| {
         let mut a = args.to_vec();
@@ -128,9 +130,20 @@ fn ids_branches_and_problems_take_their_colours() {
         first.ends_with("(\u{1b}[1m\u{1b}[32mHEAD -> \u{1b}[0m\u{1b}[32mmain\u{1b}[0m)"),
         "{first:?}"
     );
+    let show = always(&["show", "s1"]);
+    assert!(show.contains("\u{1b}[1m── turn 1 · "), "{show}");
+    assert!(
+        show.contains("\u{1b}[1m\u{1b}[34muser\u{1b}[0m: one"),
+        "{show}"
+    );
+    assert!(show.contains("\u{1b}[1m\u{1b}[35massistant (m1)\u{1b}[0m: re: one"));
+    assert!(
+        show.contains("  \u{1b}[36mtool\u{1b}[0m: read() → ok"),
+        "{show}"
+    );
+    let branch = always(&["branch", "s1"]);
     // The current line (its tip not committed yet) marked and named in
     // bold green.
-    let branch = always(&["branch", "s1"]);
     assert!(
         branch.starts_with("\u{1b}[1m\u{1b}[32m*\u{1b}[0m \u{1b}[1m\u{1b}[32m(uncommitted)"),
         "{branch}"

@@ -609,8 +609,9 @@ fn a_codex_turn_counts_its_share_of_the_running_total() {
 }
 
 /// `show` prints the whole turn: a tool-only reply as its calls, each call
-/// with its input and result (whole with `--full`), the agent's commit in
-/// the project or why none was made, and a relocation where it happened.
+/// with its input and the first lines of its result, each cut (whole with
+/// `--full`), the agent's commit in the project or why none was made, and
+/// a relocation where it happened.
 #[test]
 fn show_prints_the_whole_turn() {
     let env = TestEnv::new();
@@ -619,7 +620,7 @@ fn show_prints_the_whole_turn() {
     env.ok(&["begin-turn", "s1"]);
     env.append("s1", &["--text", "Add a readme"]);
     env.append("s1", &["--role", "assistant", "--name", "m", "--text", ""]);
-    let long = format!("# app\n{}\nend", "x".repeat(100));
+    let long = format!("# app\n{}\nline 3\nline 4\nend", "x".repeat(130));
     env.append(
         "s1",
         &[
@@ -657,12 +658,13 @@ fn show_prints_the_whole_turn() {
     std::fs::rename(&app, &moved).unwrap();
     env.ok(&["relocate", &project, moved.to_str().unwrap()]);
     let show = shown(&env, &["show", "s1"]);
-    let cut = format!("# app {}…", "x".repeat(54));
+    let cut = format!("{}…", "x".repeat(120));
     assert_eq!(
         show,
         format!(
             "# Add a readme\n\n── turn 1\nuser: Add a readme\nassistant (m): (calls write)\n  \
-             tool: write({{\"path\":\"README.md\"}}) → {cut}\nassistant (m): Added it.\n  \
+             tool: write({{\"path\":\"README.md\"}})\n      # app\n      {cut}\n      line 3\n      \
+             … (2 more lines)\nassistant (m): Added it.\n  \
              agent commit {sha} in project `{project}` (1 path)\n\n── turn 2\nuser: Thanks\n\
              assistant (m): Welcome.\n  no agent commit in project `{project}`: dirty_tree\n\
              record: project/relocate: {} → {}",
@@ -674,10 +676,67 @@ fn show_prints_the_whole_turn() {
     assert!(
         full.contains(&format!(
             "  tool: write\n    input: {{\n        \"path\": \"README.md\"\n      }}\n    \
-             result: # app\n      {}\n      end\nassistant (m): Added it.\n",
-            "x".repeat(100)
+             result: # app\n      {}\n      line 3\n      line 4\n      end\nassistant (m): Added it.\n",
+            "x".repeat(130)
         )),
         "{full}"
+    );
+}
+
+/// `show` heads each turn with the session commit that holds it (as `log`
+/// abbreviates it) and the seqs of its nodes; a turn not committed yet
+/// says so. Under `--json`, each node names its turn's commit.
+#[test]
+fn show_heads_each_turn_with_its_commit_and_its_nodes() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "one", &["read"]);
+    env.turn("s1", "two", &[]);
+    env.append("s1", &["--text", "three"]);
+    let commits: Vec<(String, String)> = gitt(&env, "s1", &["log", "--format=%h %H"])
+        .lines()
+        .map(|l| {
+            let (short, full) = l.split_once(' ').unwrap();
+            (short.to_string(), full.to_string())
+        })
+        .collect();
+    let headers: Vec<String> = env
+        .ok(&["show", "s1"])
+        .lines()
+        .filter(|l| l.starts_with("── turn"))
+        .map(|l| {
+            let mut parts: Vec<&str> = l.split(" · ").collect();
+            parts.remove(1);
+            parts.join(" · ")
+        })
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            format!("── turn 1 · {} · nodes 1..3", commits[1].0),
+            format!("── turn 2 · {} · nodes 4..5", commits[0].0),
+            "── turn 3 · uncommitted · node 6".to_string(),
+        ]
+    );
+    let records: Vec<Value> = env
+        .ok(&["--json", "show", "s1"])
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["data"].clone())
+        .collect();
+    let by_turn: Vec<(u64, Value)> = records
+        .iter()
+        .map(|r| (r["turn"].as_u64().unwrap(), r["commit"].clone()))
+        .collect();
+    assert_eq!(
+        by_turn,
+        [
+            (1, Value::from(commits[1].1.as_str())),
+            (1, Value::from(commits[1].1.as_str())),
+            (1, Value::from(commits[1].1.as_str())),
+            (2, Value::from(commits[0].1.as_str())),
+            (2, Value::from(commits[0].1.as_str())),
+            (3, Value::Null),
+        ]
     );
 }
 

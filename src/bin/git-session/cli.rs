@@ -55,7 +55,7 @@ pub struct GlobalArgs {
     /// Fail at once (exit 75) when a lock is busy
     #[arg(long, global = true)]
     pub no_wait: bool,
-    /// Colour what log, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json
+    /// Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
 }

@@ -207,6 +207,9 @@ pub struct ShownNode {
     /// A node of the turn an import keeps pending (its transcript has not
     /// closed the turn yet): not in `history/` yet, its `seq` 0.
     pub in_progress: bool,
+    /// The session commit that holds the node's turn (40 hex digits);
+    /// null while the turn is not committed.
+    pub commit: Option<String>,
 }
 
 /// `nodes`, `feed`, `cat --json`: one node as stored, with its provenance
