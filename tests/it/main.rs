@@ -10,6 +10,7 @@ mod complete;
 mod concurrency;
 mod core;
 mod crash;
+mod diff;
 mod docs;
 mod env;
 mod export;
