@@ -17,26 +17,16 @@ use crate::layout::history::{self, Catalog};
 use crate::layout::projects::Project;
 use crate::layout::schema::{Meta, Node};
 use crate::layout::{SessionDir, StateDir};
-use crate::view::{self, Dag};
+use crate::project::record::{Recorded, Repos};
+use crate::view;
+
+pub use crate::view::Branch;
 
 /// How many bytes of diff one agent commit shows.
 const DIFF_LIMIT: usize = 512 * 1024;
 
 /// How many bytes of a tool call's input, and of its output, a page shows.
 pub const TOOL_LIMIT: usize = 64 * 1024;
-
-/// One line of the conversation: a tip of the DAG.
-#[derive(Debug, Clone)]
-pub struct Branch {
-    /// Its git branches' names, or a description of a tip no branch ends at.
-    pub label: String,
-    /// The git branches that end at it (none for a tip not committed yet).
-    pub names: Vec<String>,
-    /// Its tip node.
-    pub tip: String,
-    pub turns: u64,
-    pub last_activity: f64,
-}
 
 /// A session read for export.
 pub struct Session {
@@ -60,7 +50,7 @@ pub struct Session {
     /// area, less what `history/` holds), one per transcript, masked.
     pub pending: Vec<Vec<Node>>,
     /// What each node's `metadata.project_commit` said, as written.
-    agent_records: HashMap<String, Value>,
+    agent_records: HashMap<String, Recorded>,
     /// Each node's file in `history/`.
     files: HashMap<String, String>,
     pub branches: Vec<Branch>,
@@ -92,7 +82,7 @@ impl Session {
             true => Some(SessionRepo::open(&sd.dir)?),
             false => None,
         };
-        let (branches, current) = branches(&meta, &nodes, &catalog, repo.as_ref())?;
+        let (branches, current) = view::branches(&meta, &nodes, &catalog, repo.as_ref())?;
         // The texts the title and the preview were cut from: masked whole
         // below, then cut again (a cut made first would hide a secret's
         // start from the scanner).
@@ -105,8 +95,8 @@ impl Session {
         let preview_source = nodes.iter().rposition(Node::starts_turn);
         let mut agent_records = HashMap::new();
         for n in nodes.iter_mut().chain(pending.iter_mut().flatten()) {
-            if let Some(pc) = n.metadata.get("project_commit") {
-                agent_records.insert(n.id.clone(), pc.clone());
+            if let Some(r) = Recorded::of(n) {
+                agent_records.insert(n.id.clone(), r);
             }
             mask.json(&mut n.input);
             mask.json(&mut n.output);
@@ -148,12 +138,7 @@ impl Session {
 
     /// The branch `name` names (a git branch, or a tip's node id).
     pub fn branch_named(&self, name: &str) -> Result<usize> {
-        if let Some(i) = self
-            .branches
-            .iter()
-            .position(|b| b.names.iter().any(|n| n == name))
-            .or_else(|| self.branches.iter().position(|b| b.tip == name))
-        {
+        if let Some(i) = view::branch_named(&self.branches, name) {
             return Ok(i);
         }
         Err(ExportError::NoSuchBranch {
@@ -235,71 +220,6 @@ impl Session {
             .map(|(name, bytes)| (dir.join(name), bytes))
             .collect()
     }
-}
-
-/// The DAG's tips, with the git branches that end at each (as `branch`
-/// lists them), most recent first; and the one the session is on: the tip
-/// HEAD's branch ends at, else the latest tip whose line holds the head.
-fn branches(
-    meta: &Meta,
-    nodes: &[Node],
-    catalog: &Catalog,
-    repo: Option<&SessionRepo>,
-) -> Result<(Vec<Branch>, usize)> {
-    let dag = Dag::new(nodes);
-    let tips = dag.tips();
-    let (git_branches, head) = match repo {
-        Some(r) => (r.branches()?, r.head()?.branch),
-        None => (Vec::new(), None),
-    };
-    let files: Vec<(u64, String)> = tips
-        .iter()
-        .map(|t| {
-            let file = catalog.get(&t.id).map(|e| e.file).unwrap_or_default();
-            (t.seq.max(0) as u64, file)
-        })
-        .collect();
-    let as_refs: Vec<(u64, &str)> = files.iter().map(|(s, f)| (*s, f.as_str())).collect();
-    let ends = match repo {
-        Some(r) => crate::mirror::tips_of_branches(r, &git_branches, &as_refs)?,
-        None => Vec::new(),
-    };
-    let mut out: Vec<Branch> = Vec::new();
-    for (ti, tip) in tips.iter().enumerate() {
-        let names: Vec<String> = git_branches
-            .iter()
-            .zip(&ends)
-            .filter(|(_, e)| **e == Some(ti))
-            .map(|((b, _), _)| b.clone())
-            .collect();
-        let chain = dag.chain(&tip.id);
-        let last_activity = nodes
-            .iter()
-            .filter(|n| n.id == tip.id || n.caller == tip.id)
-            .map(|n| n.created_at)
-            .fold(tip.created_at, f64::max);
-        out.push(Branch {
-            label: match names.is_empty() {
-                true => format!("uncommitted line ending at {}", tip.id),
-                false => names.join(", "),
-            },
-            names,
-            tip: tip.id.clone(),
-            turns: Dag::turns(&chain).len() as u64,
-            last_activity,
-        });
-    }
-    out.sort_by(|a, b| {
-        b.last_activity
-            .total_cmp(&a.last_activity)
-            .then(a.tip.cmp(&b.tip))
-    });
-    let on_head = head.and_then(|h| out.iter().position(|b| b.names.contains(&h)));
-    let holding_view = view::view_tip(meta, &dag).and_then(|v| {
-        out.iter()
-            .position(|b| b.tip == v || dag.chain(&b.tip).iter().any(|n| n.id == v))
-    });
-    Ok((out, on_head.or(holding_view).unwrap_or(0)))
 }
 
 /// What a node is, for a page.
@@ -415,8 +335,8 @@ impl Conversation {
                 agent: Vec::new(),
                 in_progress: false,
             });
-            if let Some(pc) = s.agent_records.get(&n.id) {
-                turn.agent.push(agent(s, pc, mask, patches));
+            if let Some(r) = s.agent_records.get(&n.id) {
+                turn.agent.push(agent(s, r, mask, patches));
             }
             turn.items.push(item);
         }
@@ -579,28 +499,22 @@ fn attachments(n: &Node) -> Vec<Attachment> {
 }
 
 /// The agent commit a turn's record names, or its skip.
-fn agent(s: &Session, pc: &Value, mask: &Mask, patches: &mut Patches) -> Agent {
-    let pid = pc["project_id"].as_str().unwrap_or("");
+fn agent(s: &Session, r: &Recorded, mask: &Mask, patches: &mut Patches) -> Agent {
+    let pid = r.project_id();
     // Named as the registry names it now, when it is the session's.
     let project = match &s.project {
         Some(p) if p.id == pid => mask.str(&p.name),
         _ => mask.str(pid),
     };
-    match pc["sha"].as_str() {
-        Some(sha) => Agent::Commit {
+    match r {
+        Recorded::Commit { sha, paths, .. } => Agent::Commit {
             patch: patches.get(s, pid, sha, mask),
-            paths: pc["paths"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(|p| mask.str(p))
-                .collect(),
-            sha: sha.to_string(),
+            paths: paths.iter().map(|p| mask.str(p)).collect(),
+            sha: sha.clone(),
             project,
         },
-        None => Agent::Skipped {
-            reason: pc["skipped"].as_str().unwrap_or("").to_string(),
+        Recorded::Skipped { reason, .. } => Agent::Skipped {
+            reason: reason.clone(),
             project,
         },
     }
@@ -633,10 +547,11 @@ fn turn_commits(s: &Session, turns: &mut [Turn]) {
     }
 }
 
-/// The agent commits read so far, and the project repositories opened.
+/// The agent commits read so far (masked), and the project repositories
+/// opened.
 #[derive(Default)]
 pub struct Patches {
-    repos: HashMap<String, Option<Box<crate::git::project::UserRepo>>>,
+    repos: Repos,
     found: HashMap<(String, String), Option<CommitPatch>>,
 }
 
@@ -654,35 +569,25 @@ impl Patches {
         if let Some(found) = self.found.get(&key) {
             return found.clone();
         }
-        let repo = self
-            .repos
-            .entry(project.id.clone())
-            .or_insert_with(|| crate::project::log::repo(project).ok().flatten());
-        let found = repo
-            .as_deref()
-            .and_then(|r| {
-                crate::git::patch::commit_patch(r, sha, DIFF_LIMIT)
-                    .ok()
-                    .flatten()
-            })
-            .map(|mut p| {
-                p.message = super::agent_message(mask, &p.message);
-                p.author = mask.str(&p.author);
-                for f in &mut p.files {
-                    f.path = mask.str(&f.path);
-                    f.patch = mask.str(&f.patch);
+        let found = self.repos.patch(project, sha, DIFF_LIMIT).map(|mut p| {
+            p.message = super::agent_message(mask, &p.message);
+            p.author = mask.str(&p.author);
+            for f in &mut p.files {
+                f.path = mask.str(&f.path);
+                f.patch = mask.str(&f.patch);
+                if let Some((removed, added)) = &mut f.split {
+                    *removed = mask.str(removed);
+                    *added = mask.str(added);
                 }
-                p
-            });
+            }
+            p
+        });
         self.found.insert(key, found.clone());
         found
     }
 
     /// The project's repository, opened once.
     pub fn repo(&mut self, project: &Project) -> Option<&crate::git::project::UserRepo> {
-        self.repos
-            .entry(project.id.clone())
-            .or_insert_with(|| crate::project::log::repo(project).ok().flatten())
-            .as_deref()
+        self.repos.repo(project)
     }
 }

@@ -6,6 +6,7 @@
 pub mod agent;
 mod error;
 pub mod log;
+pub mod record;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -1,8 +1,10 @@
 //! Views of the past (SPEC §2.3, §5.5–§5.7): resolve a target (turn number,
 //! `prev`/`next`, branch, commit, node id) to a turn: its number, its last
 //! conversational node and its commit. Used by `checkout`, `show --at` and
-//! `branch`; and a branch's nodes in reading order, for `show` and `export`.
+//! `branch`; a branch's nodes in reading order and its turns, for `show`,
+//! `diff` and `export`; the branches ([`branches`]).
 
+mod branches;
 mod error;
 
 use std::collections::{HashMap, HashSet};
@@ -13,6 +15,7 @@ use crate::layout::history::Catalog;
 use crate::layout::schema::{Meta, Node, ROOT};
 use crate::session::Trailers;
 
+pub use branches::{Branch, branch_named, branches};
 pub use error::{CheckoutError, ViewError};
 
 /// A turn to look at.

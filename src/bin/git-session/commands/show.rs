@@ -11,7 +11,9 @@ use git_session::git::{Oid, SessionRepo};
 use git_session::layout::history::{self, Catalog};
 use git_session::layout::lock;
 use git_session::layout::schema::{Meta, Node, value_text};
+use git_session::out::Printer;
 use git_session::out::style::{self, Style, Styled};
+use git_session::project::record::Recorded;
 use git_session::session;
 use git_session::view::{TurnSpan, branch_nodes, callees, is_record};
 
@@ -40,24 +42,31 @@ pub struct ShowArgs {
 }
 
 /// What `project_commit` in a reply's metadata says: the agent's commit in
-/// the project, or why none was made.
-fn project_commit_line(n: &Node) -> Option<String> {
-    let pc = n.metadata.get("project_commit")?;
-    let project = pc["project_id"].as_str().unwrap_or("?");
-    let project = git_session::out::in_one_line(project);
-    if let Some(sha) = pc["sha"].as_str() {
-        let paths = pc["paths"].as_array().map_or(0, Vec::len);
-        return Some(format!(
-            "agent commit {} in project `{project}` ({paths} path{})",
-            git_session::out::in_one_line(&session::cut(sha, 7)),
-            if paths == 1 { "" } else { "s" }
-        ));
-    }
-    let reason = pc["skipped"].as_str().unwrap_or("unknown");
-    Some(format!(
-        "no agent commit in project `{project}`: {}",
-        git_session::out::in_one_line(reason)
-    ))
+/// the project (its id in colour), or why none was made.
+fn project_commit_line(out: &Printer, n: &Node, indent: &str) -> Option<Styled> {
+    let line = out.styled().plain(&format!("{indent}  "));
+    let recorded = Recorded::of(n)?;
+    let project = match recorded.project_id() {
+        "" => "?".to_string(),
+        id => git_session::out::in_one_line(id).into_owned(),
+    };
+    Some(match recorded {
+        Recorded::Commit { sha, paths, .. } => line
+            .plain("agent commit ")
+            .paint(
+                style::COMMIT,
+                &git_session::out::in_one_line(&session::cut(&sha, 7)),
+            )
+            .plain(&format!(
+                " in project `{project}` ({} path{})",
+                paths.len(),
+                if paths.len() == 1 { "" } else { "s" }
+            )),
+        Recorded::Skipped { reason, .. } => line.plain(&format!(
+            "no agent commit in project `{project}`: {}",
+            git_session::out::in_one_line(&reason)
+        )),
+    })
 }
 
 /// How many lines of a tool call's result the default view shows, and how
@@ -196,8 +205,8 @@ impl Render<'_> {
                 self.text(first, indent, &text);
             }
         }
-        if let Some(line) = project_commit_line(n) {
-            ctx.out.line(format!("{indent}  {line}"));
+        if let Some(line) = project_commit_line(&ctx.out, n, indent) {
+            ctx.out.styled_line(&line);
         }
         // Where the user stopped the agent, in the transcript's own words.
         if let Some(why) = session::stopped(n) {
