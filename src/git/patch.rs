@@ -217,7 +217,9 @@ impl FileChange {
         if self.binary && self.old_id != self.new_id {
             out.push_str(&format!("Binary files {from} and {to} differ\n"));
         } else if !self.patch.is_empty() {
-            out.push_str(&format!("--- {from}\n+++ {to}\n"));
+            // git ends a name holding a space with a tab, as diff(1) does.
+            let tab = |name: &str| if name.contains(' ') { "\t" } else { "" };
+            out.push_str(&format!("--- {from}{}\n+++ {to}{}\n", tab(&from), tab(&to)));
             out.push_str(&self.patch);
             if !self.patch.ends_with('\n') {
                 out.push('\n');
@@ -555,6 +557,23 @@ mod tests {
         assert_eq!(quoted("a/", "a b.txt"), "a/a b.txt");
         assert_eq!(quoted("b/", "é\t\"q\\"), "\"b/\\303\\251\\t\\\"q\\\\\"");
         assert_eq!(expand_tabs("a\tb\t\tc"), "a       b               c");
+        let f = FileChange {
+            path: "a b.txt".into(),
+            status: 'M',
+            binary: false,
+            mode: 0o100644,
+            old_mode: 0o100644,
+            old_id: "1111111".into(),
+            new_id: "2222222".into(),
+            patch: "@@ -1 +1 @@\n-a\n+b\n".into(),
+            split: None,
+        };
+        let mut out = String::new();
+        f.write_git_diff(&mut out);
+        assert!(
+            out.contains("\n--- a/a b.txt\t\n+++ b/a b.txt\t\n"),
+            "{out}"
+        );
     }
 
     /// Each kind of change with the header lines git gives it.
