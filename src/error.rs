@@ -363,6 +363,26 @@ mod tests {
                 exit::NO,
             ),
             (Usage::ExportDir.into(), "usage", exit::USAGE),
+            (
+                Usage::DiffRange {
+                    session: s(),
+                    from: 2,
+                    to: 1,
+                }
+                .into(),
+                "usage",
+                exit::USAGE,
+            ),
+            (
+                ViewError::NoSuchBranch {
+                    session: s(),
+                    name: s(),
+                    branches: vec![],
+                }
+                .into(),
+                "view",
+                exit::NO,
+            ),
             (ProjectRepoRefusal::HeadDetached.into(), "project", exit::NO),
             (
                 crate::project::ProjectError::DefaultRemoved.into(),

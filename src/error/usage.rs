@@ -379,4 +379,13 @@ pub enum Usage {
         help("export to a directory outside the state dir")
     )]
     ExportInStateDir { dir: PathBuf, state: PathBuf },
+
+    // Diff.
+    /// `diff S A B` with A after B.
+    #[error("turn {from} comes after turn {to}")]
+    #[diagnostic(
+        code(git_session::usage::diff_range),
+        help("give the earlier turn first: `git-session diff {session} {to} {from}`")
+    )]
+    DiffRange { session: String, from: u64, to: u64 },
 }

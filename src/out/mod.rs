@@ -180,7 +180,13 @@ impl Printer {
     /// A new line to build for [`Printer::styled_line`], coloured when the
     /// output is.
     pub fn styled(&self) -> style::Styled {
-        style::Styled::new(self.color && !self.json)
+        style::Styled::new(self.colors())
+    }
+
+    /// Whether what is printed for a person is coloured (never under
+    /// `--json`).
+    pub fn colors(&self) -> bool {
+        self.color && !self.json
     }
 
     /// A line of human data on stdout (not under `--json`), built of

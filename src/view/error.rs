@@ -1,4 +1,4 @@
-//! What `checkout` and `show --at` refuse: a target that names no turn
+//! What `checkout`, `show --at` and `diff` refuse: a target that names no turn
 //! (`git_session::view::…`), and a checkout that would move the head from
 //! under nodes no commit holds (`git_session::checkout::…`); nothing moves
 //! (exit 1).
@@ -55,6 +55,22 @@ pub enum ViewError {
         help("give a turn number or a node id instead (`git-session log` lists the turns)")
     )]
     NotATurnCommit { commit: String },
+
+    /// A branch name (or tip node id) the session does not have
+    /// (`branches`: those it has).
+    #[error("session `{session}` has no branch `{name}`")]
+    #[diagnostic(
+        code(git_session::view::no_such_branch),
+        help(
+            "its branches: {} (`git-session branch {session}` lists them)",
+            if branches.is_empty() { "none yet".to_string() } else { branches.join(", ") }
+        )
+    )]
+    NoSuchBranch {
+        session: String,
+        name: String,
+        branches: Vec<String>,
+    },
 
     /// `checkout` while a turn runs.
     #[error("session `{session}` is running a turn")]

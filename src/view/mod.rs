@@ -5,6 +5,7 @@
 //! `diff` and `export`; the branches ([`branches`]).
 
 mod branches;
+pub mod diff;
 mod error;
 
 use std::collections::{HashMap, HashSet};

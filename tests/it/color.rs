@@ -1,4 +1,4 @@
-//! Colour (issue 53): `log`, `show`, `branch` and `verify` colour
+//! Colour (issue 53): `log`, `show`, `diff`, `branch` and `verify` colour
 //! what they print when asked (`--color always`, or `auto` with
 //! `CLICOLOR_FORCE`), never when piped unless asked, never under `--json`
 //! or `NO_COLOR` (with `auto`); coloured output is the plain output with
@@ -56,6 +56,8 @@ const READERS: &[&[&str]] = &[
     &["log", "s1", "--all"],
     &["show", "s1"],
     &["show", "s1", "--full"],
+    &["diff", "s1"],
+    &["diff", "s1", "0", "2", "--stat"],
     &["branch", "s1"],
     &["verify", "s1"],
 ];

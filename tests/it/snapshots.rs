@@ -37,12 +37,16 @@ const NOT_HERE: &[(&str, &str)] = &[
 
 /// One invocation: its snapshot name, the commands run before it on the
 /// fresh fixture, its arguments, and what it reads on stdin. `{TMP}` in
-/// an argument or in stdin stands for the fixture's temp directory.
+/// an argument or in stdin stands for the fixture's temp directory. A
+/// setup step `["!write", PATH, TEXT]` writes a file (an agent's change
+/// in a project) instead of running a command. `masks`: what differs from
+/// run to run in this case alone (a pattern, and what is shown instead).
 struct Case {
     name: &'static str,
     setup: &'static [&'static [&'static str]],
     args: &'static [&'static str],
     stdin: Option<&'static str>,
+    masks: &'static [(&'static str, &'static str)],
 }
 
 const fn case(name: &'static str, args: &'static [&'static str]) -> Case {
@@ -51,6 +55,7 @@ const fn case(name: &'static str, args: &'static [&'static str]) -> Case {
         setup: &[],
         args,
         stdin: None,
+        masks: &[],
     }
 }
 
@@ -64,6 +69,7 @@ const fn after(
         setup,
         args,
         stdin: None,
+        masks: &[],
     }
 }
 
@@ -189,7 +195,12 @@ fn run(c: &Case, json: bool) -> String {
     let tmp = env.tmp.path();
     for s in c.setup {
         let args: Vec<String> = s.iter().map(|a| expand(a, tmp)).collect();
-        env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        match args.as_slice() {
+            [write, path, text] if write == "!write" => std::fs::write(path, text).unwrap(),
+            _ => {
+                env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            }
+        }
     }
     let mut args: Vec<String> = c.args.iter().map(|a| expand(a, tmp)).collect();
     if json {
@@ -227,6 +238,12 @@ fn run(c: &Case, json: bool) -> String {
         .replace(bin_canonical.to_str().unwrap(), "[BIN]")
         .replace(canonical.to_str().unwrap(), "[TMP]")
         .replace(tmp.to_str().unwrap(), "[TMP]");
+    let shown = c.masks.iter().fold(shown, |text, (pattern, with)| {
+        regex::Regex::new(pattern)
+            .unwrap()
+            .replace_all(&text, *with)
+            .into_owned()
+    });
     steady(&shown)
 }
 
@@ -284,6 +301,9 @@ const READ: &[Case] = &[
     case("log", &["log", "s1"]),
     case("show", &["show", "s1"]),
     case("show-full", &["show", "s1", "--full"]),
+    // An unbound session: the nodes of its last turn.
+    case("diff", &["diff", "s1"]),
+    case("diff-stat", &["diff", "s1", "0", "2", "--stat"]),
     case("export", &["export", "s1"]),
     case("branch", &["branch", "s1"]),
     case("list", &["list"]),
@@ -386,6 +406,48 @@ const PROJECTS: &[Case] = &[
         &[ADD_PROJ],
         &["relocate", "proj", "{TMP}/claude"],
     ),
+    // A turn whose agent added a file: the turn, then its agent commit as
+    // `git show` prints it. The session commit holds the project's path
+    // (in the reply's record): masked.
+    Case {
+        name: "diff-agent-commit",
+        setup: &[
+            &[
+                "project",
+                "add",
+                "{TMP}/proj",
+                "--name",
+                "proj",
+                "--auto-commit",
+            ],
+            &["init", "s3", "--project", "proj"],
+            &["begin-turn", "s3"],
+            &["append", "s3", "--id", "w1", "--text", "Take notes."],
+            &["!write", "{TMP}/proj/notes.txt", "Notes.\nMore notes.\n"],
+            &[
+                "append",
+                "s3",
+                "--id",
+                "x1",
+                "--role",
+                "assistant",
+                "--name",
+                "claude",
+                "--text",
+                "Wrote notes.txt.",
+            ],
+            &["commit-turn", "s3"],
+        ],
+        args: &["diff", "s3"],
+        stdin: None,
+        masks: &[
+            (r"· [0-9a-f]{7} · nodes", "· [SESSION COMMIT] · nodes"),
+            (
+                r#""in_progress":false,"commit":"[0-9a-f]{40}""#,
+                r#""in_progress":false,"commit":"[SESSION COMMIT]""#,
+            ),
+        ],
+    },
 ];
 
 /// Register `proj/` as project `proj`.
@@ -440,6 +502,7 @@ const AGENTS: &[Case] = &[
     Case {
         name: "hook-claude-code",
         setup: &[],
+        masks: &[],
         args: &["hook", "claude-code"],
         stdin: Some(
             r#"{"session_id": "11111111-2222-3333-4444-555555555555", "transcript_path": "{TMP}/claude/-home-me-proj/11111111-2222-3333-4444-555555555555.jsonl", "hook_event_name": "Stop"}"#,
@@ -450,6 +513,7 @@ const AGENTS: &[Case] = &[
     Case {
         name: "hook-codex",
         setup: &[],
+        masks: &[],
         args: &["hook", "codex"],
         stdin: Some(
             r#"{"session_id": "019a0000-0000-7000-8000-000000000001", "transcript_path": "{TMP}/codex/none.jsonl", "hook_event_name": "Stop"}"#,
@@ -473,6 +537,7 @@ const AGENTS: &[Case] = &[
     Case {
         name: "batch",
         setup: &[],
+        masks: &[],
         args: &["batch"],
         stdin: Some(
             "{\"argv\": [\"append\", \"s1\", \"--id\", \"u3\", \"--text\", \"One more.\"]}\n{\"argv\": [\"commit-turn\", \"s1\"]}\n{\"argv\": [\"log\", \"s1\", \"-n\", \"1\"]}\n",

@@ -55,7 +55,7 @@ pub struct GlobalArgs {
     /// Fail at once (exit 75) when a lock is busy
     #[arg(long, global = true)]
     pub no_wait: bool,
-    /// Colour what log, show, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json
+    /// Colour what log, show, diff, branch and verify print: auto (when stdout is a terminal; NO_COLOR set turns it off, CLICOLOR_FORCE set and not 0 on), always or never; never under --json
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
 }
@@ -74,6 +74,7 @@ pub enum Command {
     CommitTurn(Lazy<commands::commit_turn::CommitTurnArgs>),
     Log(Lazy<commands::log::LogArgs>),
     Show(Lazy<commands::show::ShowArgs>),
+    Diff(Lazy<commands::diff::DiffArgs>),
     Export(Lazy<commands::export::ExportArgs>),
     Checkout(Lazy<commands::checkout::CheckoutArgs>),
     Branch(Lazy<commands::branch::BranchArgs>),
@@ -211,6 +212,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::CommitTurn(Lazy(a)) => commands::commit_turn::run(&ctx, a),
         Command::Log(Lazy(a)) => commands::log::run(&ctx, a),
         Command::Show(Lazy(a)) => commands::show::run(&ctx, a),
+        Command::Diff(Lazy(a)) => commands::diff::run(&ctx, a),
         Command::Export(Lazy(a)) => commands::export::run(&ctx, a),
         Command::Checkout(Lazy(a)) => commands::checkout::run(&ctx, a),
         Command::Branch(Lazy(a)) => commands::branch::run(&ctx, a),

@@ -98,6 +98,8 @@ records! {
     LogCommit => "commit",
     Branch => "branch",
     ShownNode => "node",
+    AgentPatch => "agent_patch",
+    DiffSummary => "diff",
     Checkout => "checkout",
     SessionNode => "session_node",
     Hit => "hit",

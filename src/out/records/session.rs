@@ -1,7 +1,7 @@
 //! The records of a session's life and reading it back: `init`, `append`,
 //! `commit-turn`, `log`, `branch`, `show`, `nodes`, `feed`, `cat`, `grep`,
 //! `checkout`, `title`, `update`, `delete`, `recover`, `gc-shells`, `list`,
-//! `demo`, `export`.
+//! `demo`, `export`, `diff`.
 
 use std::path::PathBuf;
 
@@ -192,7 +192,8 @@ pub struct Branch {
     pub subject: String,
 }
 
-/// `show`: one node of the rendered branch, in order.
+/// `show`: one node of the rendered branch, in order (`diff`: one node
+/// the range of turns added).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ShownNode {
@@ -398,6 +399,78 @@ pub struct Exported {
     pub masked: u64,
     /// The page itself when it went to stdout (no `-o`); else null.
     pub content: Option<String>,
+}
+
+/// `diff`: an agent commit a turn of the range recorded in the session's
+/// project, after that turn's nodes; or the skip the turn recorded
+/// instead.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AgentPatch {
+    pub session: String,
+    /// The turn that recorded it.
+    pub turn: u64,
+    /// The project the record names.
+    pub project_id: String,
+    /// The agent commit (40 hex digits); null for a skip.
+    pub commit: Option<String>,
+    /// Why the turn made no commit (`no_changes`, `dirty_tree`, …); null
+    /// for a commit.
+    pub skipped: Option<String>,
+    /// Whether the commit was read from the project's repository (false
+    /// for a skip, or a commit not there: the repository moved away, the
+    /// commit rewritten).
+    pub found: bool,
+    /// The first line of its message; null when not found.
+    pub subject: Option<String>,
+    /// `Name <email>`; null when not found.
+    pub author: Option<String>,
+    /// The author's time; null when not found.
+    pub time: Option<f64>,
+    /// `time` as RFC 3339 UTC.
+    pub time_rfc3339: Option<String>,
+    /// The files it changed, with the lines added and removed in each.
+    pub files: Vec<PatchFile>,
+    /// The commit as `git show <commit>` prints it (no colour); null when
+    /// not found, and under `--stat`.
+    pub patch: Option<String>,
+    /// Diffs left out past the size limit (their files still listed).
+    pub cut: bool,
+}
+
+/// `diff`: one file an agent commit changed.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PatchFile {
+    /// Its path, `/`-separated.
+    pub path: String,
+    /// `A` added, `M` modified, `D` deleted, `T` its type changed.
+    pub status: String,
+    /// Either side is binary (no lines counted).
+    pub binary: bool,
+    pub added: u64,
+    pub removed: u64,
+}
+
+/// `diff`: the range shown, after its `node` and `agent_patch` records.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DiffSummary {
+    pub session: String,
+    /// The branch: its git branches' names, or its tip described.
+    pub branch: String,
+    /// The range: the turns after `from` up to `to` (0: from the start).
+    pub from: u64,
+    pub to: u64,
+    /// The nodes the range added, by role (`user`, `assistant`, `tool`,
+    /// and records of the session: `record`).
+    pub nodes: u64,
+    pub user: u64,
+    pub assistant: u64,
+    pub tool: u64,
+    pub record: u64,
+    /// The agent commits shown (skips aside).
+    pub agent_commits: u64,
 }
 
 /// `list`: one session row (newest first): the fields of its index row,

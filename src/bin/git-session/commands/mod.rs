@@ -10,6 +10,7 @@ pub mod commit_turn;
 pub mod complete;
 pub mod delete;
 pub mod demo;
+pub mod diff;
 pub mod export;
 pub mod feed;
 pub mod gc_shells;

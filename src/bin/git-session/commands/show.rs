@@ -92,6 +92,26 @@ fn who(n: &Node) -> (Style, String) {
     }
 }
 
+/// What a turn's header says: its number, its first node's time, the
+/// session commit that holds it, the seqs of its first and last node.
+pub struct Head {
+    pub number: u64,
+    pub time: f64,
+    pub commit: Option<Oid>,
+    pub seqs: (i64, i64),
+}
+
+impl From<&TurnSpan<'_>> for Head {
+    fn from(t: &TurnSpan<'_>) -> Head {
+        Head {
+            number: t.number,
+            time: t.time,
+            commit: t.commit,
+            seqs: t.seqs,
+        }
+    }
+}
+
 /// Prints a branch's nodes as `show` does (`diff` prints the nodes a range
 /// of turns added so): a header per turn, then each node.
 pub struct Render<'a> {
@@ -105,8 +125,8 @@ pub struct Render<'a> {
 impl Render<'_> {
     /// A turn's header: `── turn 2 · 2026-11-30 05:45 · 1a2b3c4 · nodes
     /// 5..8` (the session commit that holds it, or `uncommitted`; the seqs
-    /// of its nodes).
-    pub fn header(&self, t: &TurnSpan<'_>) {
+    /// of its nodes); after an empty line (`gap`).
+    pub fn header(&self, t: &Head, gap: bool) {
         let commit = t.commit.map_or("uncommitted".to_string(), |c| {
             c.to_hex_with_len(7).to_string()
         });
@@ -114,7 +134,9 @@ impl Render<'_> {
             (a, b) if a == b => format!("node {a}"),
             (a, b) => format!("nodes {a}..{b}"),
         };
-        self.ctx.out.line("");
+        if gap {
+            self.ctx.out.line("");
+        }
         let line = self
             .ctx
             .out
@@ -316,7 +338,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> Result<u8> {
         let span = spans.get(&turn);
         if turn != last_turn {
             match span {
-                Some(t) => render.header(t),
+                Some(t) => render.header(&Head::from(t), true),
                 None => render.plain_header(&format!(
                     "turn {turn} · {}",
                     git_session::out::short_time(n.created_at)
