@@ -24,6 +24,7 @@ pub mod model;
 pub mod site;
 
 use std::cell::Cell;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -68,19 +69,39 @@ pub struct Options {
 
 /// The secrets scanner over what an export shows: each string handed to it
 /// comes back with every finding replaced by `[REDACTED:<rule>:<id>]`
-/// (when on), and the findings are counted.
+/// (when on), but those whose fingerprint the allow-list lets through
+/// (`git-session secrets allow`, as `push` reads it), and the findings
+/// masked are counted.
 #[derive(Debug, Default)]
 pub struct Mask {
     on: bool,
+    allowed: BTreeSet<String>,
     count: Cell<u64>,
 }
 
 impl Mask {
-    pub fn new(on: bool) -> Mask {
+    /// A mask, on or off, letting through the fingerprints `allowed`.
+    pub fn new(on: bool, allowed: BTreeSet<String>) -> Mask {
         Mask {
             on,
+            allowed,
             count: Cell::new(0),
         }
+    }
+
+    /// The mask `opts` ask for: on unless `--no-redact`, with the state
+    /// dir's allow-list.
+    pub fn of(state: &StateDir, opts: &Options) -> Result<Mask> {
+        let allowed = match opts.redact {
+            true => crate::secrets::session::allowed(state, &[])?,
+            false => BTreeSet::new(),
+        };
+        Ok(Mask::new(opts.redact, allowed))
+    }
+
+    /// The fingerprints it lets through, in order.
+    pub fn allowed(&self) -> Vec<&str> {
+        self.allowed.iter().map(String::as_str).collect()
     }
 
     /// How many secrets were masked so far.
@@ -88,16 +109,45 @@ impl Mask {
         self.count.get()
     }
 
-    pub fn str(&self, text: &str) -> String {
+    /// The findings of `text` to mask: none when off, and none the
+    /// allow-list names; counted.
+    fn hits(&self, text: &[u8]) -> Vec<crate::secrets::Hit> {
         if !self.on || text.is_empty() {
-            return text.to_string();
+            return Vec::new();
         }
-        let hits = crate::secrets::scan_text(text.as_bytes());
+        let mut hits = crate::secrets::scan_text(text);
+        hits.retain(|h| !self.allowed.contains(&h.fingerprint));
+        self.count.set(self.count.get() + hits.len() as u64);
+        hits
+    }
+
+    pub fn str(&self, text: &str) -> String {
+        let hits = self.hits(text.as_bytes());
         if hits.is_empty() {
             return text.to_string();
         }
-        self.count.set(self.count.get() + hits.len() as u64);
         crate::secrets::redact_text(text, &hits)
+    }
+
+    /// Every string of `v` (at any depth) masked in place.
+    pub fn json(&self, v: &mut Value) {
+        if self.on {
+            let allowed = &self.allowed;
+            let n =
+                crate::secrets::redact_json_where(v, &|h| !allowed.contains(&h.fingerprint)).len();
+            self.count.set(self.count.get() + n as u64);
+        }
+    }
+
+    /// A file's bytes, masked when it is text (UTF-8 without NUL).
+    pub fn file(&self, data: Vec<u8>) -> Vec<u8> {
+        if !self.on || crate::secrets::is_binary(&data) {
+            return data;
+        }
+        match String::from_utf8(data) {
+            Ok(text) => self.str(&text).into_bytes(),
+            Err(e) => e.into_bytes(),
+        }
     }
 
     /// A string a writer cut (`…` ends it) from a text the export does not
@@ -109,27 +159,6 @@ impl Mask {
             true => drop_cut_word(&masked),
             false => masked,
         }
-    }
-
-    /// Every string of `v` (at any depth) masked in place.
-    pub fn json(&self, v: &mut Value) {
-        if self.on {
-            let n = crate::secrets::redact_json(v).len();
-            self.count.set(self.count.get() + n as u64);
-        }
-    }
-
-    /// A file's bytes, masked when it is text.
-    pub fn file(&self, data: Vec<u8>) -> Vec<u8> {
-        if !self.on || crate::secrets::is_binary(&data) {
-            return data;
-        }
-        let hits = crate::secrets::scan_text(&data);
-        if hits.is_empty() {
-            return data;
-        }
-        self.count.set(self.count.get() + hits.len() as u64);
-        crate::secrets::redact_file(data)
     }
 }
 
@@ -358,7 +387,7 @@ pub fn one(
     out: Option<&Path>,
     warn: &mut dyn FnMut(String),
 ) -> Result<One> {
-    let mask = Mask::new(opts.redact);
+    let mask = Mask::of(state, opts)?;
     let sd = state.find_session(id)?;
     let _lock = crate::layout::lock::session(&sd, crate::layout::lock::Kind::Shared, locks)?;
     let session = Session::read(state, &sd, id, &mask, warn)?;

@@ -202,7 +202,7 @@ pub fn export_all(
             ..old.clone()
         },
     )?;
-    let mask = Mask::new(opts.redact);
+    let mask = Mask::of(state, opts)?;
     let mut run = Run {
         state,
         dir,
@@ -450,7 +450,7 @@ fn session_files(
     let _lock = lock::session(&sd, lock::Kind::Shared, run.locks)?;
     let project =
         crate::project::of_session(state, id, &crate::layout::schema::Meta::read(&sd.meta())?)?;
-    let key = session_key(&sd, project.as_ref(), opts);
+    let key = session_key(&sd, project.as_ref(), opts, mask);
     if let Some(b) = before
         && b.key == key
         && b.files.keys().all(|f| dir.join(f).is_file())
@@ -502,8 +502,9 @@ fn session_files(
 /// What a session's pages are made from, hashed: meta.json, the node files,
 /// the turns in progress (the import's pending area) and attachments as
 /// listed (name, size, time, inode: a file rewritten is
-/// a new inode), the refs, its project, and what the export is asked.
-fn session_key(sd: &SessionDir, project: Option<&Project>, opts: &Options) -> String {
+/// a new inode), the refs, its project, and what the export is asked (the
+/// secrets allowed included).
+fn session_key(sd: &SessionDir, project: Option<&Project>, opts: &Options, mask: &Mask) -> String {
     use std::os::unix::fs::MetadataExt;
     let mut h: Vec<u8> = format!(
         "{REVISION} {} {} {}\n",
@@ -546,6 +547,9 @@ fn session_key(sd: &SessionDir, project: Option<&Project>, opts: &Options) -> St
     if let Some(p) = project {
         h.extend(format!("{} {} {:?} {}\n", p.id, p.name, p.path, p.auto_commit).as_bytes());
     }
+    // The secrets the allow-list lets through.
+    h.extend(mask.allowed().join(" ").as_bytes());
+    h.push(b'\n');
     // HEAD is small: its content, not only its time.
     h.extend(std::fs::read(git.join("HEAD")).unwrap_or_default());
     crate::git::sha1_hex(&h)

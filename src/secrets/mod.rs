@@ -229,9 +229,16 @@ pub fn scan_json(v: &mut Value) -> Vec<Found> {
 /// Replace every secret in the strings of `v`, in place; the hits, by
 /// field.
 pub fn redact_json(v: &mut Value) -> Vec<Found> {
+    redact_json_where(v, &|_| true)
+}
+
+/// [`redact_json`] of the hits `masked` says yes to (the others are left
+/// as they are, and not returned).
+pub fn redact_json_where(v: &mut Value, masked: &dyn Fn(&Hit) -> bool) -> Vec<Found> {
     let mut out = Vec::new();
     strings(v, &mut String::new(), None, &mut |field, key, s| {
-        let hits = scan_member(key, s);
+        let mut hits = scan_member(key, s);
+        hits.retain(|h| masked(h));
         if !hits.is_empty() {
             *s = redact_text(s, &hits);
             out.extend(hits.into_iter().map(|hit| Found {

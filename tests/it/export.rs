@@ -1174,3 +1174,34 @@ fn a_session_that_cannot_be_exported_is_named_and_the_export_exits_1() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 failed (s2)"), "{stderr}");
 }
+
+#[test]
+fn a_secret_the_allow_list_lets_through_is_not_masked() {
+    let f = fixture();
+    let env = &f.env;
+    let site = env.tmp.path().join("site");
+    let dir = site.to_str().unwrap();
+    let export = || {
+        let out = env.ok(&["--json", "export", "--all", "--format", "html", "-o", dir]);
+        serde_json::from_str::<Value>(out.trim()).unwrap()
+    };
+    assert!(export()["data"]["masked"].as_u64().unwrap() > 0);
+    let page = site.join("sessions/s1/branch-main.html");
+    let reply = texts(&parse(&page), "#node-a4 .text").concat();
+    let fp = reply
+        .split("[REDACTED:github-pat:")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("{reply}"))
+        .to_string();
+    env.ok(&["secrets", "allow", &fp, "--note", "a test token"]);
+    // The same directory: every page made again, the token shown.
+    let rec = export();
+    assert_eq!(rec["data"]["masked"], 0);
+    let reply = texts(&parse(&page), "#node-a4 .text").concat();
+    assert!(reply.contains(&token()), "{reply}");
+    let notes = std::fs::read_to_string(site.join("sessions/s1/attachments/notes.txt")).unwrap();
+    assert_eq!(notes, format!("deploy with token {}\n", token()));
+    let md = env.ok(&["export", "s1", "--branch", "main"]);
+    assert!(md.contains(&token()));
+}

@@ -2,7 +2,8 @@
 //! site (issue 53).
 //!
 //! Reads: the session (with `--all`, every session of the index), the
-//! registries, and the projects' repositories (each turn's agent commit).
+//! secrets allow-list, the registries, and the projects' repositories
+//! (each turn's agent commit).
 //! Writes: only `-o`'s file (and its attachments beside it) or directory,
 //! each file atomically; with `--all`, only what changed since the last
 //! export there, and its manifest (written first, as under way, and a
@@ -44,7 +45,8 @@ use git_session::out::records::Exported;
 /// the others are exported all the same, and the command exits 1.
 ///
 /// Every secret the scanner finds is masked, as [REDACTED:<rule>:<id>],
-/// unless --no-redact is given.
+/// unless --no-redact is given; a secret the allow-list lets through
+/// (git-session secrets allow, as push reads it) is shown.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
     /// Session id
