@@ -117,6 +117,9 @@ fn the_demo_try_list_ends_in_a_clean_verify() {
         .collect();
     assert!(tries.len() >= 5, "{out}");
     assert!(tries.last().unwrap().ends_with("verify --all"), "{out}");
+    let site = dir.join("site");
+    let export = format!("export --all --format html -o {}", site.display());
+    assert!(tries.iter().any(|l| l.ends_with(&export)), "{out}");
     for line in tries {
         let args: Vec<&str> = line.split_whitespace().skip(1).collect();
         let mut c = std::process::Command::new(crate::env::BIN);
@@ -130,6 +133,7 @@ fn the_demo_try_list_ends_in_a_clean_verify() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    assert!(site.join("index.html").is_file());
 }
 
 /// The id a `--json append` printed.

@@ -182,6 +182,10 @@ fn report(ctx: &Ctx, r: &Recorded) {
         format!("git-session --state-dir {sdir} project log app"),
         format!("git-session --state-dir {sdir} checkout refactor 1"),
         format!("git-session --state-dir {sdir} list"),
+        format!(
+            "git-session --state-dir {sdir} export --all --format html -o {}",
+            dir.join("site").display()
+        ),
         format!("git-session --state-dir {sdir} verify --all"),
     ] {
         ctx.out.line(format!("  {cmd}"));
