@@ -20,7 +20,10 @@ pub fn page(name: &str, section: u8, summary: &str, markdown: &str) -> String {
 
 /// Roff text: backslashes as `\e`, dashes as `\-`.
 fn escape(s: &str) -> String {
-    s.replace('\\', "\\e").replace('-', "\\-")
+    // A grave accent as roff's `\(ga`: a bare one may print as a quote.
+    s.replace('\\', "\\e")
+        .replace('-', "\\-")
+        .replace('`', "\\(ga")
 }
 
 #[derive(Default)]
@@ -225,6 +228,12 @@ mod tests {
     fn escaping_backslashes_dashes_and_requests() {
         let b = body("a \\\\u{1b} -q\n.hidden\n'quoted\n");
         assert_eq!(b, ".PP\na \\eu{1b} \\-q\n\\&.hidden\n\\&'quoted");
+    }
+
+    #[test]
+    fn a_grave_accent_in_code_is_an_escape() {
+        let b = body("```\nin project `app`\n```\n");
+        assert_eq!(b, ".PP\n.RS 4\n.nf\nin project \\(gaapp\\(ga\n.fi\n.RE\n");
     }
 
     #[test]
