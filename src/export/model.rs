@@ -17,6 +17,7 @@ use crate::layout::history::{self, Catalog};
 use crate::layout::projects::Project;
 use crate::layout::schema::{Meta, Node};
 use crate::layout::{SessionDir, StateDir};
+pub use crate::project::record::Agent;
 use crate::project::record::{Recorded, Repos};
 use crate::view;
 
@@ -268,24 +269,6 @@ pub struct Item {
     pub summary: Option<String>,
     /// The tools an assistant node called.
     pub calls: Vec<String>,
-}
-
-/// The agent's commit of a turn in the project, or why none was made.
-#[derive(Debug, Clone)]
-pub enum Agent {
-    Commit {
-        /// The project's name (its id when it is not the session's).
-        project: String,
-        sha: String,
-        paths: Vec<String>,
-        /// The commit as the project's repository has it (`None`: the
-        /// repository or the commit cannot be read here).
-        patch: Option<CommitPatch>,
-    },
-    Skipped {
-        project: String,
-        reason: String,
-    },
 }
 
 /// One turn of a branch.

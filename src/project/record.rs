@@ -13,6 +13,28 @@ use crate::git::project::UserRepo;
 use crate::layout::projects::Project;
 use crate::layout::schema::Node;
 
+/// The agent's commit a turn recorded, read for a person (`diff`,
+/// `export`), or why it made none.
+#[derive(Debug, Clone)]
+pub enum Agent {
+    Commit {
+        /// The project as the reader names it (`diff`: its id; `export`:
+        /// its name when it is the session's, else its id).
+        project: String,
+        sha: String,
+        /// The paths the record says it committed.
+        paths: Vec<String>,
+        /// The commit as the project's repository has it; `None` when it
+        /// cannot be read there (the repository moved away, the commit was
+        /// rewritten), or the project is not the session's.
+        patch: Option<crate::git::patch::CommitPatch>,
+    },
+    Skipped {
+        project: String,
+        reason: String,
+    },
+}
+
 /// What a node's `metadata.project_commit` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {

@@ -9,12 +9,12 @@
 //! the same project never are.
 
 use crate::error::{Result, Usage};
-use crate::git::patch::CommitPatch;
 use crate::git::{Oid, SessionRepo};
 use crate::layout::history::{self, Catalog};
 use crate::layout::projects::Project;
 use crate::layout::schema::{Meta, Node};
 use crate::layout::{SessionDir, StateDir};
+pub use crate::project::record::Agent;
 use crate::project::record::{self, Recorded, Repos};
 
 use super::ViewError;
@@ -30,25 +30,6 @@ pub struct Ask {
     pub turns: (Option<u64>, Option<u64>),
     /// How many bytes of diff one agent commit shows at most.
     pub limit: usize,
-}
-
-/// The agent's commit a turn recorded, or why it made none.
-#[derive(Debug, Clone)]
-pub enum Agent {
-    Commit {
-        project: String,
-        sha: String,
-        /// The paths the record says it committed.
-        paths: Vec<String>,
-        /// The commit as the project's repository has it; `None` when it
-        /// cannot be read there (the repository moved away, the commit was
-        /// rewritten), or the project is not the session's.
-        patch: Option<CommitPatch>,
-    },
-    Skipped {
-        project: String,
-        reason: String,
-    },
 }
 
 /// One turn of the range.
