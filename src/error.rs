@@ -166,11 +166,6 @@ pub enum Error {
     #[diagnostic(transparent)]
     Secrets(#[from] crate::secrets::SecretsError),
 
-    /// What `export` refuses (`git_session::export::…`).
-    #[error(transparent)]
-    #[diagnostic(transparent)]
-    Export(#[from] crate::export::ExportError),
-
     /// git's transport to a remote failed (`git_session::sync::…`).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -242,7 +237,6 @@ impl Error {
             | Error::Hook(_)
             | Error::Sync(_)
             | Error::Redact(_)
-            | Error::Export(_)
             | Error::Transport(_) => exit::NO,
             Error::LockBusy { .. } => exit::BUSY,
             Error::Io { .. } | Error::Corrupt { .. } | Error::Git { .. } => exit::FATAL,
@@ -352,16 +346,6 @@ mod tests {
                 exit::NO,
             ),
             (Skip::GitBusy { root: p() }.into(), "project", exit::NO),
-            (
-                crate::export::ExportError::NoSuchBranch {
-                    session: s(),
-                    name: s(),
-                    branches: vec![],
-                }
-                .into(),
-                "export",
-                exit::NO,
-            ),
             (Usage::ExportDir.into(), "usage", exit::USAGE),
             (
                 Usage::DiffRange {

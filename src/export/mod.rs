@@ -466,25 +466,6 @@ pub fn attachment_name(rel: &str) -> Option<&str> {
         .then_some(name)
 }
 
-/// What `export` refuses (`git_session::export::…`, exit 1).
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
-pub enum ExportError {
-    /// `--branch` of a name the session has no branch of.
-    #[error("session `{session}` has no branch `{name}`")]
-    #[diagnostic(
-        code(git_session::export::no_such_branch),
-        help(
-            "its branches: {} (`git-session branch {session}` lists them)",
-            if branches.is_empty() { "none yet".to_string() } else { branches.join(", ") }
-        )
-    )]
-    NoSuchBranch {
-        session: String,
-        name: String,
-        branches: Vec<String>,
-    },
-}
-
 /// The usage error of `export --all` without `-o DIR`.
 pub fn needs_dir() -> Error {
     crate::error::Usage::ExportDir.into()

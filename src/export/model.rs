@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{ExportError, Mask};
+use super::Mask;
 use crate::error::Result;
 use crate::git::SessionRepo;
 use crate::git::patch::CommitPatch;
@@ -139,15 +139,7 @@ impl Session {
 
     /// The branch `name` names (a git branch, or a tip's node id).
     pub fn branch_named(&self, name: &str) -> Result<usize> {
-        if let Some(i) = view::branch_named(&self.branches, name) {
-            return Ok(i);
-        }
-        Err(ExportError::NoSuchBranch {
-            session: self.id.clone(),
-            name: name.to_string(),
-            branches: self.branches.iter().map(|b| b.label.clone()).collect(),
-        }
-        .into())
+        view::branch_named(&self.id, &self.branches, name)
     }
 
     /// The file of a branch's page: `index.<ext>` for the current branch,

@@ -88,11 +88,20 @@ pub fn branches(
     Ok((out, on_head.or(holding_view).unwrap_or(0)))
 }
 
-/// The branch `name` names in `branches`: a git branch that ends at it, or
-/// its tip's node id.
-pub fn branch_named(branches: &[Branch], name: &str) -> Option<usize> {
+/// The branch `name` names in `session`'s `branches`: a git branch that
+/// ends at it, or its tip's node id; else [`ViewError::NoSuchBranch`] with
+/// the branches there are.
+pub fn branch_named(session: &str, branches: &[Branch], name: &str) -> Result<usize> {
     branches
         .iter()
         .position(|b| b.names.iter().any(|n| n == name))
         .or_else(|| branches.iter().position(|b| b.tip == name))
+        .ok_or_else(|| {
+            super::ViewError::NoSuchBranch {
+                session: session.to_string(),
+                name: name.to_string(),
+                branches: branches.iter().map(|b| b.label.clone()).collect(),
+            }
+            .into()
+        })
 }

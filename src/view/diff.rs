@@ -102,13 +102,7 @@ pub fn diff(
     let repo = SessionRepo::open(&sd.dir).ok();
     let (branches, current) = super::branches(&meta, &nodes, &catalog, repo.as_ref())?;
     let shown = match &ask.branch {
-        Some(name) => {
-            super::branch_named(&branches, name).ok_or_else(|| ViewError::NoSuchBranch {
-                session: id.to_string(),
-                name: name.clone(),
-                branches: branches.iter().map(|b| b.label.clone()).collect(),
-            })?
-        }
+        Some(name) => super::branch_named(id, &branches, name)?,
         None => current,
     };
     let branch = branches.get(shown);
