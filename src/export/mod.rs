@@ -419,10 +419,13 @@ pub fn one(
     };
     let mut written = Vec::new();
     if let Some(path) = out {
-        write_file(path, text.as_bytes())?;
+        let file = Path::new(path.file_name().unwrap_or(path.as_os_str()));
+        let root = path.parent().unwrap_or(Path::new(""));
+        write_file(root, file, text.as_bytes())?;
         written.push(path.to_path_buf());
         for (to, bytes) in copies {
-            write_file(&to, &bytes)?;
+            let rel = to.strip_prefix(root).unwrap_or(&to);
+            write_file(root, rel, &bytes)?;
             written.push(to);
         }
     }
@@ -437,12 +440,28 @@ pub fn one(
     })
 }
 
-/// Write `bytes` to `path` atomically, its directory made first.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+/// `rel` under `root`, each name on the way below `root` checked: a link
+/// or a special file planted in the output directory is refused, so that
+/// no page is written, and no stale one removed, through it.
+pub fn under(root: &Path, rel: &Path) -> Result<PathBuf> {
+    let mut path = root.to_path_buf();
+    for c in rel.components() {
+        path.push(c);
+        crate::layout::atomic::refuse_unsafe(&path)?;
+    }
+    Ok(path)
+}
+
+/// Write `bytes` to `rel` under `root` ([`under`]) atomically, its
+/// directories made first.
+pub fn write_file(root: &Path, rel: &Path, bytes: &[u8]) -> Result<()> {
+    let path = under(root, rel)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).io("create", dir)?;
+        // Made meanwhile by someone else: checked again.
+        under(root, rel)?;
     }
-    crate::layout::atomic::write(path, bytes)
+    crate::layout::atomic::write(&path, bytes)
 }
 
 /// An attachment's file in a session, by the path its node records

@@ -169,7 +169,7 @@ impl Run<'_> {
         self.journal.record(&rels)?;
         let mut written = Vec::new();
         for (rel, bytes) in changed {
-            super::write_file(&self.dir.join(&rel), &bytes)?;
+            super::write_file(self.dir, Path::new(&rel), &bytes)?;
             written.push(rel);
         }
         Ok((written, hashes))
@@ -635,7 +635,10 @@ fn remove_stale(dir: &Path, old: &Manifest, new: &Manifest) -> Vec<String> {
         if made.contains(rel) || !plain_relative(rel) {
             continue;
         }
-        let path = dir.join(rel);
+        // Never through a link planted on the way.
+        let Ok(path) = super::under(dir, Path::new(rel)) else {
+            continue;
+        };
         if std::fs::remove_file(&path).is_ok() {
             removed.push(rel.clone());
             // The session's directories, once empty (never anything else).

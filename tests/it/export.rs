@@ -756,6 +756,61 @@ fn a_second_export_rewrites_only_the_session_that_changed() {
     assert!(site.join("notes-of-mine.txt").is_file());
 }
 
+/// A link planted in the output directory (a session's directory made a
+/// link to elsewhere) is refused, never written through; nor is a stale
+/// page removed through one.
+#[test]
+fn a_link_planted_in_the_site_is_never_written_or_removed_through() {
+    let f = fixture();
+    let env = &f.env;
+    let site = env.tmp.path().join("site");
+    let dir = site.to_str().unwrap();
+    env.ok(&["export", "--all", "--format", "html", "-o", dir]);
+    let victim = env.tmp.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("index.html"), "not yours").unwrap();
+    let s2 = site.join("sessions/s2");
+    std::fs::remove_dir_all(&s2).unwrap();
+    std::os::unix::fs::symlink(&victim, &s2).unwrap();
+    // s2 changed: its pages would be written into the link.
+    env.turn("s2", "And a second question?", &[]);
+    let err = env.fails(&["export", "--all", "--format", "html", "-o", dir], 1);
+    assert!(
+        err.contains("sessions/s2` is a symbolic link") && err.contains("1 failed (s2)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("index.html")).unwrap(),
+        "not yours"
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+    // s2 deleted: its stale page is not removed through the link.
+    env.ok(&["delete", "s2", "--yes"]);
+    env.ok(&["export", "--all", "--format", "html", "-o", dir]);
+    assert_eq!(
+        std::fs::read_to_string(victim.join("index.html")).unwrap(),
+        "not yours"
+    );
+    // A single page onto a link is refused too.
+    let link = env.tmp.path().join("page.html");
+    std::os::unix::fs::symlink(victim.join("index.html"), &link).unwrap();
+    env.fails(
+        &[
+            "export",
+            "s1",
+            "--format",
+            "html",
+            "-o",
+            link.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("index.html")).unwrap(),
+        "not yours"
+    );
+}
+
 #[test]
 fn one_session_to_a_file_with_its_attachments_beside_it() {
     let f = fixture();
