@@ -25,6 +25,8 @@ impl Journal {
     /// is in the manifest by now.
     pub fn start(dir: &Path) -> Result<Journal> {
         let path = dir.join(JOURNAL);
+        // A FIFO there would block the open; a link is refused by it too.
+        atomic::refuse_unsafe(&path)?;
         let file = atomic::no_follow(
             std::fs::OpenOptions::new()
                 .write(true)

@@ -791,6 +791,21 @@ fn a_link_planted_in_the_site_is_never_written_or_removed_through() {
         std::fs::read_to_string(victim.join("index.html")).unwrap(),
         "not yours"
     );
+    // A FIFO where the run's journal goes is refused, not opened (the open
+    // would block).
+    let fifo = site.join(".git-session-export.journal");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let err = env.fails(&["export", "--all", "--format", "html", "-o", dir], 1);
+    assert!(
+        err.contains("code: git_session::layout::special_file"),
+        "{err}"
+    );
+    std::fs::remove_file(&fifo).unwrap();
     // A single page onto a link is refused too.
     let link = env.tmp.path().join("page.html");
     std::os::unix::fs::symlink(victim.join("index.html"), &link).unwrap();
