@@ -31,46 +31,38 @@ pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
     let catalog = Catalog::load(&sd)?;
     let nodes = history::read_all(&sd.history(), &catalog, &mut |w| out.warn(w));
     let repo = SessionRepo::open(&sd.dir)?;
-    let branches = repo.branches()?;
+    // The tips with their git branches, turns and last activity, most
+    // recent first: as `export` and `diff --branch` see them.
+    let (lines, _) = view::branches(&meta, &nodes, &catalog, Some(&repo))?;
+    let git_branches = repo.branches()?;
     let dag = Dag::new(&nodes);
     let current = view::view_tip(&meta, &dag);
-    let tips = dag.tips();
-    let files: Vec<(u64, String)> = tips
-        .iter()
-        .map(|t| {
-            let file = catalog.get(&t.id).map(|e| e.file).unwrap_or_default();
-            (t.seq.max(0) as u64, file)
-        })
-        .collect();
-    let as_refs: Vec<(u64, &str)> = files.iter().map(|(s, f)| (*s, f.as_str())).collect();
-    let ends = git_session::mirror::tips_of_branches(&repo, &branches, &as_refs)?;
     let mut rows = Vec::new();
-    for (ti, tip) in tips.into_iter().enumerate() {
+    for line in lines {
+        let Some(tip) = dag.by_id.get(line.tip.as_str()).copied() else {
+            continue;
+        };
         let chain = dag.chain(&tip.id);
-        let turns = Dag::turns(&chain).len() as u64;
-        let last_activity = nodes
-            .iter()
-            .filter(|n| n.id == tip.id || n.caller == tip.id)
-            .map(|n| n.created_at)
-            .fold(tip.created_at, f64::max);
-        // The branches that end at this tip, and their commit; a tip no
+        // The commit of the first branch that ends at this tip; a tip no
         // branch ends at: the commit that holds it, if any (by its trailer,
         // else by the trees: the Python store's commits carry none).
-        let on: Vec<&(String, git_session::git::Oid)> = branches
-            .iter()
-            .zip(&ends)
-            .filter(|(_, e)| **e == Some(ti))
-            .map(|(b, _)| b)
-            .collect();
-        let names: Vec<String> = on.iter().map(|(b, _)| b.clone()).collect();
-        let commit = match on.first() {
-            Some((_, c)) => Some(*c),
-            None => match git_session::mirror::commit_of_seq(&repo, files[ti].0)? {
-                Some(c) => Some(c),
-                None => git_session::mirror::holders_of(&repo, &[as_refs[ti]])?
-                    .pop()
-                    .flatten(),
-            },
+        let on_branch = line
+            .names
+            .first()
+            .and_then(|n| git_branches.iter().find(|(b, _)| b == n))
+            .map(|(_, c)| *c);
+        let commit = match on_branch {
+            Some(c) => Some(c),
+            None => {
+                let seq = tip.seq.max(0) as u64;
+                let file = catalog.get(&tip.id).map(|e| e.file).unwrap_or_default();
+                match git_session::mirror::commit_of_seq(&repo, seq)? {
+                    Some(c) => Some(c),
+                    None => git_session::mirror::holders_of(&repo, &[(seq, file.as_str())])?
+                        .pop()
+                        .flatten(),
+                }
+            }
         };
         let subject = chain
             .iter()
@@ -83,19 +75,14 @@ pub fn run(ctx: &Ctx, args: BranchArgs) -> Result<u8> {
                 .as_deref()
                 .is_some_and(|c| c == tip.id || dag.chain(c).iter().any(|n| n.id == tip.id)),
             tip: tip.id.clone(),
-            branches: names,
+            branches: line.names,
             commit: commit.map(|c| c.to_string()),
-            turns,
-            last_activity,
-            last_activity_rfc3339: git_session::out::rfc3339(last_activity),
+            turns: line.turns,
+            last_activity: line.last_activity,
+            last_activity_rfc3339: git_session::out::rfc3339(line.last_activity),
             subject,
         });
     }
-    rows.sort_by(|a, b| {
-        b.last_activity
-            .total_cmp(&a.last_activity)
-            .then(a.tip.cmp(&b.tip))
-    });
     let width = rows
         .iter()
         .map(|r| r.branches.join(",").len().max(13))
