@@ -25,7 +25,8 @@ pub struct Branch {
 
 /// The DAG's tips, with the git branches that end at each (as `branch`
 /// lists them), most recent first; and the one the session is on: the tip
-/// HEAD's branch ends at, else the latest tip whose line holds the head.
+/// its head is, else the one HEAD's branch ends at, else the latest tip
+/// whose line holds the head.
 pub fn branches(
     meta: &Meta,
     nodes: &[Node],
@@ -80,12 +81,19 @@ pub fn branches(
             .total_cmp(&a.last_activity)
             .then(a.tip.cmp(&b.tip))
     });
+    // The line the session is on, as `show` and `branch` see it: the tip
+    // its head is (a line not committed yet, which no git branch names),
+    // else HEAD's branch, else the latest line that holds the head.
+    let view = super::view_tip(meta, &dag);
+    let at_view = view
+        .as_deref()
+        .and_then(|v| out.iter().position(|b| b.tip == v));
     let on_head = head.and_then(|h| out.iter().position(|b| b.names.contains(&h)));
-    let holding_view = super::view_tip(meta, &dag).and_then(|v| {
+    let holding_view = view.and_then(|v| {
         out.iter()
             .position(|b| b.tip == v || dag.chain(&b.tip).iter().any(|n| n.id == v))
     });
-    Ok((out, on_head.or(holding_view).unwrap_or(0)))
+    Ok((out, at_view.or(on_head).or(holding_view).unwrap_or(0)))
 }
 
 /// The branch `name` names in `session`'s `branches`: a git branch that

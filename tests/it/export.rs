@@ -756,6 +756,27 @@ fn a_second_export_rewrites_only_the_session_that_changed() {
     assert!(site.join("notes-of-mine.txt").is_file());
 }
 
+/// The page of a session's current branch shows the line its head is on,
+/// as `show` and `branch` do, also a line not committed yet (no git branch
+/// names it; HEAD's branch is another).
+#[test]
+fn the_current_page_is_the_line_the_head_is_on() {
+    let env = TestEnv::new();
+    env.ok(&["init", "s1"]);
+    env.turn("s1", "first question", &[]);
+    env.append(
+        "s1",
+        &["--text", "a retry not committed", "--predecessor", "ROOT"],
+    );
+    let star = env.ok(&["branch", "s1"]);
+    let current = star.lines().find(|l| l.starts_with('*')).unwrap();
+    assert!(current.contains("(uncommitted)"), "{star}");
+    assert!(env.ok(&["show", "s1"]).contains("a retry not committed"));
+    let md = env.ok(&["export", "s1"]);
+    assert!(md.contains("a retry not committed"), "{md}");
+    assert!(md.contains("**uncommitted line ending at"), "{md}");
+}
+
 /// A link planted in the output directory (a session's directory made a
 /// link to elsewhere) is refused, never written through; nor is a stale
 /// page removed through one.
